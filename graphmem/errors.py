@@ -1,0 +1,47 @@
+"""Every error graphmem raises on purpose, and the exit code the CLI gives it."""
+
+from __future__ import annotations
+
+
+class GraphmemError(Exception):
+    """Base of graphmem's errors; the message is one line for the user."""
+
+    exit_code = 2
+
+
+class BadInput(GraphmemError, ValueError):
+    """A value a user gave is not what was expected; nothing was written."""
+
+
+class UnknownEntity(BadInput):
+    """No entity has that ref, name or alias."""
+
+
+class AmbiguousEntity(BadInput):
+    """A name or alias matches several entities."""
+
+
+class UnknownPredicate(BadInput):
+    """The predicate is not in the registry."""
+
+
+class TypeMismatch(BadInput):
+    """A subject or object of a type the predicate does not allow."""
+
+
+class BadTime(BadInput):
+    """A date or time that cannot be parsed, or an impossible interval."""
+
+
+class ConfigError(BadInput):
+    """An ontology or predicate file is invalid; the message names file and entry."""
+
+
+class ImportFailed(BadInput):
+    """An import file has invalid lines (reported by line number)."""
+
+
+class StoreUnavailable(GraphmemError):
+    """The store cannot be used: locked, of another version, or damaged."""
+
+    exit_code = 3

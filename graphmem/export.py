@@ -1,0 +1,70 @@
+"""Export: the whole store as JSONL (re-importable), or the graph at a time as GraphML."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from graphmem.errors import BadInput
+from graphmem.model import Statement
+from graphmem.timeparse import format_instant, now_us, parse_instant
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+FORMATS = ("jsonl", "graphml")
+
+
+def export(m: Memory, fmt: str = "jsonl", as_of: str | None = None) -> str:
+    if fmt not in FORMATS:
+        raise BadInput(f"bad format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if fmt == "graphml":
+        buf = io.BytesIO()
+        nx.write_graphml(to_networkx(m, as_of), buf)
+        return buf.getvalue().decode("utf-8")
+    if as_of is not None:
+        raise BadInput("--as-of applies to graphml; a jsonl export is the whole history")
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in export_lines(m))
+
+
+def export_lines(m: Memory) -> list[dict[str, Any]]:
+    """Entities, then statements in id order, then retractions in record-time order."""
+    out: list[dict[str, Any]] = [
+        {"op": "entity", "type": e.type, "name": e.name, "aliases": list(e.aliases), "description": e.description}
+        for e in m.store.all_entities()
+    ]
+    stmts = list(m.store.all_statements())
+    retracted: list[Statement] = []
+    for s in stmts:
+        line: dict[str, Any] = {"op": s.op, "id": s.ref, "subject": s.subject, "predicate": s.predicate}
+        if s.op == "assert":
+            line.update({"object": s.object, "valid_from": format_instant(s.valid_from),
+                         "valid_to": format_instant(s.valid_to)})
+        else:
+            if s.object is not None:
+                line["object"] = s.object
+            line["at"] = format_instant(s.valid_from)
+        line.update({"sources": list(s.sources), "recorded_at": format_instant(s.recorded_at),
+                     "asserted_by": s.asserted_by})
+        out.append(line)
+        if s.retracted_at is not None:
+            retracted.append(s)
+    for s in sorted(retracted, key=lambda s: (s.retracted_at or 0, s.id)):
+        out.append({"op": "retract", "fact": s.ref, "reason": s.retract_reason, "at": format_instant(s.retracted_at)})
+    return out
+
+
+def to_networkx(m: Memory, as_of: str | None = None) -> nx.MultiDiGraph:
+    """Entities as nodes and the typed edges valid at ``as_of`` (default now) as edges."""
+    t = parse_instant(as_of, what="as_of") if as_of is not None else now_us()
+    g = nx.MultiDiGraph(as_of=format_instant(t))
+    for e in m.store.all_entities():
+        g.add_node(e.ref, type=e.type, name=e.name, description=e.description)
+    for label, a, b, pred, iv in m.store.edges(t):
+        g.add_edge(a, b, key=f"{label}:{','.join(map(str, iv.assertions))}", label=label, predicate=pred,
+                   valid_from=format_instant(iv.valid_from) or "", valid_to=format_instant(iv.valid_to) or "",
+                   assertions=" ".join(f"fact:{i}" for i in iv.assertions))
+    return g

@@ -1,0 +1,270 @@
+"""Bulk import of entities and statements from JSONL (SPEC 5, docs/formats.md).
+
+Every line is validated before anything is written; valid lines are then written
+in one transaction. Large imports go through Kuzu's bulk COPY path.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
+from graphmem.model import Entity, Statement
+from graphmem.results import ImportReport
+from graphmem.temporal import view_for_subject
+from graphmem.timeparse import now_us, parse_instant
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+BULK_LINES = 2000  # above this, preload the name index and use COPY for the view
+OPS = ("entity", "assert", "end", "retract")
+
+
+class _Resolver:
+    """Entity resolution over the store plus the entities this import adds."""
+
+    def __init__(self, m: Memory, preload: bool) -> None:
+        self.m = m
+        self.new: dict[str, Entity] = {}
+        self.new_names: dict[str, list[str]] = defaultdict(list)
+        self.cache: dict[str, Entity | None] = {}
+        self.store_names: dict[str, list[str]] | None = None
+        self.store_empty = m.store.entity_count() == 0 if preload else False
+        if preload and not self.store_empty:
+            self.store_names = m.store.all_names()
+
+    def entity(self, ref: str) -> Entity | None:
+        if ref in self.new:
+            return self.new[ref]
+        if self.store_empty:
+            return None
+        if ref not in self.cache:
+            self.cache[ref] = self.m.store.entity(ref)
+        return self.cache[ref]
+
+    def _store_refs(self, key: str) -> list[str]:
+        if self.store_empty:
+            return []
+        if self.store_names is not None:
+            return self.store_names.get(key, [])
+        return self.m.store.refs_named(key)
+
+    def __call__(self, text: str, role: str = "entity") -> Entity:
+        text = str(text).strip()
+        if ":" in text:
+            e = self.entity(text.lower())
+            if e is not None:
+                return e
+        key = text.lower()
+        refs = list(dict.fromkeys(self._store_refs(key) + self.new_names.get(key, [])))
+        if len(refs) == 1:
+            e = self.entity(refs[0])
+            if e is not None:
+                return e
+        if len(refs) > 1:
+            raise AmbiguousEntity(f"{role} {text!r} is ambiguous; candidates: {', '.join(refs)}")
+        raise UnknownEntity(f"unknown {role} {text!r}: expected an entity ref, name or alias defined in the "
+                            "store or on an earlier line")
+
+    def add(self, e: Entity) -> None:
+        self.new[e.ref] = e
+        for k in dict.fromkeys(x.lower() for x in (e.name, *e.aliases)):
+            if e.ref not in self.new_names[k]:
+                self.new_names[k].append(e.ref)
+
+
+def _lines(source: str | Path | Iterable[str]) -> Iterator[str]:
+    if isinstance(source, str | Path):
+        path = Path(source)
+        try:
+            with path.open("rb") as f:
+                for raw in f:
+                    try:
+                        yield raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        yield "\x00not-utf8"
+        except OSError as e:
+            raise BadInput(f"cannot read import file {str(path)!r}: {e.strerror}") from None
+    else:
+        yield from source
+
+
+def import_lines(m: Memory, source: str | Path | Iterable[str], *, strict: bool = False) -> ImportReport:
+    """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
+    t0 = time.perf_counter()
+    lines = list(_lines(source))
+    now = now_us()
+    resolve = _Resolver(m, preload=len(lines) > BULK_LINES)
+    next_id = m.store.next_fact_id()
+    first_id = next_id
+    stmts: list[Statement] = []
+    by_id: dict[int, int] = {}  # fact id -> index in stmts
+    file_ids: dict[str, int] = {}  # "fact:N" as written in the file -> the id given here
+    created: dict[str, Entity] = {}
+    updated: dict[str, tuple[Entity, tuple[str, ...], str | None]] = {}
+    retractions: dict[int, tuple[int, str | None]] = {}
+    errors: list[tuple[int, str]] = []
+    n_lines = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        n_lines += 1
+        try:
+            if line.startswith("\x00not-utf8"):
+                raise BadInput("not valid UTF-8")
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(obj, dict):
+                raise BadInput("expected a JSON object")
+            op = obj.get("op")
+            if op == "assert" or op == "end":
+                missing = [k for k in ("subject", "predicate") if not isinstance(obj.get(k), str)]
+                if op == "assert" and "object" not in obj:
+                    missing.append("object")
+                if missing:
+                    raise BadInput(f"missing or non-string field {missing[0]!r}")
+                srcs = obj.get("sources") or []
+                if not isinstance(srcs, list):
+                    raise BadInput(f"bad sources {srcs!r}: expected a list")
+                by = obj.get("asserted_by") or "import"
+                if op == "assert":
+                    if obj["object"] is None or isinstance(obj["object"], list | dict):
+                        raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
+                    st = m.build_assert(next_id, obj["subject"], obj["predicate"], obj["object"],
+                                        _opt_str(obj, "valid_from"), _opt_str(obj, "valid_to"), srcs, by,
+                                        _opt_str(obj, "recorded_at"), now, resolve)
+                else:
+                    st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
+                                     _opt_str(obj, "at"), srcs, by, _opt_str(obj, "recorded_at"), now, resolve)
+                if isinstance(obj.get("id"), str):
+                    file_ids[obj["id"]] = next_id
+                by_id[next_id] = len(stmts)
+                stmts.append(st)
+                next_id += 1
+            elif op == "entity":
+                e = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
+                                  obj.get("description") or "")
+                have = resolve.entity(e.ref)
+                if have is None:
+                    created[e.ref] = e
+                    resolve.add(e)
+                else:
+                    extra = tuple(a for a in e.aliases if a not in have.aliases)
+                    if have.type != e.type or have.name != e.name and have.name.lower() != e.name.lower():
+                        raise BadInput(f"entity {e.ref!r} already exists as {have.type} {have.name!r}")
+                    if extra or (e.description and e.description != have.description):
+                        merged = replace(have, aliases=have.aliases + extra,
+                                         description=e.description or have.description)
+                        if e.ref in created:
+                            created[e.ref] = merged
+                        else:
+                            updated[e.ref] = (have, extra, e.description or None)
+                        resolve.add(merged)
+            elif op == "retract":
+                ref = obj.get("fact")
+                if not isinstance(ref, str):
+                    raise BadInput("missing field 'fact': expected fact:N")
+                from graphmem.memory import parse_fact_ref
+                fid = file_ids.get(ref) or parse_fact_ref(ref)
+                at_text = _opt_str(obj, "at")
+                at = parse_instant(at_text, now=now, what="at") if at_text else now
+                if at > now:
+                    raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
+                if fid in by_id:
+                    target: Statement | None = stmts[by_id[fid]]
+                else:
+                    target = m.store.statement(fid)
+                if target is None:
+                    raise BadInput(f"unknown fact {ref!r}: no statement has that id")
+                if target.retracted_at is not None or fid in retractions:
+                    raise BadInput(f"fact {ref!r} is already retracted")
+                if at < target.recorded_at:
+                    raise BadInput(f"bad at {at_text!r}: expected a time after the fact was recorded")
+                reason = obj.get("reason")
+                retractions[fid] = (at, reason if isinstance(reason, str) else None)
+            else:
+                raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
+        except GraphmemError as e:
+            errors.append((lineno, str(e)))
+    if strict and errors:
+        return ImportReport(n_lines, 0, 0, 0, 0, None, None, tuple(errors), False, time.perf_counter() - t0)
+    _write(m, list(created.values()), list(updated.values()), stmts, by_id, retractions, now)
+    return ImportReport(n_lines, len(created), len(updated), len(stmts), len(retractions),
+                        first_id if stmts else None, next_id - 1 if stmts else None, tuple(errors), True,
+                        time.perf_counter() - t0)
+
+
+def _opt_str(obj: dict[str, Any], key: str) -> str | None:
+    v = obj.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise BadInput(f"bad {key} {v!r}: expected a string")
+    return v
+
+
+def _str_list(obj: dict[str, Any], key: str) -> list[str]:
+    v = obj.get(key) or []
+    if not isinstance(v, list):
+        raise BadInput(f"bad {key} {v!r}: expected a list of strings")
+    return v
+
+
+def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[str, ...], str | None]],
+           stmts: list[Statement], by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
+           now: int) -> None:
+    store = m.store
+    fresh_store = store.statement_count() == 0
+    old_retractions: list[tuple[int, int, str | None]] = []
+    for fid, (at, reason) in retractions.items():
+        if fid in by_id:
+            i = by_id[fid]
+            stmts[i] = replace(stmts[i], retracted_at=at, retract_reason=reason)
+        else:
+            old_retractions.append((fid, at, reason))
+    touched: dict[str, set[str]] = defaultdict(set)
+    for s in stmts:
+        touched[s.subject].add(s.predicate)
+    for fid, _, _ in old_retractions:
+        st = store.statement(fid)
+        if st is not None:
+            touched[st.subject].add(st.predicate)
+    with store.transaction():
+        if len(created) > 50:
+            store.bulk_add_entities(created, now)
+        else:
+            for e in created:
+                store.add_entity(e, now)
+        for have, extra, desc in updated:
+            store.add_aliases(have, extra, desc)
+        if stmts:
+            store.bulk_add_statements(stmts)
+            store.set_next_fact_id(stmts[-1].id + 1)
+        for fid, at, reason in old_retractions:
+            store.mark_retracted(fid, at, reason)
+        if fresh_store and len(stmts) > BULK_LINES:
+            names = {e.ref: e.name for e in created}
+            if len(names) < store.entity_count():
+                names = {e.ref: e.name for e in store.all_entities()}
+            computed = m.computed_views(stmts, names)
+            store.replace_view((ref, log, view) for ref, (log, view) in computed.items())
+        elif len(touched) > 500:
+            computed = m.computed_views()
+            store.replace_view((ref, log, view) for ref, (log, view) in computed.items())
+        else:
+            marks = {fid: (at, reason) for fid, at, reason in old_retractions}
+            for subj, preds in touched.items():
+                log = store.subject_log(subj)
+                log = [replace(s, retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
+                       if s.id in marks else s for s in log]
+                log.extend(s for s in stmts if s.subject == subj)
+                store.write_subject(subj, log, view_for_subject(log, m.registry), preds)

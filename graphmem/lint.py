@@ -1,0 +1,93 @@
+"""Lint: check the statements against the registry, the entities and the view (SPEC 6)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from graphmem.results import LintIssue, LintReport
+from graphmem.timeparse import format_instant
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+
+def lint(m: Memory) -> LintReport:
+    """Every issue in the store, ordered by code then what it is about."""
+    issues: list[LintIssue] = []
+    entity_types = m.store.entity_refs()
+    names = {e.ref: e.name for e in m.store.all_entities()}
+    stmts = list(m.store.all_statements())
+    reg = m.registry
+    seen: dict[tuple[object, ...], int] = {}
+    for s in stmts:
+        ref = s.ref
+        stype = entity_types.get(s.subject)
+        if stype is None:
+            issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {s.subject!r}, which does "
+                                    "not exist", fact=ref, subject=s.subject))
+        if s.object_kind == "entity" and s.object not in entity_types:
+            issues.append(LintIssue("dangling_entity", "error", f"{ref} names object {s.object!r}, which does "
+                                    "not exist", fact=ref, subject=s.subject))
+        p = reg.predicates.get(s.predicate)
+        if p is None:
+            issues.append(LintIssue("unknown_predicate", "error", f"{ref} uses predicate {s.predicate!r}, which "
+                                    "the registry does not define", fact=ref, subject=s.subject))
+            continue
+        if stype is not None and stype not in p.subject_types:
+            issues.append(LintIssue("subject_type_mismatch", "error", f"{ref}: subject {s.subject} is a {stype}; "
+                                    f"{p.name} expects " + " or ".join(p.subject_types), fact=ref,
+                                    subject=s.subject))
+        if s.object_kind:
+            otype = entity_types.get(str(s.object)) if s.object_kind == "entity" else None
+            if p.entity_valued != (s.object_kind == "entity") or (
+                    otype is not None and otype not in p.object_entity_types):
+                issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {s.object!r} does not "
+                                        f"fit {p.name}, which expects {p.object_description()}", fact=ref,
+                                        subject=s.subject))
+        if s.op != "assert":
+            continue
+        if s.valid_to is not None and s.valid_to <= s.valid_from:
+            issues.append(LintIssue("interval_invalid", "error", f"{ref}: valid_to {format_instant(s.valid_to)} "
+                                    f"is not after valid_from {format_instant(s.valid_from)}", fact=ref,
+                                    subject=s.subject))
+        if s.retracted_at is not None:
+            continue
+        key = (s.subject, s.predicate, s.object_kind, s.object, s.valid_from, s.valid_to)
+        if key in seen:
+            issues.append(LintIssue("duplicate_assertion", "warning", f"{ref} repeats fact:{seen[key]} (same "
+                                    "statement and interval)", fact=ref, subject=s.subject))
+        else:
+            seen[key] = s.id
+        if not s.sources:
+            issues.append(LintIssue("missing_source", "warning", f"{ref} ({s.subject} {s.predicate}) cites no "
+                                    "source", fact=ref, subject=s.subject))
+        if s.valid_from > s.recorded_at:
+            issues.append(LintIssue("future_fact", "warning", f"{ref} is valid from {format_instant(s.valid_from)}, "
+                                    f"after it was recorded ({format_instant(s.recorded_at)})", fact=ref,
+                                    subject=s.subject))
+    computed = m.computed_views(stmts, names)
+    reported: set[tuple[int, ...]] = set()
+    by_subject_conflicts: dict[str, list[tuple[int, tuple[int, ...], str]]] = defaultdict(list)
+    for ref, (_, view) in computed.items():
+        for iv in view:
+            if iv.conflicts and (iv.assertions, iv.conflicts) not in reported:
+                reported.add(iv.assertions + (-1,) + iv.conflicts)
+                by_subject_conflicts[ref].append((iv.assertions[-1], iv.conflicts, iv.predicate))
+    for ref, items in sorted(by_subject_conflicts.items()):
+        for winner, losers, pred in items:
+            issues.append(LintIssue(
+                "single_value_conflict", "error",
+                f"{ref} {pred}: fact:{winner} conflicts with " + ", ".join(f"fact:{c}" for c in losers),
+                fact=f"fact:{winner}", subject=ref))
+    for d in m.drift(computed):
+        issues.append(LintIssue("view_drift", "error", f"the stored view of {d['subject']} differs from a rebuild "
+                                f"({d['stored_only']} stored only, {d['missing']} missing); run 'graphmem rebuild'",
+                                subject=d["subject"]))
+    issues.sort(key=lambda i: (i.code, _fact_num(i.fact), i.subject or "", i.message))
+    return LintReport(tuple(issues), {"statements": len(stmts), "entities": len(entity_types),
+                                      "subjects": len(computed)})
+
+
+def _fact_num(ref: str | None) -> int:
+    return int(ref.split(":")[1]) if ref else 0

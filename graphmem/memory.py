@@ -1,0 +1,554 @@
+"""The Python API: everything the command line does, as methods of ``Memory``.
+
+>>> import graphmem, tempfile
+>>> m = graphmem.open(tempfile.mkdtemp())
+>>> m.add_entity("Project", "Atlas").refs
+('project:atlas',)
+>>> m.close()
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from graphmem.errors import (
+    AmbiguousEntity,
+    BadInput,
+    BadTime,
+    TypeMismatch,
+    UnknownEntity,
+    UnknownPredicate,
+)
+from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_TIERS, Entity, Interval, Statement, Value
+from graphmem.results import CurrentResult, FactsResult, RebuildReport, TimelineResult, WhyResult, WriteResult
+from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
+from graphmem.store import Store
+from graphmem.temporal import holding, intervals_for, view_for_subject
+from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
+
+_SLUG_RE = re.compile(r"[\W_]+")
+_FACT_RE = re.compile(r"^fact:(\d{1,18})$")
+_URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:\S+$")
+
+
+def slug(name: str) -> str:
+    """Lower-case, runs of non-alphanumerics become ``-``, trimmed: "Ada Lovelace" -> "ada-lovelace"."""
+    return _SLUG_RE.sub("-", name.lower()).strip("-")
+
+
+def parse_fact_ref(text: str) -> int:
+    m = _FACT_RE.match(str(text).strip())
+    if not m:
+        raise BadInput(f"bad fact ref {text!r}: expected fact:N")
+    return int(m[1])
+
+
+class Memory:
+    """An open store with its ontology and predicate registry."""
+
+    def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
+                 predicate_dirs: Iterable[str | Path] = (), create: bool = True) -> None:
+        self.path = Path(path)
+        ont_dirs = tuple(Path(d) for d in ontology_dirs)
+        pred_dirs = tuple(Path(d) for d in predicate_dirs)
+        # a store may carry its own ontology/ and predicates/ folders
+        if (self.path / "ontology").is_dir():
+            ont_dirs = (self.path / "ontology", *ont_dirs)
+        if (self.path / "predicates").is_dir():
+            pred_dirs = (self.path / "predicates", *pred_dirs)
+        self.ontology: Ontology = load_ontology(ont_dirs)
+        self.registry: Registry = load_registry(self.ontology, pred_dirs)
+        self.store = Store(self.path, self.ontology, self.registry, create=create)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # resolution -----------------------------------------------------------------
+
+    def entity_type(self, text: str) -> str:
+        for t in self.ontology.entity_types:
+            if t.lower() == str(text).strip().lower():
+                return t
+        raise BadInput(f"unknown entity type {text!r}; expected one of {', '.join(sorted(self.ontology.entity_types))}")
+
+    def resolve(self, text: str, *, role: str = "entity") -> Entity:
+        """An entity by ref, exact name or alias (case-insensitive); errors list candidates."""
+        text = str(text).strip()
+        if not text:
+            raise UnknownEntity(f"empty {role}: expected an entity ref, name or alias")
+        if ":" in text:
+            e = self.store.entity(text.lower())
+            if e is not None:
+                return e
+        refs = self.store.refs_named(text)
+        if len(refs) == 1:
+            e = self.store.entity(refs[0])
+            if e is not None:
+                return e
+        if len(refs) > 1:
+            raise AmbiguousEntity(f"{role} {text!r} is ambiguous; candidates: {', '.join(refs)}")
+        near = self.store.names_containing(text.split(":")[-1] or text)
+        hint = f"; did you mean: {', '.join(near)}" if near else "; expected an existing entity ref, name or alias"
+        raise UnknownEntity(f"unknown {role} {text!r}{hint}")
+
+    def predicate(self, text: str) -> Predicate:
+        key = str(text).strip().lower()
+        name = key if key in self.registry.predicates else self.registry.aliases.get(key)
+        if name is None:
+            raise UnknownPredicate(f"unknown predicate {text!r}; known: {', '.join(sorted(self.registry.predicates))}")
+        return self.registry.predicates[name]
+
+    def _time(self, text: str | None, what: str, now: int) -> int | None:
+        if text is None:
+            return None
+        return parse_instant(text, now=now, what=what)
+
+    def coerce_object(self, p: Predicate, subject: Entity, raw: Any) -> tuple[Value, str, str | None]:
+        """Check an object against a predicate: (value, kind, entity name)."""
+        if p.entity_valued:
+            obj = self.resolve(str(raw), role=f"object of {p.name}")
+            self.check_object_type(p, subject.type, obj.type, obj.ref)
+            return obj.ref, "entity", obj.name
+        return self.literal(p, raw), "literal", None
+
+    def check_object_type(self, p: Predicate, stype: str, otype: str, oref: str) -> None:
+        if otype not in p.object_entity_types:
+            raise TypeMismatch(
+                f"object {oref!r} is a {otype}; predicate {p.name!r} expects {p.object_description()}")
+        assert p.edge is not None
+        if (stype, otype) not in self.ontology.edge_types[p.edge].pairs:
+            raise TypeMismatch(f"edge {p.edge} does not allow {stype} -> {otype} (object {oref!r})")
+
+    def check_subject_type(self, p: Predicate, subject: Entity) -> None:
+        if subject.type not in p.subject_types:
+            raise TypeMismatch(f"subject {subject.ref!r} is a {subject.type}; predicate {p.name!r} expects a "
+                               + " or ".join(p.subject_types))
+
+    @staticmethod
+    def literal(p: Predicate, raw: Any) -> Value:
+        lt = p.literal_type
+        bad = f"bad value {raw!r} for {p.name!r}: expected {p.object_description()}"
+        if lt == "enum":
+            v = str(raw).strip().lower() if isinstance(raw, str) else raw
+            if v not in p.enum_values:
+                raise BadInput(bad)
+            return str(v)
+        if lt == "int":
+            if isinstance(raw, bool):
+                raise BadInput(bad)
+            try:
+                return int(str(raw).strip())
+            except ValueError:
+                raise BadInput(bad) from None
+        if lt == "float":
+            if isinstance(raw, bool):
+                raise BadInput(bad)
+            try:
+                f = float(str(raw).strip())
+            except ValueError:
+                raise BadInput(bad) from None
+            if f != f or f in (float("inf"), float("-inf")):
+                raise BadInput(bad)
+            return f
+        if lt == "bool":
+            s = str(raw).strip().lower()
+            if s in ("true", "yes", "1"):
+                return True
+            if s in ("false", "no", "0"):
+                return False
+            raise BadInput(bad)
+        if lt == "date":
+            return parse_date_value(str(raw), what=f"{p.name} date")
+        if not isinstance(raw, str) or not raw.strip():
+            raise BadInput(bad)
+        if lt == "url":
+            if not re.match(r"^https?://\S+$", raw.strip()):
+                raise BadInput(f"bad value {raw!r} for {p.name!r}: expected an http(s) URL")
+            return raw.strip()
+        if lt == "string" and "\n" in raw:
+            raise BadInput(f"bad value {raw!r} for {p.name!r}: expected a single line (use a text predicate)")
+        return raw.strip() if lt == "string" else raw
+
+    def check_sources(self, sources: Iterable[str]) -> tuple[str, ...]:
+        out: list[str] = []
+        for s in sources:
+            s = str(s).strip()
+            if s.startswith("rec:"):
+                raise BadInput(f"unknown record {s!r}: this store holds no evidence records")
+            if not _URI_RE.match(s):
+                raise BadInput(f"bad source {s!r}: expected a record ref (rec:N) or a URI such as https://...")
+            if s not in out:
+                out.append(s)
+        return tuple(out)
+
+    @staticmethod
+    def trust_for(by: str, sources: tuple[str, ...]) -> str:
+        """The asserter's default tier, capped by evidence (docs/semantics.md)."""
+        tier = DEFAULT_TRUST[by]
+        cap = "low" if not sources else ("high" if any(s.startswith("rec:") for s in sources) else "medium")
+        return min(tier, cap, key=TRUST_TIERS.index)
+
+    # entities -------------------------------------------------------------------
+
+    def make_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> Entity:
+        etype = self.entity_type(type_name)
+        if not isinstance(name, str) or not name.strip():
+            raise BadInput(f"bad entity name {name!r}: expected a non-empty name")
+        name = " ".join(name.split())
+        s = slug(name)
+        if not s:
+            raise BadInput(f"bad entity name {name!r}: it has no letters or digits to make a ref from")
+        clean: list[str] = []
+        for a in aliases:
+            if not isinstance(a, str) or not a.strip():
+                raise BadInput(f"bad alias {a!r}: expected a non-empty string")
+            a = " ".join(a.split())
+            if a.lower() != name.lower() and a not in clean:
+                clean.append(a)
+        if not isinstance(description, str):
+            raise BadInput(f"bad description {description!r}: expected text")
+        return Entity(f"{self.ontology.entity_types[etype].prefix}:{s}", etype, name, tuple(clean), description)
+
+    def add_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> WriteResult:
+        """Add an entity; its ref is ``type:slug``. An existing ref is bad input."""
+        e = self.make_entity(type_name, name, aliases, description)
+        if self.store.entity(e.ref) is not None:
+            raise BadInput(f"entity {e.ref!r} already exists")
+        with self.store.transaction():
+            self.store.add_entity(e, now_us())
+        return WriteResult("entity", (e.ref,), {"entity": e.to_json()})
+
+    def entity(self, text: str) -> Entity:
+        return self.resolve(text)
+
+    def entities(self, type_name: str | None = None, match: str | None = None) -> list[Entity]:
+        return self.store.entities(self.entity_type(type_name) if type_name else None, match)
+
+    # writes -----------------------------------------------------------------------
+
+    def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None = None,
+                valid_to: str | None = None, sources: Iterable[str] = (), by: str = "operator",
+                recorded_at: str | None = None) -> WriteResult:
+        """Record that ``subject predicate obj`` holds from ``valid_from`` (default: now)."""
+        now = now_us()
+        st = self.build_assert(self.store.next_fact_id(), subject, predicate, obj, valid_from, valid_to,
+                               sources, by, recorded_at, now)
+        self._write([st])
+        return WriteResult("assert", (st.ref,), {"fact": st.to_json()})
+
+    def build_assert(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
+                     valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
+                     resolve: Any = None) -> Statement:
+        resolve = resolve or self.resolve
+        if by not in ASSERTERS:
+            raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
+        rec = self._time(recorded_at, "recorded_at", now) if recorded_at is not None else now
+        assert rec is not None
+        if rec > now:
+            raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
+        s = resolve(subject, role="subject")
+        p = self.predicate(predicate)
+        self.check_subject_type(p, s)
+        if p.entity_valued:
+            o = resolve(str(obj), role=f"object of {p.name}")
+            self.check_object_type(p, s.type, o.type, o.ref)
+            value, kind, oname = o.ref, "entity", o.name
+        else:
+            value, kind, oname = self.literal(p, obj), "literal", None
+        vf = self._time(valid_from, "valid_from", now)
+        vf = rec if vf is None else vf
+        vt = self._time(valid_to, "valid_to", now)
+        if vt is not None and vt <= vf:
+            raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
+        srcs = self.check_sources(sources)
+        return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
+                         self.trust_for(by, srcs), oname)
+
+    def end(self, subject: str, predicate: str, obj: Any = None, *, at: str, sources: Iterable[str] = (),
+            by: str = "operator") -> WriteResult:
+        """Close, at ``at``, what holds for (subject, predicate) or (subject, predicate, object)."""
+        now = now_us()
+        st = self.build_end(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now)
+        view = self.store.subject_view(st.subject)
+        held = [iv for iv in view if iv.predicate == st.predicate and iv.contains(st.valid_from)
+                and (st.object is None or iv.object == st.object)]
+        if not held:
+            what = f"{st.subject} {st.predicate}" + ("" if st.object is None else f" {st.object}")
+            raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}; expected a value that "
+                           "holds then (see 'graphmem timeline')")
+        self._write([st])
+        return WriteResult("end", (st.ref,), {"fact": st.to_json(), "closed": [iv.to_json() for iv in held]})
+
+    def build_end(self, fid: int, subject: str, predicate: str, obj: Any, at: str | None,
+                  sources: Iterable[str], by: str, recorded_at: str | None, now: int, resolve: Any = None) -> Statement:
+        resolve = resolve or self.resolve
+        if by not in ASSERTERS:
+            raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
+        if at is None:
+            raise BadTime("missing 'at': expected the time at which the value stops holding")
+        rec = self._time(recorded_at, "recorded_at", now) if recorded_at is not None else now
+        assert rec is not None
+        if rec > now:
+            raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
+        s = resolve(subject, role="subject")
+        p = self.predicate(predicate)
+        self.check_subject_type(p, s)
+        value: Value | None = None
+        kind, oname = "", None
+        if obj is not None:
+            if p.entity_valued:
+                o = resolve(str(obj), role=f"object of {p.name}")
+                value, kind, oname = o.ref, "entity", o.name
+            else:
+                value, kind = self.literal(p, obj), "literal"
+        t = parse_instant(at, now=now, what="at")
+        srcs = self.check_sources(sources)
+        return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
+                         self.trust_for(by, srcs), oname)
+
+    def retract(self, fact: str, reason: str | None = None) -> WriteResult:
+        """Withdraw a statement from now on; it stays in the history."""
+        fid = parse_fact_ref(fact)
+        now = now_us()
+        st = self.store.statement(fid)
+        if st is None:
+            raise BadInput(f"unknown fact {fact!r}: no statement has that id")
+        if st.retracted_at is not None:
+            raise BadInput(f"fact {fact!r} is already retracted (at {format_instant(st.retracted_at)})")
+        self._write([], [(fid, now, reason)])
+        return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(now), "reason": reason})
+
+    def _write(self, stmts: list[Statement], retractions: Iterable[tuple[int, int, str | None]] = ()) -> None:
+        """Append statements and retractions and bring the affected subjects' view up to date."""
+        retractions = list(retractions)
+        touched: dict[str, set[str]] = defaultdict(set)
+        for s in stmts:
+            touched[s.subject].add(s.predicate)
+        retracted: dict[str, dict[int, tuple[int, str | None]]] = defaultdict(dict)
+        for fid, at, reason in retractions:
+            st = self.store.statement(fid) or next((s for s in stmts if s.id == fid), None)
+            if st is None:
+                raise BadInput(f"unknown fact 'fact:{fid}'")
+            touched[st.subject].add(st.predicate)
+            retracted[st.subject][fid] = (at, reason)
+        with self.store.transaction():
+            for s in stmts:
+                self.store.add_statement(s)
+            for fid, at, reason in retractions:
+                self.store.mark_retracted(fid, at, reason)
+            if stmts:
+                self.store.set_next_fact_id(max(s.id for s in stmts) + 1)
+            for subj, preds in touched.items():
+                log = self.store.subject_log(subj)
+                log.extend(s for s in stmts if s.subject == subj)
+                marks = retracted.get(subj, {})
+                log = [replace(s, retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
+                       if s.id in marks else s for s in log]
+                self.store.write_subject(subj, log, view_for_subject(log, self.registry), preds)
+
+    # reads ------------------------------------------------------------------------
+
+    def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
+                predicate: str | None = None) -> CurrentResult:
+        """What holds for ``subject`` at ``as_of`` as known at ``known_at`` (both default to now).
+
+        Given only ``known_at``, ``as_of`` defaults to it: what we believed then about then.
+        """
+        now = now_us()
+        e = self.resolve(subject, role="subject")
+        k = self._time(known_at, "known_at", now)
+        a = self._time(as_of, "as_of", now)
+        a = a if a is not None else (k if k is not None else now)
+        pred = self.predicate(predicate).name if predicate else None
+        if k is None or k >= now:
+            view = self.store.subject_view(e.ref)
+        else:
+            view = view_for_subject(self.store.subject_log(e.ref), self.registry, k)
+        facts = [iv for iv in holding(view, a) if pred is None or iv.predicate == pred]
+        return CurrentResult(e, a, k if k is not None else now, tuple(facts))
+
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
+        """Every interval of ``subject`` (by predicate, then start) and the events behind them."""
+        now = now_us()
+        e = self.resolve(subject, role="subject")
+        k = self._time(known_at, "known_at", now)
+        pred = self.predicate(predicate).name if predicate else None
+        log, view = self.store.subject_log_and_view(e.ref)
+        if k is not None and k < now:
+            view = view_for_subject(log, self.registry, k)
+        kk = now if k is None else k
+        intervals = [iv for iv in view if pred is None or iv.predicate == pred]
+        events: list[tuple[int, int, dict[str, Any]]] = []
+        for s in log:
+            if pred is not None and s.predicate != pred:
+                continue
+            if s.recorded_at <= kk:
+                d = s.to_json()
+                d["event"] = s.op
+                if s.retracted_at is not None and s.retracted_at > kk:
+                    d["retracted_at"] = None
+                    d["retract_reason"] = None
+                events.append((s.recorded_at, s.id, d))
+            if s.retracted_at is not None and s.retracted_at <= kk:
+                events.append((s.retracted_at, s.id, {"event": "retract", "fact": s.ref, "predicate": s.predicate,
+                                                       "recorded_at": format_instant(s.retracted_at),
+                                                       "reason": s.retract_reason}))
+        events.sort(key=lambda x: (x[0], x[1], x[2]["event"] == "retract"))
+        return TimelineResult(e, kk, tuple(intervals), tuple(d for _, _, d in events))
+
+    def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
+              as_of: str | None = None) -> FactsResult:
+        """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start."""
+        now = now_us()
+        a = self._time(as_of, "as_of", now)
+        a = now if a is None else a
+        p = self.predicate(predicate) if predicate else None
+        stype = self.entity_type(subject_type) if subject_type else None
+        filters = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
+        rows: list[tuple[str, Interval]] = []
+        from_edges = False
+        if object is not None:
+            if p is not None and not p.entity_valued:
+                value = self.literal(p, object)
+                filters["object"] = value
+                for ref, view in self.store.all_subject_views():
+                    rows.extend((ref, iv) for iv in holding(view, a) if iv.predicate == p.name and iv.object == value)
+            else:
+                o = self.resolve(object, role="object")
+                filters["object"] = o.ref
+                from_edges = True
+                preds = [p] if p else [q for q in self.registry.predicates.values() if q.entity_valued]
+                for q in preds:
+                    assert q.edge is not None
+                    rows.extend((iv.subject, iv) for iv in self.store.edges_into(o.ref, q.name, q.edge, a))
+        else:
+            for ref, view in self.store.all_subject_views():
+                if stype and self.ontology.type_for_prefix(ref.partition(":")[0]) != stype:
+                    continue
+                rows.extend((ref, iv) for iv in holding(view, a) if p is None or iv.predicate == p.name)
+        out: list[tuple[Entity, Interval]] = []
+        cache: dict[str, Entity] = {}
+        for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
+            if stype and self.ontology.type_for_prefix(ref.partition(":")[0]) != stype:
+                continue
+            if ref not in cache:
+                cache[ref] = self.store.entity(ref) or Entity(ref, "?", ref)
+            if from_edges:  # edges carry interval and ids; the subject's row has sources too
+                iv = next((x for x in self.store.subject_view(ref) if x.key()[:7] == iv.key()[:7]), iv)
+            out.append((cache[ref], iv))
+        return FactsResult(a, filters, tuple(out))
+
+    def why(self, fact: str) -> WhyResult:
+        """The receipts of one statement: sources, supersession, conflicts, ends, retraction."""
+        fid = parse_fact_ref(fact)
+        st = self.store.statement(fid)
+        if st is None:
+            raise BadInput(f"unknown fact {fact!r}: no statement has that id")
+        log = [s for s in self.store.subject_log(st.subject) if s.predicate == st.predicate]
+        p = self.registry.predicates.get(st.predicate)
+        ivs = intervals_for(log, p.cardinality, None) if p else []
+        mine = [iv for iv in ivs if fid in iv.assertions]
+        supersedes: set[int] = set()
+        superseded_by: set[int] = set()
+        conflicts: set[int] = set()
+        if p is not None and p.cardinality == "one":
+            for iv in mine:
+                conflicts.update(iv.conflicts)
+                for other in ivs:
+                    if other.object == iv.object:
+                        continue
+                    if other.valid_to == iv.valid_from:
+                        supersedes.update(other.assertions)
+                    if iv.valid_to is not None and other.valid_from == iv.valid_to:
+                        superseded_by.update(other.assertions)
+        for iv in ivs:
+            if fid in iv.conflicts:
+                conflicts.update(iv.assertions)
+        ended_by: list[int] = []
+        if st.op == "assert":
+            for iv in mine:
+                for e in log:
+                    if (e.op == "end" and e.retracted_at is None and e.valid_from == iv.valid_to
+                            and (e.object is None or e.object == st.object)):
+                        ended_by.append(e.id)
+        subject = self.store.entity(st.subject)
+        return WhyResult(st, subject, tuple(mine), tuple(sorted(supersedes)), tuple(sorted(superseded_by)),
+                         tuple(sorted(conflicts - {fid})), tuple(sorted(set(ended_by))))
+
+    # rebuild ----------------------------------------------------------------------
+
+    def computed_views(self, stmts: Iterable[Statement] | None = None,
+                       names: dict[str, str] | None = None) -> dict[str, tuple[list[Statement], list[Interval]]]:
+        """Every subject's log and view, recomputed from the statements (the authority)."""
+        if names is None:
+            names = {e.ref: e.name for e in self.store.all_entities()}
+        by_subject: dict[str, list[Statement]] = defaultdict(list)
+        for s in (self.store.all_statements() if stmts is None else stmts):
+            if s.object_kind == "entity" and s.object_name is None:
+                s = replace(s, object_name=names.get(str(s.object)))
+            by_subject[s.subject].append(s)
+        return {ref: (log, view_for_subject(log, self.registry)) for ref, log in sorted(by_subject.items())}
+
+    def drift(self, computed: dict[str, tuple[list[Statement], list[Interval]]], limit: int = 50) -> list[dict[str, Any]]:
+        """Where the stored view differs from ``computed`` (at most ``limit`` subjects)."""
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for ref, stored in self.store.all_subject_views():
+            seen.add(ref)
+            want = computed.get(ref, ([], []))[1]
+            a = {iv.key() for iv in stored}
+            b = {iv.key() for iv in want}
+            if a != b and len(out) < limit:
+                out.append({"subject": ref, "stored_only": len(a - b), "missing": len(b - a)})
+        for ref, (_, view) in computed.items():
+            if ref not in seen and view and len(out) < limit:
+                out.append({"subject": ref, "stored_only": 0, "missing": len(view)})
+        return out
+
+    def rebuild(self, *, check: bool = False) -> RebuildReport:
+        """Recompute the view from the statements; with ``check``, only compare."""
+        t0 = time.perf_counter()
+        computed = self.computed_views()
+        if check:
+            drift = self.drift(computed)
+            counts = {"subjects": len(computed), "intervals": sum(len(v) for _, v in computed.values())}
+            return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
+        with self.store.transaction():
+            counts = self.store.replace_view((ref, log, view) for ref, (log, view) in computed.items())
+        return RebuildReport(False, (), counts, time.perf_counter() - t0)
+
+    # import, export, lint ---------------------------------------------------------
+
+    def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False) -> Any:
+        from graphmem.importer import import_lines
+        return import_lines(self, source, strict=strict)
+
+    def export(self, fmt: str = "jsonl", as_of: str | None = None) -> str:
+        from graphmem.export import export
+        return export(self, fmt, as_of)
+
+    def lint(self) -> Any:
+        from graphmem.lint import lint
+        return lint(self)
+
+    def graph(self, as_of: str | None = None) -> Any:
+        """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""
+        from graphmem.export import to_networkx
+        return to_networkx(self, as_of)
+
+
+def open(path: str | Path, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)
+    """Open (creating if needed) the store at ``path``."""
+    return Memory(path, **kwargs)

@@ -1,0 +1,141 @@
+"""Values: entities, statements (assertions and ends), intervals of the fact view.
+
+Frozen dataclasses; identity and storage live in the store module. Instants are
+integers (microseconds since the epoch, UTC; see ``timeparse``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphmem.timeparse import format_instant
+
+TRUST_TIERS = ("low", "medium", "high")
+ASSERTERS = ("operator", "agent", "extractor", "import")
+DEFAULT_TRUST = {"operator": "high", "agent": "medium", "extractor": "low", "import": "medium"}
+
+Value = str | int | float | bool
+
+
+def fact_ref(n: int) -> str:
+    return f"fact:{n}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    ref: str
+    type: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "type": self.type, "name": self.name,
+                "aliases": list(self.aliases), "description": self.description}
+
+    def brief(self) -> dict[str, Any]:
+        return {"ref": self.ref, "type": self.type, "name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One append-only statement: ``op`` is ``assert`` or ``end``.
+
+    For an end, ``valid_from`` is the instant it closes at and ``object`` may be
+    None (every value of the predicate).
+    """
+
+    id: int
+    op: str
+    subject: str
+    predicate: str
+    object: Value | None
+    object_kind: str  # "entity", "literal" or "" for an end of every value
+    valid_from: int
+    valid_to: int | None
+    recorded_at: int
+    retracted_at: int | None = None
+    retract_reason: str | None = None
+    sources: tuple[str, ...] = ()
+    asserted_by: str = "operator"
+    trust: str = "high"
+    object_name: str | None = None
+
+    @property
+    def ref(self) -> str:
+        return fact_ref(self.id)
+
+    def visible_at(self, known_at: int | None) -> bool:
+        """Counts at record time K iff recorded by K and not retracted at or before K."""
+        if known_at is None:
+            return self.retracted_at is None
+        return self.recorded_at <= known_at and (self.retracted_at is None or self.retracted_at > known_at)
+
+    def object_json(self) -> dict[str, Any] | None:
+        return object_json(self.object_kind, self.object, self.object_name)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "fact": self.ref, "op": self.op, "subject": self.subject, "predicate": self.predicate,
+            "object": self.object_json(),
+        }
+        if self.op == "end":
+            d["at"] = format_instant(self.valid_from)
+        else:
+            d["valid_from"] = format_instant(self.valid_from)
+            d["valid_to"] = format_instant(self.valid_to)
+        d.update({
+            "recorded_at": format_instant(self.recorded_at),
+            "retracted_at": format_instant(self.retracted_at),
+            "retract_reason": self.retract_reason,
+            "sources": list(self.sources), "asserted_by": self.asserted_by, "trust": self.trust,
+        })
+        return d
+
+
+def object_json(kind: str, value: Value | None, name: str | None) -> dict[str, Any] | None:
+    if kind == "entity":
+        return {"kind": "entity", "ref": value, "name": name}
+    if kind == "literal":
+        return {"kind": "literal", "value": value}
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A value holding for a subject and predicate over ``[valid_from, valid_to)``."""
+
+    subject: str
+    predicate: str
+    object: Value
+    object_kind: str
+    valid_from: int
+    valid_to: int | None
+    assertions: tuple[int, ...]
+    sources: tuple[str, ...] = ()
+    conflicts: tuple[int, ...] = ()
+    object_name: str | None = None
+
+    def contains(self, t: int) -> bool:
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything that makes two views equal (used by ``rebuild --check``)."""
+        return (self.subject, self.predicate, self.object_kind, str(self.object), self.valid_from,
+                self.valid_to, self.assertions, self.sources, self.conflicts)
+
+    def to_json(self, subject: dict[str, Any] | None = None) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if subject is not None:
+            d["subject"] = subject
+        d.update({
+            "predicate": self.predicate,
+            "object": object_json(self.object_kind, self.object, self.object_name),
+            "valid_from": format_instant(self.valid_from),
+            "valid_to": format_instant(self.valid_to),
+            "assertions": [fact_ref(a) for a in self.assertions],
+            "sources": list(self.sources),
+            "conflicts": [fact_ref(c) for c in self.conflicts],
+        })
+        return d

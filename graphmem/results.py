@@ -1,0 +1,170 @@
+"""Result values returned by the Python API; each converts to the CLI's JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.timeparse import format_instant
+
+
+@dataclass(frozen=True)
+class CurrentResult:
+    subject: Entity
+    as_of: int
+    known_at: int
+    facts: tuple[Interval, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
+                "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
+                "facts": [iv.to_json() for iv in self.facts]}
+
+
+@dataclass(frozen=True)
+class TimelineResult:
+    subject: Entity
+    known_at: int
+    intervals: tuple[Interval, ...]
+    events: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
+                "known_at": format_instant(self.known_at),
+                "intervals": [iv.to_json() for iv in self.intervals], "events": list(self.events)}
+
+
+@dataclass(frozen=True)
+class FactsResult:
+    as_of: int | None
+    filters: dict[str, Any]
+    facts: tuple[tuple[Entity, Interval], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.facts.v1", "as_of": format_instant(self.as_of), "filters": self.filters,
+                "facts": [iv.to_json(subject=e.brief()) for e, iv in self.facts]}
+
+
+@dataclass(frozen=True)
+class WhyResult:
+    statement: Statement
+    subject: Entity | None
+    intervals: tuple[Interval, ...]
+    supersedes: tuple[int, ...]
+    superseded_by: tuple[int, ...]
+    conflicts: tuple[int, ...]
+    ended_by: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        st = self.statement
+        return {
+            "schema": "graphmem.why.v1", "fact": st.to_json(),
+            "subject": self.subject.brief() if self.subject else {"ref": st.subject},
+            "sources": [{"ref": s, "kind": "record" if s.startswith("rec:") else "uri"} for s in st.sources],
+            "in_view": [iv.to_json() for iv in self.intervals],
+            "supersedes": [fact_ref(i) for i in self.supersedes],
+            "superseded_by": [fact_ref(i) for i in self.superseded_by],
+            "conflicts": [fact_ref(i) for i in self.conflicts],
+            "ended_by": [fact_ref(i) for i in self.ended_by],
+            "retraction": None if st.retracted_at is None else {
+                "at": format_instant(st.retracted_at), "reason": st.retract_reason},
+        }
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write created: refs of entities and statements."""
+
+    action: str
+    refs: tuple[str, ...]
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": f"graphmem.{self.action}.v1", "created": list(self.refs), **self.detail}
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    lines: int
+    entities_created: int
+    entities_updated: int
+    statements: int
+    retractions: int
+    first_fact: int | None
+    last_fact: int | None
+    errors: tuple[tuple[int, str], ...]
+    written: bool
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
+            "entities_created": self.entities_created, "entities_updated": self.entities_updated,
+            "statements": self.statements, "retractions": self.retractions,
+            "facts": None if self.first_fact is None else [fact_ref(self.first_fact), fact_ref(self.last_fact or 0)],
+            "errors": [{"line": n, "reason": r} for n, r in self.errors],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class LintIssue:
+    code: str
+    severity: str
+    message: str
+    fact: str | None = None
+    subject: str | None = None
+    record: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        for k in ("fact", "subject", "record"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+
+SEVERITY_RANK = {"warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class LintReport:
+    issues: tuple[LintIssue, ...]
+    checked: dict[str, int]
+
+    def counts(self) -> dict[str, Any]:
+        by_code: dict[str, int] = {}
+        for i in self.issues:
+            by_code[i.code] = by_code.get(i.code, 0) + 1
+        return {"error": sum(i.severity == "error" for i in self.issues),
+                "warning": sum(i.severity == "warning" for i in self.issues),
+                "by_code": dict(sorted(by_code.items())), **self.checked}
+
+    def fails(self, fail_on: str = "error") -> bool:
+        return any(SEVERITY_RANK[i.severity] >= SEVERITY_RANK[fail_on] for i in self.issues)
+
+    def to_json(self, fail_on: str = "error") -> dict[str, Any]:
+        return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on), "fail_on": fail_on,
+                "counts": self.counts(), "issues": [i.to_json() for i in self.issues]}
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    checked_only: bool
+    drift: tuple[dict[str, Any], ...]
+    counts: dict[str, int]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.drift
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
+                "drift": list(self.drift), "counts": self.counts, "seconds": round(self.seconds, 3)}

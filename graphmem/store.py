@@ -1,0 +1,615 @@
+"""The one module that speaks Cypher: graphmem's data in an embedded Kuzu database.
+
+Tables (labels come from the validated ontology, never from user text):
+- ``Meta``: schema version, the ontology and registry the store was built with, counters.
+- one node table per entity type (``Project``, ``Tool``, ...), keyed by ref.
+- ``Name``: lower-cased names and aliases to refs, for resolution.
+- ``Assertion``: the append-only statements (the authority), keyed by INT64 id.
+- ``Subject`` and one rel table per edge type: the materialized fact view. A
+  subject's row holds its statements and intervals as compact JSON, so reading a
+  subject's truth is one primary-key lookup; entity-valued intervals are also
+  typed edges (``(p:Project)-[e:USES]->(t:Tool)``) with their interval and ids.
+
+Kuzu trap (SPEC 12): a parameterized lookup on an INT64 key scans the table,
+while string keys and integer literals use the index. Integer literals are only
+ever produced by ``_int``, which accepts nothing but ints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import kuzu
+
+from graphmem.errors import StoreUnavailable
+from graphmem.model import Entity, Interval, Statement, Value
+from graphmem.schema import RECORD_TYPE, Ontology, Registry, digest
+from graphmem.timeparse import format_instant, from_datetime
+
+SCHEMA_VERSION = 1
+DB_FILE = "graph.kuzu"
+
+
+def _int(n: int) -> str:
+    """The audited way to put an integer into Cypher (see the module docstring)."""
+    if type(n) is not int:  # noqa: E721  (bool is not an id)
+        raise TypeError(f"expected int, got {type(n).__name__}")
+    return str(n)
+
+
+def _ts(us: int | None) -> str:
+    """An instant as Kuzu TIMESTAMP text for CSV bulk loads."""
+    if us is None:
+        return ""
+    iso = format_instant(us)
+    assert iso is not None
+    return iso.replace("T", " ").rstrip("Z")
+
+
+def _ts_param(us: int | None) -> Any:
+    from graphmem.timeparse import to_datetime
+    return to_datetime(us)
+
+
+def encode_literal(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def decode_literal(text: str, literal_type: str) -> Value:
+    if literal_type == "int":
+        return int(text)
+    if literal_type == "float":
+        return float(text)
+    if literal_type == "bool":
+        return text == "true"
+    return text
+
+
+# Compact JSON rows of the Subject table -------------------------------------------
+
+def _stmt_row(s: Statement) -> list[Any]:
+    return [s.id, s.op, s.predicate, s.object, s.object_kind, s.valid_from, s.valid_to, s.recorded_at,
+            s.retracted_at, s.retract_reason, list(s.sources), s.asserted_by, s.trust, s.object_name]
+
+
+def _stmt_from_row(subject: str, r: list[Any]) -> Statement:
+    return Statement(r[0], r[1], subject, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], tuple(r[10]),
+                     r[11], r[12], r[13])
+
+
+def _iv_row(iv: Interval) -> list[Any]:
+    return [iv.predicate, iv.object, iv.object_kind, iv.valid_from, iv.valid_to, list(iv.assertions),
+            list(iv.sources), list(iv.conflicts), iv.object_name]
+
+
+def _iv_from_row(subject: str, r: list[Any]) -> Interval:
+    return Interval(subject, r[0], r[1], r[2], r[3], r[4], tuple(r[5]), tuple(r[6]), tuple(r[7]), r[8])
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+class Store:
+    """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
+
+    def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True) -> None:
+        self.path = Path(path)
+        self.ontology = ontology
+        self.registry = registry
+        db_path = self.path / DB_FILE
+        if not db_path.exists() and not create:
+            raise StoreUnavailable(f"no store at {str(self.path)!r}; run 'graphmem init' (or 'graphmem demo') first")
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreUnavailable(f"store path {str(self.path)!r} is a file; expected a directory")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._db = kuzu.Database(str(db_path))
+            self._conn = kuzu.Connection(self._db)
+        except RuntimeError as e:
+            msg = str(e).splitlines()[0]
+            if "lock" in msg.lower():
+                raise StoreUnavailable(f"store {str(self.path)!r} is locked by another process") from None
+            raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {msg}") from None
+        except OSError as e:
+            raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
+        self._in_tx = False
+        self._ensure_schema()
+
+    # plumbing -------------------------------------------------------------------
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conn.close()
+            self._db.close()
+
+    def _q(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        try:
+            result = self._conn.execute(query, params or {})
+        except RuntimeError as e:
+            raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+        assert not isinstance(result, list)
+        return result.get_all()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside happen together or not at all."""
+        if self._in_tx:
+            yield
+            return
+        self._q("BEGIN TRANSACTION")
+        self._in_tx = True
+        try:
+            yield
+        except BaseException:
+            self._in_tx = False
+            with contextlib.suppress(Exception):
+                self._conn.execute("ROLLBACK")
+            raise
+        self._in_tx = False
+        self._q("COMMIT")
+
+    def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "") -> int:
+        """Bulk-load rows through a temporary CSV file (Kuzu's fastest path)."""
+        tmpdir = self.path / "tmp"
+        tmpdir.mkdir(exist_ok=True)
+        fd, name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
+        n = 0
+        try:
+            with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f)
+                for row in rows:
+                    w.writerow(row)
+                    n += 1
+            if n:
+                opts = "HEADER=false" + (", " + options if options else "")
+                self._q(f"COPY {table} FROM '{name}' ({opts})")
+        finally:
+            os.unlink(name)
+        return n
+
+    # schema and meta --------------------------------------------------------------
+
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self._q("CALL show_tables() RETURN name")}
+
+    def _ensure_schema(self) -> None:
+        tables = self._tables()
+        fresh = "Meta" not in tables
+        if fresh:
+            with self.transaction():
+                self._q("CREATE NODE TABLE Meta(key STRING PRIMARY KEY, value STRING)")
+                self._q("CREATE NODE TABLE Name(key STRING PRIMARY KEY, refs STRING)")
+                self._q(
+                    "CREATE NODE TABLE Assertion(id INT64 PRIMARY KEY, op STRING, subject STRING, "
+                    "predicate STRING, object STRING, object_type STRING, valid_from TIMESTAMP, "
+                    "valid_to TIMESTAMP, recorded_at TIMESTAMP, retracted_at TIMESTAMP, "
+                    "retract_reason STRING, sources STRING, asserted_by STRING, trust STRING)"
+                )
+                self._q("CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, log STRING, view STRING)")
+                self._set_meta("schema_version", str(SCHEMA_VERSION))
+                self._set_meta("next_fact", "1")
+                self._set_meta("ontology", dumps(self.ontology.fingerprint()))
+                self._set_meta("registry", dumps(self.registry.fingerprint()))
+            tables = self._tables()
+        else:
+            version = self.meta("schema_version")
+            if version != str(SCHEMA_VERSION):
+                raise StoreUnavailable(
+                    f"store {str(self.path)!r} has schema version {version}; this graphmem reads version {SCHEMA_VERSION}"
+                )
+            self._check_compatible()
+        self._create_type_tables(tables)
+
+    def _check_compatible(self) -> None:
+        old_ont = json.loads(self.meta("ontology") or "{}")
+        new_ont = self.ontology.fingerprint()
+        for t in old_ont.get("entity_types", []):
+            if t not in new_ont["entity_types"]:
+                raise StoreUnavailable(
+                    f"store {str(self.path)!r} was built with entity type {t!r}, which the loaded ontology lacks; "
+                    "load the ontology directory it was built with (--ontology)"
+                )
+        for e, pairs in old_ont.get("edge_types", {}).items():
+            if e not in new_ont["edge_types"] or any(p not in new_ont["edge_types"][e] for p in pairs):
+                raise StoreUnavailable(
+                    f"store {str(self.path)!r} was built with edge type {e!r} and its pairs {pairs}, which the loaded "
+                    "ontology does not keep; load the ontology directory it was built with (--ontology)"
+                )
+        old_reg = json.loads(self.meta("registry") or "{}")
+        for name, sig in self.registry.fingerprint().items():
+            if name in old_reg and old_reg[name] != sig:
+                raise StoreUnavailable(
+                    f"predicate {name!r} is defined differently (cardinality, object or edge) from the registry "
+                    f"store {str(self.path)!r} was built with; load the predicates it was built with (--predicates)"
+                )
+
+    def _create_type_tables(self, tables: set[str]) -> None:
+        """Create tables for entity and edge types the store does not have yet (a migration)."""
+        changed = False
+        with self.transaction():
+            for t in self.ontology.entity_types:
+                if t not in tables:
+                    self._q(
+                        f"CREATE NODE TABLE {t}(ref STRING PRIMARY KEY, name STRING, aliases STRING, "
+                        "description STRING, created_at TIMESTAMP)"
+                    )
+                    changed = True
+            for e in self.ontology.edge_types.values():
+                if e.name not in tables:
+                    ddl = self._edge_ddl(e.name)
+                    if ddl:
+                        self._q(ddl)
+                        changed = True
+            if changed:
+                self._set_meta("ontology", dumps(self.ontology.fingerprint()))
+                old = json.loads(self.meta("registry") or "{}")
+                old.update(self.registry.fingerprint())
+                self._set_meta("registry", dumps(old))
+
+    def _edge_ddl(self, name: str) -> str | None:
+        pairs = [p for p in self.ontology.edge_types[name].pairs if RECORD_TYPE not in p]
+        if not pairs:
+            return None
+        froms = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
+        return (f"CREATE REL TABLE {name}({froms}, predicate STRING, valid_from TIMESTAMP, valid_to TIMESTAMP, "
+                "assertions INT64[], conflicts INT64[])")
+
+    def meta(self, key: str) -> str | None:
+        rows = self._q("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        return rows[0][0] if rows else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._q("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+
+    def registry_fingerprint(self) -> dict[str, Any]:
+        return json.loads(self.meta("registry") or "{}")
+
+    # entities -------------------------------------------------------------------
+
+    def entity(self, ref: str) -> Entity | None:
+        prefix, _, _ = ref.partition(":")
+        etype = self.ontology.type_for_prefix(prefix)
+        if etype is None:
+            return None
+        rows = self._q(f"MATCH (e:{etype} {{ref: $r}}) RETURN e.name, e.aliases, e.description", {"r": ref})
+        if not rows:
+            return None
+        name, aliases, desc = rows[0]
+        return Entity(ref, etype, name, tuple(json.loads(aliases or "[]")), desc or "")
+
+    def refs_named(self, key: str) -> list[str]:
+        rows = self._q("MATCH (n:Name {key: $k}) RETURN n.refs", {"k": key.lower()})
+        return json.loads(rows[0][0]) if rows else []
+
+    def names_containing(self, text: str, limit: int = 5) -> list[str]:
+        rows = self._q("MATCH (n:Name) WHERE n.key CONTAINS $t RETURN n.refs ORDER BY n.key LIMIT " + _int(limit),
+                       {"t": text.lower()})
+        out: list[str] = []
+        for (refs,) in rows:
+            for r in json.loads(refs):
+                if r not in out:
+                    out.append(r)
+        return out[:limit]
+
+    def all_names(self) -> dict[str, list[str]]:
+        return {k: json.loads(v) for k, v in self._q("MATCH (n:Name) RETURN n.key, n.refs")}
+
+    def entities(self, etype: str | None = None, match: str | None = None) -> list[Entity]:
+        out: list[Entity] = []
+        for t in ([etype] if etype else sorted(self.ontology.entity_types)):
+            where, params = "", {}
+            if match:
+                where = "WHERE lower(e.name) CONTAINS $m OR lower(e.aliases) CONTAINS $m OR e.ref CONTAINS $m "
+                params = {"m": match.lower()}
+            rows = self._q(f"MATCH (e:{t}) {where}RETURN e.ref, e.name, e.aliases, e.description ORDER BY e.ref",
+                           params)
+            out.extend(Entity(r, t, n, tuple(json.loads(a or "[]")), d or "") for r, n, a, d in rows)
+        return out
+
+    def add_entity(self, e: Entity, created_at: int) -> None:
+        self._q(f"CREATE (:{e.type} {{ref: $r, name: $n, aliases: $a, description: $d, created_at: $c}})",
+                {"r": e.ref, "n": e.name, "a": dumps(list(e.aliases)), "d": e.description,
+                 "c": _ts_param(created_at)})
+        self._index_names(e, e.aliases)
+
+    def add_aliases(self, e: Entity, new_aliases: tuple[str, ...], description: str | None) -> None:
+        aliases = list(e.aliases) + [a for a in new_aliases if a not in e.aliases]
+        params: dict[str, Any] = {"r": e.ref, "a": dumps(aliases)}
+        sets = "e.aliases = $a"
+        if description:
+            sets += ", e.description = $d"
+            params["d"] = description
+        self._q(f"MATCH (e:{e.type} {{ref: $r}}) SET {sets}", params)
+        self._index_names(e, tuple(a for a in new_aliases if a not in e.aliases), with_name=False)
+
+    def _index_names(self, e: Entity, aliases: Iterable[str], with_name: bool = True) -> None:
+        keys = ([e.name] if with_name else []) + list(aliases)
+        for key in dict.fromkeys(k.lower() for k in keys):
+            refs = self.refs_named(key)
+            if e.ref not in refs:
+                refs.append(e.ref)
+                self._q("MERGE (n:Name {key: $k}) SET n.refs = $v", {"k": key, "v": dumps(sorted(refs))})
+
+    def bulk_add_entities(self, entities: list[Entity], created_at: int) -> None:
+        """Many new entities at once (refs must be new): COPY, then merge the name index."""
+        by_type: dict[str, list[Entity]] = {}
+        for e in entities:
+            by_type.setdefault(e.type, []).append(e)
+        ts = _ts(created_at)
+        for t, es in by_type.items():
+            self._copy(t, ([e.ref, e.name, dumps(list(e.aliases)), e.description, ts] for e in es))
+        existing = self.all_names()
+        fresh: dict[str, list[str]] = {}
+        for e in entities:
+            for key in dict.fromkeys(k.lower() for k in (e.name, *e.aliases)):
+                target = existing.setdefault(key, []) if key in existing else fresh.setdefault(key, [])
+                if e.ref not in target:
+                    target.append(e.ref)
+        for key, refs in existing.items():
+            if refs != sorted(refs) or any(r in {e.ref for e in entities} for r in refs):
+                self._q("MERGE (n:Name {key: $k}) SET n.refs = $v", {"k": key, "v": dumps(sorted(refs))})
+        self._copy("Name", ([k, dumps(sorted(v))] for k, v in fresh.items()))
+
+    def entity_count(self) -> int:
+        return sum(self._q(f"MATCH (e:{t}) RETURN count(e)")[0][0] for t in self.ontology.entity_types)
+
+    def all_entities(self) -> Iterator[Entity]:
+        for t in sorted(self.ontology.entity_types):
+            rows = self._q(f"MATCH (e:{t}) RETURN e.ref, e.name, e.aliases, e.description, e.created_at "
+                           "ORDER BY e.created_at, e.ref")
+            for r, n, a, d, _ in rows:
+                yield Entity(r, t, n, tuple(json.loads(a or "[]")), d or "")
+
+    def entity_refs(self) -> dict[str, str]:
+        """Every entity ref with its type."""
+        out: dict[str, str] = {}
+        for t in self.ontology.entity_types:
+            for (r,) in self._q(f"MATCH (e:{t}) RETURN e.ref"):
+                out[r] = t
+        return out
+
+    # statements -----------------------------------------------------------------
+
+    def next_fact_id(self) -> int:
+        return int(self.meta("next_fact") or "1")
+
+    def set_next_fact_id(self, n: int) -> None:
+        self._set_meta("next_fact", str(n))
+
+    def _assertion_params(self, s: Statement) -> dict[str, Any]:
+        return {
+            "op": s.op, "s": s.subject, "p": s.predicate,
+            "o": None if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object)),
+            "ot": self._object_type(s), "vf": _ts_param(s.valid_from), "vt": _ts_param(s.valid_to),
+            "rec": _ts_param(s.recorded_at), "src": dumps(list(s.sources)), "by": s.asserted_by, "tr": s.trust,
+        }
+
+    def _object_type(self, s: Statement) -> str | None:
+        if s.object_kind == "entity":
+            return "entity"
+        if s.object_kind == "literal":
+            p = self.registry.predicates.get(s.predicate)
+            return p.literal_type if p and p.literal_type else "string"
+        return None
+
+    def add_statement(self, s: Statement) -> None:
+        self._q(
+            f"CREATE (:Assertion {{id: {_int(s.id)}, op: $op, subject: $s, predicate: $p, object: $o, "
+            "object_type: $ot, valid_from: $vf, valid_to: $vt, recorded_at: $rec, sources: $src, "
+            "asserted_by: $by, trust: $tr})",
+            self._assertion_params(s),
+        )
+
+    def bulk_add_statements(self, stmts: Iterable[Statement]) -> int:
+        def rows() -> Iterator[list[Any]]:
+            for s in stmts:
+                obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
+                yield [s.id, s.op, s.subject, s.predicate, obj, self._object_type(s) or "", _ts(s.valid_from),
+                       _ts(s.valid_to), _ts(s.recorded_at), _ts(s.retracted_at), s.retract_reason or "",
+                       dumps(list(s.sources)), s.asserted_by, s.trust]
+        return self._copy("Assertion", rows())
+
+    def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:
+        self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
+                {"t": _ts_param(at), "r": reason})
+
+    def statement(self, fact_id: int) -> Statement | None:
+        rows = self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) RETURN a.subject")
+        if not rows:
+            return None
+        for s in self.subject_log(rows[0][0]):
+            if s.id == fact_id:
+                return s
+        return None
+
+    _COLS = ("a.id, a.op, a.subject, a.predicate, a.object, a.object_type, a.valid_from, a.valid_to, "
+             "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust")
+
+    def all_statements(self, batch: int = 200_000) -> Iterator[Statement]:
+        """Every statement in id order, read in batches (names of objects not filled)."""
+        last = 0
+        while True:
+            rows = self._q(f"MATCH (a:Assertion) WHERE a.id > {_int(last)} RETURN {self._COLS} "
+                           f"ORDER BY a.id LIMIT {_int(batch)}")
+            if not rows:
+                return
+            for r in rows:
+                yield self._stmt_from_table(r)
+            last = rows[-1][0]
+
+    @staticmethod
+    def _stmt_from_table(r: list[Any]) -> Statement:
+        fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust = r
+        if otype == "entity":
+            kind, value = "entity", obj
+        elif otype:
+            kind, value = "literal", decode_literal(obj, otype)
+        else:
+            kind, value = "", None
+        vf_us = from_datetime(vf)
+        rec_us = from_datetime(rec)
+        assert vf_us is not None and rec_us is not None
+        return Statement(fid, op, subj, pred, value, kind, vf_us, from_datetime(vt), rec_us,
+                         from_datetime(retr), reason, tuple(json.loads(src or "[]")), by, trust)
+
+    def statement_count(self) -> int:
+        return int(self._q("MATCH (a:Assertion) RETURN count(a)")[0][0])
+
+    # the materialized view ----------------------------------------------------------
+
+    def subject_log(self, ref: str) -> list[Statement]:
+        rows = self._q("MATCH (s:Subject {ref: $r}) RETURN s.log", {"r": ref})
+        if not rows or not rows[0][0]:
+            return []
+        return [_stmt_from_row(ref, r) for r in json.loads(rows[0][0])]
+
+    def subject_view(self, ref: str) -> list[Interval]:
+        rows = self._q("MATCH (s:Subject {ref: $r}) RETURN s.view", {"r": ref})
+        if not rows or not rows[0][0]:
+            return []
+        return [_iv_from_row(ref, r) for r in json.loads(rows[0][0])]
+
+    def subject_log_and_view(self, ref: str) -> tuple[list[Statement], list[Interval]]:
+        rows = self._q("MATCH (s:Subject {ref: $r}) RETURN s.log, s.view", {"r": ref})
+        if not rows:
+            return [], []
+        log, view = rows[0]
+        return ([_stmt_from_row(ref, r) for r in json.loads(log or "[]")],
+                [_iv_from_row(ref, r) for r in json.loads(view or "[]")])
+
+    def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
+        rows = self._q("MATCH (s:Subject) RETURN s.ref, s.view ORDER BY s.ref")
+        for ref, view in rows:
+            yield ref, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
+
+    def write_subject(self, ref: str, log: list[Statement], view: list[Interval],
+                      predicates: Iterable[str]) -> None:
+        """Replace one subject's materialized rows and its edges for ``predicates``."""
+        self._q("MERGE (s:Subject {ref: $r}) SET s.log = $l, s.view = $v",
+                {"r": ref, "l": dumps([_stmt_row(s) for s in log]), "v": dumps([_iv_row(iv) for iv in view])})
+        stype = self.ontology.type_for_prefix(ref.partition(":")[0])
+        if stype is None:
+            return
+        wanted = set(predicates)
+        for pred in sorted(wanted):
+            p = self.registry.predicates.get(pred)
+            if p is None or p.edge is None:
+                continue
+            self._q(f"MATCH (s:{stype} {{ref: $r}})-[e:{p.edge}]->() WHERE e.predicate = $p DELETE e",
+                    {"r": ref, "p": pred})
+        for iv in view:
+            if iv.predicate not in wanted or iv.object_kind != "entity":
+                continue
+            edge = self._edge_for(stype, iv)
+            if edge is None:
+                continue
+            label, otype = edge
+            self._q(
+                f"MATCH (s:{stype} {{ref: $r}}), (o:{otype} {{ref: $o}}) CREATE (s)-[:{label} {{predicate: $p, "
+                "valid_from: $vf, valid_to: $vt, assertions: $a, conflicts: $c}]->(o)",
+                {"r": ref, "o": iv.object, "p": iv.predicate, "vf": _ts_param(iv.valid_from),
+                 "vt": _ts_param(iv.valid_to), "a": list(iv.assertions), "c": list(iv.conflicts)},
+            )
+
+    def _edge_for(self, stype: str, iv: Interval) -> tuple[str, str] | None:
+        p = self.registry.predicates.get(iv.predicate)
+        if p is None or p.edge is None:
+            return None
+        otype = self.ontology.type_for_prefix(str(iv.object).partition(":")[0])
+        if otype is None or (stype, otype) not in self.ontology.edge_types[p.edge].pairs:
+            return None
+        return p.edge, otype
+
+    def replace_view(self, subjects: Iterable[tuple[str, list[Statement], list[Interval]]]) -> dict[str, int]:
+        """Drop and bulk-load the whole materialized view (rebuild and large imports)."""
+        tables = self._tables()
+        self._q("DROP TABLE Subject")
+        self._q("CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, log STRING, view STRING)")
+        edge_names = [e for e in self.ontology.edge_types if e in tables]
+        for e in edge_names:
+            self._q(f"DROP TABLE {e}")
+            ddl = self._edge_ddl(e)
+            if ddl:
+                self._q(ddl)
+        edge_rows: dict[tuple[str, str, str], list[list[Any]]] = {}
+        counts = {"subjects": 0, "intervals": 0, "edges": 0}
+
+        def subject_rows() -> Iterator[list[Any]]:
+            for ref, log, view in subjects:
+                counts["subjects"] += 1
+                counts["intervals"] += len(view)
+                stype = self.ontology.type_for_prefix(ref.partition(":")[0])
+                for iv in view:
+                    if iv.object_kind != "entity" or stype is None:
+                        continue
+                    edge = self._edge_for(stype, iv)
+                    if edge is None:
+                        continue
+                    edge_rows.setdefault((edge[0], stype, edge[1]), []).append(
+                        [ref, iv.object, iv.predicate, _ts(iv.valid_from), _ts(iv.valid_to),
+                         dumps(list(iv.assertions)), dumps(list(iv.conflicts))])
+                yield [ref, dumps([_stmt_row(s) for s in log]), dumps([_iv_row(iv) for iv in view])]
+
+        self._copy("Subject", subject_rows())
+        for (label, a, b), rows in sorted(edge_rows.items()):
+            counts["edges"] += self._copy(label, rows, f"from='{a}', to='{b}'")
+        return counts
+
+    # graph reads ------------------------------------------------------------------
+
+    def edges(self, as_of: int | None = None) -> Iterator[tuple[str, str, str, str, Interval]]:
+        """Typed edges (label, from ref, to ref, predicate, interval), optionally valid at ``as_of``."""
+        where, params = "", {}
+        if as_of is not None:
+            where = "WHERE e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t) "
+            params = {"t": _ts_param(as_of)}
+        for label in sorted(self.ontology.edge_types):
+            if self._edge_ddl(label) is None:
+                continue
+            rows = self._q(f"MATCH (a)-[e:{label}]->(b) {where}RETURN a.ref, b.ref, e.predicate, e.valid_from, "
+                           "e.valid_to, e.assertions, e.conflicts, b.name ORDER BY a.ref, b.ref, e.valid_from", params)
+            for a, b, pred, vf, vt, ids, conf, bname in rows:
+                vf_us = from_datetime(vf)
+                assert vf_us is not None
+                yield label, a, b, pred, Interval(a, pred, b, "entity", vf_us, from_datetime(vt), tuple(ids), (),
+                                                   tuple(conf), bname)
+
+    def edges_into(self, ref: str, predicate: str, edge: str, as_of: int | None) -> list[Interval]:
+        """Intervals whose object is ``ref`` along one edge type (reverse traversal from the object)."""
+        otype = self.ontology.type_for_prefix(ref.partition(":")[0])
+        if otype is None or self._edge_ddl(edge) is None:
+            return []
+        if not any(b == otype for _, b in self.ontology.edge_types[edge].pairs):
+            return []
+        where = "WHERE e.predicate = $p"
+        params: dict[str, Any] = {"r": ref, "p": predicate}
+        if as_of is not None:
+            where += " AND e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)"
+            params["t"] = _ts_param(as_of)
+        rows = self._q(f"MATCH (a)-[e:{edge}]->(b:{otype} {{ref: $r}}) {where} RETURN a.ref, e.valid_from, "
+                       "e.valid_to, e.assertions, e.conflicts, b.name ORDER BY a.ref, e.valid_from", params)
+        out = []
+        for a, vf, vt, ids, conf, bname in rows:
+            vf_us = from_datetime(vf)
+            assert vf_us is not None
+            out.append(Interval(a, predicate, ref, "entity", vf_us, from_datetime(vt), tuple(ids), (), tuple(conf),
+                                bname))
+        return out
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """Run a caller's read query (for notebooks and benchmarks; never user text from the CLI)."""
+        return self._q(query, params)
+
+    def wipe_tmp(self) -> None:
+        shutil.rmtree(self.path / "tmp", ignore_errors=True)

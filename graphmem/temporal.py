@@ -1,0 +1,147 @@
+"""The fact view as a pure function of statements (SPEC section 4).
+
+No I/O here: the store feeds statements in and writes intervals out, and the
+property tests check these functions directly.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from graphmem.model import Interval, Statement
+from graphmem.schema import Registry
+
+_INF = 1 << 62  # an open end, for comparisons only
+
+
+def _end_for(ends: Sequence[Statement], obj: object, start: int) -> int | None:
+    """The first end at or after ``start`` that closes ``obj`` (or every value)."""
+    best: int | None = None
+    for e in ends:
+        if e.valid_from >= start and (e.object is None or e.object == obj) and (best is None or e.valid_from < best):
+            best = e.valid_from
+    return best
+
+
+def _min_end(*ends: int | None) -> int | None:
+    vals = [e for e in ends if e is not None]
+    return min(vals) if vals else None
+
+
+def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | None = None) -> list[Interval]:
+    """Intervals of one (subject, predicate), from the statements visible at ``known_at``.
+
+    ``known_at=None`` means "everything not retracted" (the view as known now).
+    The result is ordered by ``valid_from`` then object.
+    """
+    asserts: list[Statement] = []
+    ends: list[Statement] = []
+    for s in stmts:
+        if s.visible_at(known_at):
+            (ends if s.op == "end" else asserts).append(s)
+    if not asserts:
+        return []
+    # (start, end, stmt, conflicts) segments, merged per object below
+    segments: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
+    if cardinality == "many":
+        for a in asserts:
+            end = _min_end(a.valid_to, _end_for(ends, a.object, a.valid_from))
+            segments.append((a.valid_from, end, a, ()))
+    else:
+        segments = _one_segments(asserts, ends)
+    return _merge(segments)
+
+
+def _one_segments(
+    asserts: list[Statement], ends: list[Statement]
+) -> list[tuple[int, int | None, Statement, tuple[int, ...]]]:
+    groups: dict[int, list[Statement]] = defaultdict(list)
+    for a in asserts:
+        groups[a.valid_from].append(a)
+    starts = sorted(groups)
+    winners: dict[int, Statement] = {}
+    tie_losers: dict[int, tuple[int, ...]] = {}
+    for t in starts:
+        g = groups[t]
+        w = max(g, key=lambda s: (s.recorded_at, s.id))
+        winners[t] = w
+        tie_losers[t] = tuple(sorted(s.id for s in g if s.object != w.object))
+    segments = []
+    for i, t in enumerate(starts):
+        w = winners[t]
+        next_diff = next((u for u in starts[i + 1:] if winners[u].object != w.object), None)
+        for a in groups[t]:
+            if a.object != w.object:
+                continue
+            closed = _end_for(ends, a.object, a.valid_from)
+            end = _min_end(a.valid_to, next_diff, closed)
+            conflicts = tie_losers[t]
+            if (a.valid_to is not None and next_diff is not None and next_diff < a.valid_to
+                    and end == next_diff):
+                # an explicit valid_to cut short by supersession
+                conflicts = conflicts + tuple(sorted(s.id for s in groups[next_diff] if s.object == winners[next_diff].object))
+            segments.append((t, end, a, conflicts))
+    return segments
+
+
+def _merge(segments: list[tuple[int, int | None, Statement, tuple[int, ...]]]) -> list[Interval]:
+    by_obj: dict[tuple[str, object], list[tuple[int, int | None, Statement, tuple[int, ...]]]] = defaultdict(list)
+    for seg in segments:
+        start, end, s, _ = seg
+        if end is not None and end <= start:
+            continue  # closed at its own start: never held
+        by_obj[(type(s.object).__name__, s.object)].append(seg)
+    out: list[Interval] = []
+    for segs in by_obj.values():
+        segs.sort(key=lambda x: (x[0], x[2].id))
+        cur: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
+        cur_end = 0
+        for seg in segs:
+            if cur and seg[0] <= cur_end:
+                cur.append(seg)
+                cur_end = max(cur_end, _INF if seg[1] is None else seg[1])
+            else:
+                if cur:
+                    out.append(_interval(cur, cur_end))
+                cur = [seg]
+                cur_end = _INF if seg[1] is None else seg[1]
+        out.append(_interval(cur, cur_end))
+    out.sort(key=lambda iv: (iv.valid_from, str(iv.object)))
+    return out
+
+
+def _interval(segs: list[tuple[int, int | None, Statement, tuple[int, ...]]], end: int) -> Interval:
+    first = segs[0][2]
+    ids = tuple(sorted({s.id for _, _, s, _ in segs}))
+    sources: list[str] = []
+    for _, _, s, _ in sorted(segs, key=lambda x: x[2].id):
+        for src in s.sources:
+            if src not in sources:
+                sources.append(src)
+    conflicts = tuple(sorted({c for *_, cs in segs for c in cs}))
+    return Interval(first.subject, first.predicate, first.object, first.object_kind, segs[0][0],
+                    None if end >= _INF else end, ids, tuple(sources), conflicts, first.object_name)
+
+
+def view_for_subject(stmts: Iterable[Statement], registry: Registry, known_at: int | None = None) -> list[Interval]:
+    """Every interval of one subject, ordered by predicate then ``valid_from``.
+
+    Statements whose predicate the registry no longer knows are left out (lint
+    reports them as ``unknown_predicate``).
+    """
+    by_pred: dict[str, list[Statement]] = defaultdict(list)
+    for s in stmts:
+        by_pred[s.predicate].append(s)
+    out: list[Interval] = []
+    for pred in sorted(by_pred):
+        p = registry.predicates.get(pred)
+        if p is None:
+            continue
+        out.extend(intervals_for(by_pred[pred], p.cardinality, known_at))
+    return out
+
+
+def holding(intervals: Iterable[Interval], as_of: int) -> list[Interval]:
+    """The intervals that contain ``as_of``."""
+    return [iv for iv in intervals if iv.contains(as_of)]

@@ -1,0 +1,120 @@
+"""Pure time functions: parse user input to UTC instants and format them back.
+
+Instants are integers: microseconds since the Unix epoch, UTC. Integers make the
+temporal logic cheap and exact; parsing and durations go through pendulum.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from functools import lru_cache
+
+import pendulum
+
+from graphmem.errors import BadTime
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+US = 1_000_000
+
+
+def now_us() -> int:
+    """The current instant, in microseconds since the epoch (UTC)."""
+    return to_us(pendulum.now("UTC"))
+
+
+def to_us(dt: _dt.datetime) -> int:
+    """A timezone-aware datetime as microseconds since the epoch."""
+    delta = dt.astimezone(_dt.timezone.utc) - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * US + delta.microseconds
+
+
+def parse_instant(text: str, *, now: int | None = None, what: str = "time") -> int:
+    """Parse an ISO-8601 date, a datetime with any offset, or ``now``.
+
+    A date means 00:00 UTC; a datetime without offset is taken as UTC.
+    Raises BadTime naming the value when it is malformed or impossible.
+
+    >>> format_instant(parse_instant("2025-06-01"))
+    '2025-06-01T00:00:00Z'
+    """
+    if not isinstance(text, str):
+        raise BadTime(f"bad {what} {text!r}: expected an ISO-8601 date or datetime, or 'now'")
+    stripped = text.strip()
+    if stripped.lower() == "now":
+        return now if now is not None else now_us()
+    return _parse_cached(stripped, what)
+
+
+@lru_cache(maxsize=65536)
+def _parse_cached(text: str, what: str) -> int:
+    m = _DATE_RE.match(text)
+    if m:
+        try:
+            d = _dt.datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=_dt.timezone.utc)
+        except ValueError:
+            raise BadTime(f"bad {what} {text!r}: not a real calendar date") from None
+        return to_us(d)
+    try:
+        parsed = pendulum.parse(text, strict=True, tz="UTC")
+    except Exception:  # pendulum raises several types for malformed text
+        raise BadTime(
+            f"bad {what} {text!r}: expected an ISO-8601 date (2025-06-01), "
+            "datetime (2025-06-01T12:00:00+02:00) or 'now'"
+        ) from None
+    if isinstance(parsed, _dt.datetime):
+        return to_us(parsed)
+    if isinstance(parsed, _dt.date):
+        return to_us(_dt.datetime(parsed.year, parsed.month, parsed.day, tzinfo=_dt.timezone.utc))
+    raise BadTime(f"bad {what} {text!r}: expected a date or datetime, not a duration or time")
+
+
+def format_instant(us: int | None) -> str | None:
+    """An instant as ISO-8601 UTC (``2025-06-01T00:00:00Z``); None stays None."""
+    if us is None:
+        return None
+    return _format_cached(us)
+
+
+@lru_cache(maxsize=65536)
+def _format_cached(us: int) -> str:
+    dt = _EPOCH + _dt.timedelta(microseconds=us)
+    if dt.microsecond:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def to_datetime(us: int | None) -> _dt.datetime | None:
+    """An instant as a naive UTC datetime, the form Kuzu's TIMESTAMP stores."""
+    if us is None:
+        return None
+    return (_EPOCH + _dt.timedelta(microseconds=us)).replace(tzinfo=None)
+
+
+def from_datetime(dt: _dt.datetime | None) -> int | None:
+    """A naive UTC datetime read from Kuzu as an instant."""
+    if dt is None:
+        return None
+    return to_us(dt.replace(tzinfo=_dt.timezone.utc))
+
+
+def parse_duration(text: str, *, what: str = "duration") -> int:
+    """An ISO-8601 duration (``P90D``, ``P1Y2M``) as microseconds (pendulum: a year is 365 days, a month 30)."""
+    try:
+        d = pendulum.parse(text, strict=True)
+    except Exception:
+        d = None
+    if not isinstance(d, pendulum.Duration):
+        raise BadTime(f"bad {what} {text!r}: expected an ISO-8601 duration such as P90D")
+    return int(d.as_timedelta().total_seconds()) * US
+
+
+def parse_date_value(text: str, *, what: str = "date") -> str:
+    """A literal date value, canonical as ``YYYY-MM-DD``."""
+    us = parse_instant(text, what=what)
+    iso = format_instant(us)
+    assert iso is not None
+    if not iso.endswith("T00:00:00Z"):
+        raise BadTime(f"bad {what} {text!r}: expected a date such as 2026-03-31")
+    return iso[:10]
