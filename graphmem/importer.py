@@ -251,7 +251,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             store.set_next_fact_id(stmts[-1].id + 1)
         for fid, at, reason in old_retractions:
             store.mark_retracted(fid, at, reason)
-        if fresh_store and len(stmts) > BULK_LINES:
+        if fresh_store and stmts:
             names = {e.ref: e.name for e in created}
             if len(names) < store.entity_count():
                 names = {e.ref: e.name for e in store.all_entities()}

@@ -38,11 +38,11 @@ DEFAULT_RECORDED_AT = "2024-01-01T00:00:00Z"
 S, O = "subject", "object"
 STRONG, WEAK = "strong", "weak"
 
-# When roles disagree, the first type in this list wins (within a tier: any
-# strong hint beats every weak hint). Roles that say nothing give "Thing".
+# Breaks ties when an entity's roles hint at several types equally often (see
+# infer_types). Roles that say nothing give "Thing".
 TYPE_PRIORITY = (
     "Person", "Place", "Organization", "Position", "Award", "Event",
-    "Designation", "Mineral", "Concept", "Work", "Agent", "Thing",
+    "Designation", "Mineral", "Concept", "Agent", "Work", "Thing",
 )
 FALLBACK_TYPE = "Thing"
 
@@ -271,15 +271,23 @@ def read_rows(folder: Path, ds: Dataset, relations: dict[int, str],
 
 
 def infer_types(rows: list[Row], ds: Dataset) -> tuple[dict[int, str], collections.Counter[str]]:
-    """Each entity's type from the roles it plays; also counts how each was decided."""
-    hints: dict[int, dict[str, set[str]]] = collections.defaultdict(lambda: {STRONG: set(), WEAK: set()})
+    """Each entity's type from the roles it plays; also counts how each was decided.
+
+    Every (relation, side) may hint a type, strongly or weakly. Strong hints win
+    over weak ones. Among strong hints the type hinted by the most rows wins (a
+    tie goes to the type earlier in TYPE_PRIORITY); among weak hints the type
+    earlier in TYPE_PRIORITY wins, so that a specific guess (Person, Place)
+    refines the vague Agent. No hint at all gives Thing.
+    """
+    hints: dict[int, dict[str, collections.Counter[str]]] = collections.defaultdict(
+        lambda: {STRONG: collections.Counter(), WEAK: collections.Counter()})
     seen: set[int] = set()
     for row in rows:
         for ent, side in ((row.subject, S), (row.object, O)):
             seen.add(ent)
             hint = ds.hints.get((row.relation, side))
             if hint:
-                hints[ent][hint[1]].add(hint[0])
+                hints[ent][hint[1]][hint[0]] += 1
     rank = {t: i for i, t in enumerate(TYPE_PRIORITY)}
     types: dict[int, str] = {}
     how: collections.Counter[str] = collections.Counter()
@@ -287,7 +295,8 @@ def infer_types(rows: list[Row], ds: Dataset) -> tuple[dict[int, str], collectio
         h = hints[ent]
         for tier in (STRONG, WEAK):
             if h[tier]:
-                types[ent] = min(h[tier], key=rank.__getitem__)
+                count = h[tier] if tier == STRONG else collections.Counter(dict.fromkeys(h[tier], 1))
+                types[ent] = min(count, key=lambda t: (-count[t], rank[t]))
                 how[f"{tier} role" + (" (roles disagree)" if len(h[tier]) > 1 else "")] += 1
                 break
         else:

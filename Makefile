@@ -1,0 +1,33 @@
+# graphmem: make demo | make test | make lint | make bench
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench bench-small bench-real clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## build the example store and walk through it
+	$(BIN)/graphmem --store .demo-store demo
+
+test: $(STAMP)  ## the whole test suite
+	$(BIN)/pytest
+
+lint: $(STAMP)  ## ruff and mypy
+	$(BIN)/ruff check graphmem tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, plus the real data sets
+	$(BIN)/python benchmarks/bench.py --scales 10000 100000 1000000
+	$(BIN)/python benchmarks/realdata/bench_real.py
+
+bench-small: $(STAMP)  ## a quick benchmark at 10k assertions
+	$(BIN)/python benchmarks/bench.py --scales 10000
+
+clean:
+	rm -rf $(VENV) .demo-store bench-results .pytest_cache .mypy_cache .ruff_cache

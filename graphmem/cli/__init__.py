@@ -1,0 +1,5 @@
+"""The command line: a thin Typer layer over ``graphmem.Memory``."""
+
+from graphmem.cli.app import app, main
+
+__all__ = ["app", "main"]

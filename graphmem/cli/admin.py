@@ -1,0 +1,151 @@
+"""Store-wide commands: init, demo, ontology, predicates, import, lint, rebuild, export."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from graphmem import render
+from graphmem.cli.common import emit, errors, fail, memory, opts, store_path
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("demo")(demo)
+    app.command("ontology")(ontology)
+    app.command("predicates")(predicates)
+    app.command("import")(import_)
+    app.command("lint")(lint)
+    app.command("rebuild")(rebuild)
+    app.command("export")(export)
+
+
+def init(ctx: typer.Context) -> None:
+    """Create the store (idempotent)."""
+    with errors(), memory(ctx, create=True) as m:
+        doc = {"schema": "graphmem.init.v1", "store": str(m.path), "statements": m.store.statement_count(),
+               "entities": m.store.entity_count()}
+        emit(ctx, doc, lambda d: render.out(f"store ready at {d['store']} ({d['entities']} entities, "
+                                            f"{d['statements']} statements)"))
+
+
+def demo(ctx: typer.Context) -> None:
+    """Build a store from the bundled example and walk through what it knows."""
+    from graphmem.demo import run_demo
+    with errors():
+        run_demo(opts(ctx).store, show=not opts(ctx).json) if not opts(ctx).json else emit(
+            ctx, run_demo(opts(ctx).store, show=False), lambda d: None)
+
+
+def ontology(ctx: typer.Context) -> None:
+    """Show the loaded ontology: entity types and edge types with their pairs."""
+    from graphmem.schema import load_ontology
+    with errors():
+        ont = load_ontology(tuple(opts(ctx).ontology))
+        doc = {"schema": "graphmem.ontology.v1",
+               "entity_types": [{"name": t.name, "prefix": t.prefix, "description": t.description}
+                                for t in ont.entity_types.values()],
+               "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
+                              for e in ont.edge_types.values()]}
+
+        def human(d: dict) -> None:
+            render.table(["entity type", "ref prefix", "description"],
+                         [[t["name"], t["prefix"] + ":", t["description"]] for t in d["entity_types"]])
+            render.table(["edge type", "pairs", "description"],
+                         [[e["name"], ", ".join(f"{a}->{b}" for a, b in e["pairs"]), e["description"]]
+                          for e in d["edge_types"]])
+        emit(ctx, doc, human)
+
+
+def predicates(ctx: typer.Context) -> None:
+    """Show the loaded predicate registry."""
+    from graphmem.schema import load_ontology, load_registry
+    with errors():
+        o = opts(ctx)
+        reg = load_registry(load_ontology(tuple(o.ontology)), tuple(o.predicates))
+        doc = {"schema": "graphmem.predicates.v1", "predicates": [
+            {"name": p.name, "description": p.description, "subject_types": list(p.subject_types),
+             "object": ({"entity_types": list(p.object_entity_types)} if p.entity_valued else
+                        {"type": p.literal_type, **({"values": list(p.enum_values)} if p.enum_values else {})}),
+             "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
+            for p in reg.predicates.values()]}
+        emit(ctx, doc, lambda d: render.table(["predicate", "card.", "subjects", "object", "edge", "aliases"], [
+            [p["name"], p["cardinality"], ", ".join(p["subject_types"]),
+             ", ".join(p["object"].get("entity_types") or [p["object"]["type"]] + (
+                 [":" + "|".join(p["object"]["values"])] if "values" in p["object"] else [])),
+             p["edge"] or "", ", ".join(p["aliases"])] for p in d["predicates"]]))
+
+
+def import_(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="JSONL file of entity/assert/end/retract lines, or -.")],
+    strict: Annotated[bool, typer.Option("--strict", help="Write nothing if any line is invalid.")] = False,
+) -> None:
+    """Bulk entities and statements from JSONL; invalid lines are reported and not written."""
+    with errors():
+        if file != "-" and not Path(file).is_file():
+            fail(f"cannot read import file {file!r}: no such file")
+        with memory(ctx, create=True) as m:
+            source = sys.stdin if file == "-" else file
+            r = m.import_jsonl(source, strict=strict)
+            doc = r.to_json()
+
+            def human(d: dict) -> None:
+                verb = "imported" if d["written"] else "nothing written (--strict)"
+                render.out(f"{verb}: {d['entities_created']} entities created, {d['entities_updated']} updated, "
+                           f"{d['statements'] if d['written'] else 0} statements"
+                           + (f" ({d['facts'][0]}..{d['facts'][1]})" if d["facts"] and d["written"] else "")
+                           + f", {d['retractions']} retractions in {d['seconds']} s")
+            emit(ctx, doc, human)
+            if r.errors:
+                for n, reason in r.errors[:20]:
+                    sys.stderr.write(f"graphmem: line {n}: {reason}\n")
+                if len(r.errors) > 20:
+                    sys.stderr.write(f"graphmem: ... and {len(r.errors) - 20} more invalid lines\n")
+                raise typer.Exit(2)
+
+
+def lint(
+    ctx: typer.Context,
+    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 on issues at or above: error or warning.")] = "error",
+) -> None:
+    """Check the store; exit 1 when an issue at or above --fail-on exists."""
+    with errors():
+        if fail_on not in ("error", "warning"):
+            fail(f"bad --fail-on {fail_on!r}: expected error or warning")
+        with memory(ctx) as m:
+            report = m.lint()
+            emit(ctx, report.to_json(fail_on), render.lint)
+            if report.fails(fail_on):
+                raise typer.Exit(1)
+
+
+def rebuild(
+    ctx: typer.Context,
+    check: Annotated[bool, typer.Option("--check", help="Compare with a rebuild without writing; exit 1 on drift.")] = False,
+) -> None:
+    """Recompute the fact view from the statements."""
+    with errors(), memory(ctx) as m:
+        r = m.rebuild(check=check)
+        emit(ctx, r.to_json(), lambda d: render.out(
+            ("view matches the statements" if d["ok"] else f"view drift in {len(d['drift'])} subjects")
+            if d["check"] else f"rebuilt {d['counts'].get('subjects', 0)} subjects, "
+            f"{d['counts'].get('intervals', 0)} intervals, {d['counts'].get('edges', 0)} edges in {d['seconds']} s"))
+        if not r.ok:
+            raise typer.Exit(1)
+
+
+def export(
+    ctx: typer.Context,
+    format_: Annotated[str, typer.Option("--format", "-f", help="jsonl (whole store) or graphml (graph at a time).")] = "jsonl",
+    as_of: Annotated[str | None, typer.Option("--as-of", help="For graphml: edges valid at this time (default now).")] = None,
+) -> None:
+    """Write the store to stdout: JSONL that import reads back, or GraphML."""
+    with errors(), memory(ctx) as m:
+        sys.stdout.write(m.export(format_, as_of))
+
+
+__all__ = ["register", "store_path"]

@@ -1,0 +1,81 @@
+"""What every command shares: options, opening the store, printing, errors to exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from graphmem.errors import GraphmemError
+
+
+@dataclass
+class Options:
+    store: Path | None
+    json: bool
+    ontology: list[Path]
+    predicates: list[Path]
+
+
+def default_store() -> Path:
+    """``--store``, else ``GRAPHMEM_STORE``, else a ``graphmem`` folder in the user data directory."""
+    env = os.environ.get("GRAPHMEM_STORE")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+    return Path(user_data_dir("graphmem", appauthor=False))
+
+
+def opts(ctx: typer.Context) -> Options:
+    o = ctx.find_root().obj
+    assert isinstance(o, Options)
+    return o
+
+
+def store_path(ctx: typer.Context) -> Path:
+    return opts(ctx).store or default_store()
+
+
+@contextmanager
+def memory(ctx: typer.Context, *, create: bool = False) -> Iterator[Any]:
+    """Open the store for one command; ``create`` for commands that write."""
+    from graphmem.memory import Memory
+    o = opts(ctx)
+    m = Memory(store_path(ctx), ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def emit(ctx: typer.Context, doc: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
+    """One JSON document with ``--json``, else the readable form."""
+    if opts(ctx).json:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    else:
+        human(doc)
+
+
+def fail(message: str, code: int = 2) -> None:
+    sys.stderr.write(f"graphmem: error: {message}\n")
+    raise typer.Exit(code)
+
+
+@contextmanager
+def errors() -> Iterator[None]:
+    """Turn graphmem's errors into one line on stderr and their exit code; no traceback."""
+    try:
+        yield
+    except GraphmemError as e:
+        fail(str(e), e.exit_code)
+    except (typer.Exit, typer.Abort, SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as e:  # a bug: still one line, and say it is one
+        fail(f"internal error ({type(e).__name__}: {e}); please report it", 3)

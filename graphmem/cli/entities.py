@@ -1,0 +1,57 @@
+"""``graphmem entity add|show|list``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from graphmem import render
+from graphmem.cli.common import emit, errors, memory
+
+app = typer.Typer(help="Add and look up entities.", no_args_is_help=True)
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    type_: Annotated[str, typer.Argument(metavar="TYPE", help="Entity type from the ontology (Project, Tool, ...).")],
+    name: Annotated[str, typer.Argument(help="The entity's name; its ref is type:slug-of-name.")],
+    alias: Annotated[list[str] | None, typer.Option("--alias", "-a", help="Another name (repeatable).")] = None,
+    description: Annotated[str, typer.Option("--description", "-d", help="One or two sentences.")] = "",
+) -> None:
+    """Add an entity; prints its ref."""
+    with errors(), memory(ctx, create=True) as m:
+        r = m.add_entity(type_, name, alias or [], description)
+        emit(ctx, r.to_json(), lambda d: render.out(d["created"][0]))
+
+
+@app.command("show")
+def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="Ref, name or alias.")]) -> None:
+    """Show one entity."""
+    with errors(), memory(ctx) as m:
+        e = m.entity(ref)
+        doc = {"schema": "graphmem.entity.v1", "entity": e.to_json()}
+
+        def human(d: dict) -> None:
+            x = d["entity"]
+            render.out(f"{x['ref']}  {x['type']}  {x['name']}")
+            if x["aliases"]:
+                render.out("aliases: " + ", ".join(x["aliases"]))
+            if x["description"]:
+                render.out(x["description"])
+        emit(ctx, doc, human)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    type_: Annotated[str | None, typer.Option("--type", "-t", help="Only this entity type.")] = None,
+    match: Annotated[str | None, typer.Option("--match", "-m", help="Name, alias or ref containing this text.")] = None,
+) -> None:
+    """List entities, by type then ref."""
+    with errors(), memory(ctx) as m:
+        es = m.entities(type_, match)
+        doc = {"schema": "graphmem.entities.v1", "entities": [e.to_json() for e in es]}
+        emit(ctx, doc, lambda d: render.table(["ref", "type", "name", "aliases"], [
+            [e["ref"], e["type"], e["name"], ", ".join(e["aliases"])] for e in d["entities"]]))

@@ -1,0 +1,115 @@
+"""Statements and the fact view: assert, end, retract, current, timeline, facts, why."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from graphmem import render
+from graphmem.cli.common import emit, errors, memory
+
+Subject = Annotated[str, typer.Argument(help="Entity ref, name or alias.")]
+Predicate = Annotated[str, typer.Argument(help="Predicate name or alias (see 'graphmem predicates').")]
+When = "ISO-8601 date or datetime, or 'now'."
+
+
+def register(app: typer.Typer) -> None:
+    app.command("assert")(assert_)
+    app.command("end")(end)
+    app.command("retract")(retract)
+    app.command("current")(current)
+    app.command("timeline")(timeline)
+    app.command("facts")(facts)
+    app.command("why")(why)
+
+
+def _written(d: dict) -> None:
+    render.out(" ".join(d["created"]))
+
+
+def assert_(
+    ctx: typer.Context,
+    subject: Subject,
+    predicate: Predicate,
+    obj: Annotated[str, typer.Argument(metavar="OBJECT", help="An entity (ref, name, alias) or a literal value.")],
+    from_: Annotated[str | None, typer.Option("--from", help=f"Valid from (default: now). {When}")] = None,
+    to: Annotated[str | None, typer.Option("--to", help=f"Valid until, exclusive (default: open). {When}")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Evidence: a URI (repeatable).")] = None,
+    by: Annotated[str, typer.Option("--by", help="operator, agent, extractor or import.")] = "operator",
+) -> None:
+    """Record that SUBJECT PREDICATE OBJECT holds; prints its fact:N."""
+    with errors(), memory(ctx, create=True) as m:
+        r = m.assert_(subject, predicate, obj, valid_from=from_, valid_to=to, sources=source or [], by=by)
+        emit(ctx, r.to_json(), _written)
+
+
+def end(
+    ctx: typer.Context,
+    subject: Subject,
+    predicate: Predicate,
+    obj: Annotated[str | None, typer.Argument(metavar="[OBJECT]", help="Only this value (default: every value).")] = None,
+    at: Annotated[str | None, typer.Option("--at", help=f"When it stops holding (required). {When}")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Evidence: a URI (repeatable).")] = None,
+    by: Annotated[str, typer.Option("--by", help="operator, agent, extractor or import.")] = "operator",
+) -> None:
+    """Close what holds for SUBJECT PREDICATE [OBJECT] at --at; prints its fact:N."""
+    with errors(), memory(ctx, create=True) as m:
+        if at is None:
+            from graphmem.errors import BadTime
+            raise BadTime("missing --at: expected the time at which the value stops holding (date, datetime or now)")
+        r = m.end(subject, predicate, obj, at=at, sources=source or [], by=by)
+        emit(ctx, r.to_json(), _written)
+
+
+def retract(
+    ctx: typer.Context,
+    fact: Annotated[str, typer.Argument(help="The statement to withdraw, fact:N.")],
+    reason: Annotated[str | None, typer.Option("--reason", "-r", help="Why it was wrong.")] = None,
+) -> None:
+    """Withdraw a statement from now on (it stays in the history)."""
+    with errors(), memory(ctx, create=True) as m:
+        r = m.retract(fact, reason)
+        emit(ctx, r.to_json(), _written)
+
+
+def current(
+    ctx: typer.Context,
+    subject: Subject,
+    as_of: Annotated[str | None, typer.Option("--as-of", help=f"Valid time (default: now, or --known-at). {When}")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", help=f"Record time (default: now). {When}")] = None,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
+) -> None:
+    """What holds for SUBJECT at --as-of, as known at --known-at."""
+    with errors(), memory(ctx) as m:
+        emit(ctx, m.current(subject, as_of=as_of, known_at=known_at, predicate=predicate).to_json(), render.current)
+
+
+def timeline(
+    ctx: typer.Context,
+    subject: Subject,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", help=f"Record time (default: now). {When}")] = None,
+) -> None:
+    """Every interval of SUBJECT, in order, and the statements behind them."""
+    with errors(), memory(ctx) as m:
+        emit(ctx, m.timeline(subject, predicate=predicate, known_at=known_at).to_json(), render.timeline)
+
+
+def facts(
+    ctx: typer.Context,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
+    obj: Annotated[str | None, typer.Option("--object", "-o", help="Only this object (entity or literal).")] = None,
+    subject_type: Annotated[str | None, typer.Option("--subject-type", "-t", help="Only subjects of this type.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help=f"Valid time (default: now). {When}")] = None,
+) -> None:
+    """Facts holding at --as-of, filtered by field ("which projects use Kuzu now?")."""
+    with errors(), memory(ctx) as m:
+        r = m.facts(predicate=predicate, object=obj, subject_type=subject_type, as_of=as_of)
+        emit(ctx, r.to_json(), render.facts)
+
+
+def why(ctx: typer.Context, fact: Annotated[str, typer.Argument(help="fact:N")]) -> None:
+    """The receipts of one statement: sources, supersession, conflicts, retraction."""
+    with errors(), memory(ctx) as m:
+        emit(ctx, m.why(fact).to_json(), render.why)

@@ -1,0 +1,122 @@
+"""Readable (non-JSON) output: small tables for people at a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+def _width() -> int | None:
+    """Wide enough for fact tables when output is piped (rich assumes 80 columns)."""
+    import os
+    import sys
+    if sys.stdout.isatty():
+        return None
+    return int(os.environ.get("COLUMNS", "160"))
+
+
+_console = Console(highlight=False, soft_wrap=False, width=_width())
+
+
+def out(text: str = "") -> None:
+    _console.print(text, markup=False)
+
+
+def heading(text: str) -> None:
+    _console.print(f"[bold]{text}[/bold]")
+
+
+def table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
+    t = Table(*columns, title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for r in rows:
+        t.add_row(*("" if v is None else str(v) for v in r))
+    _console.print(t)
+
+
+def obj_text(o: dict[str, Any] | None) -> str:
+    if o is None:
+        return "(every value)"
+    if o["kind"] == "entity":
+        return f"{o['name']} ({o['ref']})" if o.get("name") else o["ref"]
+    return str(o["value"])
+
+
+def day(iso: str | None) -> str:
+    if iso is None:
+        return "…"
+    return iso[:10] if iso.endswith("T00:00:00Z") else iso
+
+
+def fact_rows(facts: list[dict[str, Any]], with_subject: bool = False) -> list[list[Any]]:
+    rows = []
+    for f in facts:
+        row = [f["subject"]["ref"]] if with_subject else []
+        row += [f["predicate"], obj_text(f["object"]), day(f["valid_from"]), day(f["valid_to"]),
+                " ".join(f["assertions"]), " ".join(f["sources"]) or "-",
+                ("conflict: " + " ".join(f["conflicts"])) if f["conflicts"] else ""]
+        rows.append(row)
+    return rows
+
+
+FACT_COLUMNS = ["predicate", "object", "from", "to", "facts", "sources", "note"]
+
+
+def current(doc: dict[str, Any]) -> None:
+    s = doc["subject"]
+    heading(f"{s['name']} ({s['ref']}), as of {doc['as_of']}, known at {doc['known_at']}")
+    if not doc["facts"]:
+        out("nothing holds")
+        return
+    table(FACT_COLUMNS, fact_rows(doc["facts"]))
+
+
+def timeline(doc: dict[str, Any]) -> None:
+    s = doc["subject"]
+    heading(f"Timeline of {s['name']} ({s['ref']}), known at {doc['known_at']}")
+    table(FACT_COLUMNS, fact_rows(doc["intervals"]), title="intervals")
+    rows = []
+    for e in doc["events"]:
+        if e["event"] == "retract":
+            rows.append([e["recorded_at"], "retract", e["fact"], e["predicate"], e.get("reason") or ""])
+        elif e["event"] == "end":
+            rows.append([e["recorded_at"], "end", e["fact"], e["predicate"],
+                         f"{obj_text(e['object'])} at {day(e['at'])}"])
+        else:
+            span = f"from {day(e['valid_from'])}" + (f" to {day(e['valid_to'])}" if e["valid_to"] else "")
+            rows.append([e["recorded_at"], "assert", e["fact"], e["predicate"], f"{obj_text(e['object'])} {span}"])
+    table(["recorded", "event", "fact", "predicate", "what"], rows, title="events")
+
+
+def facts(doc: dict[str, Any]) -> None:
+    heading(f"{len(doc['facts'])} facts as of {doc['as_of']}")
+    table(["subject", *FACT_COLUMNS], fact_rows(doc["facts"], with_subject=True))
+
+
+def lint(doc: dict[str, Any]) -> None:
+    c = doc["counts"]
+    heading(f"lint: {c['error']} errors, {c['warning']} warnings "
+            f"({c['statements']} statements, {c['entities']} entities)")
+    if doc["issues"]:
+        table(["severity", "code", "about", "message"],
+              [[i["severity"], i["code"], i.get("fact") or i.get("subject") or i.get("record") or "", i["message"]]
+               for i in doc["issues"]])
+
+
+def why(doc: dict[str, Any]) -> None:
+    f = doc["fact"]
+    heading(f"{f['fact']}: {f['subject']} {f['predicate']} {obj_text(f['object'])}")
+    if f["op"] == "end":
+        out(f"  ends at        {f['at']}")
+    else:
+        out(f"  valid          {day(f['valid_from'])} .. {day(f['valid_to'])}")
+    out(f"  recorded       {f['recorded_at']} by {f['asserted_by']} (trust {f['trust']})")
+    out(f"  sources        {', '.join(s['ref'] for s in doc['sources']) or 'none'}")
+    for key, label in (("supersedes", "supersedes"), ("superseded_by", "superseded by"),
+                       ("conflicts", "conflicts with"), ("ended_by", "ended by")):
+        if doc[key]:
+            out(f"  {label:<14} {', '.join(doc[key])}")
+    for iv in doc["in_view"]:
+        out(f"  holds          {day(iv['valid_from'])} .. {day(iv['valid_to'])} (with {', '.join(iv['assertions'])})")
+    if doc["retraction"]:
+        out(f"  RETRACTED      at {doc['retraction']['at']}: {doc['retraction']['reason'] or 'no reason given'}")

@@ -1,0 +1,136 @@
+"""Entities, assertions and the view through the Python API."""
+
+from __future__ import annotations
+
+import pytest
+
+import graphmem
+from graphmem.errors import AmbiguousEntity, BadInput, TypeMismatch, UnknownEntity, UnknownPredicate
+from graphmem.memory import slug
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("Ada Lovelace", "ada-lovelace"), ("  Kuzu  DB!! ", "kuzu-db"), ("C++ / Rust", "c-rust"), ("Zürich", "zürich"),
+])
+def test_slug(name: str, expected: str) -> None:
+    assert slug(name) == expected
+
+
+def test_entity_refs_and_resolution(atlas: graphmem.Memory) -> None:
+    assert atlas.entity("atlas-app").ref == "project:atlas"
+    assert atlas.entity("ADA").ref == "person:ada-lovelace"
+    assert atlas.entity("person:ada-lovelace").name == "Ada Lovelace"
+    with pytest.raises(UnknownEntity, match="atlaz"):
+        atlas.entity("atlaz")
+
+
+def test_ambiguous_name_lists_candidates(atlas: graphmem.Memory) -> None:
+    atlas.add_entity("Concept", "Atlas")
+    with pytest.raises(AmbiguousEntity, match="concept:atlas.*project:atlas"):
+        atlas.entity("Atlas")
+    assert atlas.entity("project:atlas").type == "Project"
+
+
+def test_duplicate_entity_is_bad_input(atlas: graphmem.Memory) -> None:
+    with pytest.raises(BadInput, match="already exists"):
+        atlas.add_entity("Project", "atlas")
+
+
+def test_assert_supersede_and_current(atlas: graphmem.Memory) -> None:
+    atlas.assert_("atlas", "status", "active", valid_from="2025-01-01")
+    atlas.assert_("atlas", "status", "paused", valid_from="2025-06-01")
+    now = atlas.current("atlas", predicate="status").facts
+    assert [f.object for f in now] == ["paused"]
+    then = atlas.current("atlas", predicate="status", as_of="2025-03-01").facts
+    assert [(f.object, f.valid_to) for f in then] == [("active", now[0].valid_from)]
+
+
+def test_many_valued_and_end(atlas: graphmem.Memory) -> None:
+    atlas.assert_("atlas", "uses", "sqlite", valid_from="2025-01-01")
+    atlas.assert_("atlas", "uses", "kuzu", valid_from="2025-03-01")
+    atlas.end("atlas", "uses", "sqlite", at="2025-04-01")
+    objs = {f.object for f in atlas.current("atlas", predicate="uses").facts}
+    assert objs == {"tool:kuzu"}
+    objs = {f.object for f in atlas.current("atlas", predicate="uses", as_of="2025-03-15").facts}
+    assert objs == {"tool:kuzu", "tool:sqlite"}
+
+
+def test_end_of_nothing_is_bad_input(atlas: graphmem.Memory) -> None:
+    with pytest.raises(BadInput, match="nothing holds"):
+        atlas.end("atlas", "uses", "kuzu", at="2025-04-01")
+
+
+def test_retract_keeps_history(atlas: graphmem.Memory) -> None:
+    ok = atlas.assert_("atlas", "owner", "ada", valid_from="2024-01-01").refs[0]
+    assert atlas.current("atlas", predicate="owner").facts[0].object == "person:ada-lovelace"
+    atlas.retract(ok, "wrong")
+    assert atlas.current("atlas", predicate="owner").facts == ()
+    why = atlas.why(ok).to_json()
+    assert why["retraction"]["reason"] == "wrong"
+    with pytest.raises(BadInput, match="already retracted"):
+        atlas.retract(ok)
+
+
+def test_conflict_reported_on_fact(atlas: graphmem.Memory) -> None:
+    a = atlas.assert_("atlas", "priority", "p1", valid_from="2025-01-01").refs[0]
+    b = atlas.assert_("atlas", "priority", "p2", valid_from="2025-01-01").refs[0]
+    facts = atlas.current("atlas", predicate="priority").to_json()["facts"]
+    assert [f["object"]["value"] for f in facts] == ["p2"]
+    assert facts[0]["assertions"] == [b] and facts[0]["conflicts"] == [a]
+    codes = [i.code for i in atlas.lint().issues]
+    assert "single_value_conflict" in codes
+
+
+def test_cut_short_valid_to_is_a_conflict(atlas: graphmem.Memory) -> None:
+    a = atlas.assert_("atlas", "status", "active", valid_from="2025-01-01", valid_to="2025-12-01").refs[0]
+    b = atlas.assert_("atlas", "status", "paused", valid_from="2025-06-01").refs[0]
+    ivs = atlas.timeline("atlas", predicate="status").to_json()["intervals"]
+    assert ivs[0]["assertions"] == [a] and ivs[0]["valid_to"] == "2025-06-01T00:00:00Z"
+    assert ivs[0]["conflicts"] == [b]
+
+
+@pytest.mark.parametrize(("args", "error", "text"), [
+    (("nobody", "status", "active"), UnknownEntity, "nobody"),
+    (("atlas", "flavor", "sweet"), UnknownPredicate, "flavor"),
+    (("atlas", "status", "sleeping"), BadInput, "one of idea"),
+    (("atlas", "uses", "ada"), TypeMismatch, "Person"),
+    (("kuzu", "status", "active"), TypeMismatch, "Tool"),
+    (("atlas", "deadline", "2025-02-30"), BadInput, "2025-02-30"),
+])
+def test_bad_assertions(atlas: graphmem.Memory, args: tuple[str, str, str], error: type, text: str) -> None:
+    before = atlas.store.statement_count()
+    with pytest.raises(error, match=text):
+        atlas.assert_(*args)
+    assert atlas.store.statement_count() == before
+
+
+def test_valid_to_must_follow_valid_from(atlas: graphmem.Memory) -> None:
+    with pytest.raises(BadInput, match="after valid_from"):
+        atlas.assert_("atlas", "status", "active", valid_from="2025-02-01", valid_to="2025-01-01")
+
+
+def test_predicate_alias_accepted(atlas: graphmem.Memory) -> None:
+    ref = atlas.assert_("atlas", "built on", "kuzu").refs[0]
+    assert atlas.why(ref).statement.predicate == "uses"
+
+
+def test_typed_edges_queryable_in_cypher(atlas: graphmem.Memory) -> None:
+    atlas.assert_("atlas", "uses", "kuzu", valid_from="2025-01-01")
+    rows = atlas.store.cypher("MATCH (p:Project)-[e:USES]->(t:Tool) RETURN p.ref, t.ref, e.assertions, e.valid_to")
+    assert rows == [["project:atlas", "tool:kuzu", [1], None]]
+    atlas.end("atlas", "uses", "kuzu", at="2025-06-01")
+    rows = atlas.store.cypher("MATCH (p:Project)-[e:USES]->(t:Tool) RETURN e.valid_to")
+    assert str(rows[0][0]) == "2025-06-01 00:00:00"
+
+
+def test_facts_filters(atlas: graphmem.Memory) -> None:
+    atlas.add_entity("Project", "Beacon")
+    atlas.assert_("atlas", "uses", "kuzu", valid_from="2025-01-01")
+    atlas.assert_("beacon", "uses", "kuzu", valid_from="2025-05-01")
+    atlas.assert_("beacon", "status", "paused", valid_from="2025-05-01")
+    users = [s.ref for s, _ in atlas.facts(predicate="uses", object="kuzu").facts]
+    assert users == ["project:atlas", "project:beacon"]
+    early = [s.ref for s, _ in atlas.facts(predicate="uses", object="kuzu", as_of="2025-02-01").facts]
+    assert early == ["project:atlas"]
+    paused = [s.ref for s, _ in atlas.facts(predicate="status", object="paused").facts]
+    assert paused == ["project:beacon"]
