@@ -172,7 +172,9 @@ class Store:
                     w.writerow(row)
                     n += 1
             if n:
-                opts = "HEADER=false" + (", " + options if options else "")
+                # explicit dialect: Kuzu's sniffer guesses from the first lines and can miss later quotes
+                opts = "HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='\"', ESCAPE='\"'" + (
+                    ", " + options if options else "")
                 self._q(f"COPY {table} FROM '{name}' ({opts})")
         finally:
             os.unlink(name)

@@ -113,6 +113,10 @@ def _merge(segments: list[tuple[int, int | None, Statement, tuple[int, ...]]]) -
 
 def _interval(segs: list[tuple[int, int | None, Statement, tuple[int, ...]]], end: int) -> Interval:
     first = segs[0][2]
+    open_end = None if end >= _INF else end
+    if len(segs) == 1:  # the common case, without the set and list work below
+        return Interval(first.subject, first.predicate, first.object, first.object_kind, segs[0][0], open_end,
+                        (first.id,), first.sources, tuple(sorted(set(segs[0][3]))), first.object_name)
     ids = tuple(sorted({s.id for _, _, s, _ in segs}))
     sources: list[str] = []
     for _, _, s, _ in sorted(segs, key=lambda x: x[2].id):
@@ -120,8 +124,8 @@ def _interval(segs: list[tuple[int, int | None, Statement, tuple[int, ...]]], en
             if src not in sources:
                 sources.append(src)
     conflicts = tuple(sorted({c for *_, cs in segs for c in cs}))
-    return Interval(first.subject, first.predicate, first.object, first.object_kind, segs[0][0],
-                    None if end >= _INF else end, ids, tuple(sources), conflicts, first.object_name)
+    return Interval(first.subject, first.predicate, first.object, first.object_kind, segs[0][0], open_end, ids,
+                    tuple(sources), conflicts, first.object_name)
 
 
 def view_for_subject(stmts: Iterable[Statement], registry: Registry, known_at: int | None = None) -> list[Interval]:

@@ -15,7 +15,10 @@ import pendulum
 from graphmem.errors import BadTime
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH_ORDINAL = _EPOCH.toordinal()
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+# The canonical forms, which the standard library parses exactly as pendulum does, only faster.
+_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")
 US = 1_000_000
 
 
@@ -26,8 +29,14 @@ def now_us() -> int:
 
 def to_us(dt: _dt.datetime) -> int:
     """A timezone-aware datetime as microseconds since the epoch."""
-    delta = dt.astimezone(_dt.timezone.utc) - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * US + delta.microseconds
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=_dt.timezone.utc)
+    days = (dt.toordinal() - _EPOCH_ORDINAL)
+    secs = dt.hour * 3600 + dt.minute * 60 + dt.second
+    off = dt.utcoffset()
+    if off:
+        secs -= off.days * 86_400 + off.seconds
+    return (days * 86_400 + secs) * US + dt.microsecond
 
 
 def parse_instant(text: str, *, now: int | None = None, what: str = "time") -> int:
@@ -56,6 +65,11 @@ def _parse_cached(text: str, what: str) -> int:
         except ValueError:
             raise BadTime(f"bad {what} {text!r}: not a real calendar date") from None
         return to_us(d)
+    if _ISO_RE.match(text):
+        try:
+            return to_us(_dt.datetime.fromisoformat(text))
+        except ValueError:
+            raise BadTime(f"bad {what} {text!r}: not a real calendar date or time") from None
     try:
         parsed = pendulum.parse(text, strict=True, tz="UTC")
     except Exception:  # pendulum raises several types for malformed text
@@ -80,9 +94,8 @@ def format_instant(us: int | None) -> str | None:
 @lru_cache(maxsize=65536)
 def _format_cached(us: int) -> str:
     dt = _EPOCH + _dt.timedelta(microseconds=us)
-    if dt.microsecond:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    base = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+    return f"{base}.{dt.microsecond:06d}Z" if dt.microsecond else base + "Z"
 
 
 def to_datetime(us: int | None) -> _dt.datetime | None:

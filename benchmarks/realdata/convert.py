@@ -23,6 +23,7 @@ import re
 import sys
 import tomllib
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ UNKNOWN_YEAR = 0  # the datasets' "date unknown" (the original files had ####)
 EPOCH_DATE = "0001-01-01"  # valid_from for an unknown start (see --unknown-start)
 DEFAULT_RECORDED_AT = "2024-01-01T00:00:00Z"
 
-S, O = "subject", "object"
+SUBJ, OBJ = "subject", "object"
 STRONG, WEAK = "strong", "weak"
 
 # Breaks ties when an entity's roles hint at several types equally often (see
@@ -76,16 +77,16 @@ YAGO = Dataset(
         "<created>": "created",
     },
     hints={
-        ("<wasBornIn>", S): ("Person", STRONG), ("<wasBornIn>", O): ("Place", STRONG),
-        ("<diedIn>", S): ("Person", STRONG), ("<diedIn>", O): ("Place", STRONG),
-        ("<worksAt>", S): ("Person", STRONG), ("<worksAt>", O): ("Organization", STRONG),
-        ("<playsFor>", S): ("Person", STRONG), ("<playsFor>", O): ("Organization", STRONG),
-        ("<hasWonPrize>", S): ("Person", WEAK), ("<hasWonPrize>", O): ("Award", STRONG),
-        ("<isMarriedTo>", S): ("Person", STRONG), ("<isMarriedTo>", O): ("Person", STRONG),
-        ("<owns>", S): ("Agent", WEAK),
-        ("<graduatedFrom>", S): ("Person", STRONG), ("<graduatedFrom>", O): ("Organization", STRONG),
-        ("<isAffiliatedTo>", S): ("Person", STRONG), ("<isAffiliatedTo>", O): ("Organization", STRONG),
-        ("<created>", S): ("Agent", WEAK), ("<created>", O): ("Work", WEAK),
+        ("<wasBornIn>", SUBJ): ("Person", STRONG), ("<wasBornIn>", OBJ): ("Place", STRONG),
+        ("<diedIn>", SUBJ): ("Person", STRONG), ("<diedIn>", OBJ): ("Place", STRONG),
+        ("<worksAt>", SUBJ): ("Person", STRONG), ("<worksAt>", OBJ): ("Organization", STRONG),
+        ("<playsFor>", SUBJ): ("Person", STRONG), ("<playsFor>", OBJ): ("Organization", STRONG),
+        ("<hasWonPrize>", SUBJ): ("Person", WEAK), ("<hasWonPrize>", OBJ): ("Award", STRONG),
+        ("<isMarriedTo>", SUBJ): ("Person", STRONG), ("<isMarriedTo>", OBJ): ("Person", STRONG),
+        ("<owns>", SUBJ): ("Agent", WEAK),
+        ("<graduatedFrom>", SUBJ): ("Person", STRONG), ("<graduatedFrom>", OBJ): ("Organization", STRONG),
+        ("<isAffiliatedTo>", SUBJ): ("Person", STRONG), ("<isAffiliatedTo>", OBJ): ("Organization", STRONG),
+        ("<created>", SUBJ): ("Agent", WEAK), ("<created>", OBJ): ("Work", WEAK),
     },
     yago_names=True,
 )
@@ -121,38 +122,38 @@ WIKIDATA = Dataset(
         "spouse": "married_to",  # P26
     },
     hints={
-        ("capital_of", S): ("Place", STRONG), ("capital_of", O): ("Place", STRONG),
-        ("academic_degree", S): ("Person", STRONG), ("academic_degree", O): ("Designation", STRONG),
-        ("IMA_status_and/or_rank", S): ("Mineral", STRONG),
-        ("IMA_status_and/or_rank", O): ("Designation", STRONG),
-        ("contains_the_administrative_territorial_entity", S): ("Place", STRONG),
-        ("contains_the_administrative_territorial_entity", O): ("Place", STRONG),
-        ("twinned_administrative_body", S): ("Place", STRONG),
-        ("twinned_administrative_body", O): ("Place", STRONG),
-        ("residence", S): ("Person", STRONG), ("residence", O): ("Place", STRONG),
-        ("located_in_the_administrative_territorial_entity", S): ("Place", WEAK),
-        ("located_in_the_administrative_territorial_entity", O): ("Place", STRONG),
-        ("significant_event", O): ("Event", STRONG),
-        ("heritage_designation", S): ("Place", WEAK), ("heritage_designation", O): ("Designation", STRONG),
-        ("position_held", S): ("Person", STRONG), ("position_held", O): ("Position", STRONG),
-        ("country", S): ("Place", WEAK), ("country", O): ("Place", STRONG),
-        ("member_of_sports_team", S): ("Person", STRONG),
-        ("member_of_sports_team", O): ("Organization", STRONG),
-        ("instance_of", O): ("Concept", STRONG),
-        ("head_of_government", S): ("Place", STRONG), ("head_of_government", O): ("Person", STRONG),
-        ("nominated_for", O): ("Award", STRONG),
-        ("title_of_chess_person", S): ("Person", STRONG),
-        ("title_of_chess_person", O): ("Designation", STRONG),
-        ("member_of", S): ("Agent", WEAK), ("member_of", O): ("Organization", STRONG),
-        ("winner", S): ("Award", WEAK), ("winner", O): ("Agent", WEAK),
-        ("employer", S): ("Person", STRONG), ("employer", O): ("Organization", STRONG),
-        ("educated_at", S): ("Person", STRONG), ("educated_at", O): ("Organization", STRONG),
-        ("award_received", O): ("Award", STRONG),
-        ("member_of_political_party", S): ("Person", STRONG),
-        ("member_of_political_party", O): ("Organization", STRONG),
-        ("country_of_citizenship", S): ("Person", STRONG),
-        ("country_of_citizenship", O): ("Place", STRONG),
-        ("spouse", S): ("Person", STRONG), ("spouse", O): ("Person", STRONG),
+        ("capital_of", SUBJ): ("Place", STRONG), ("capital_of", OBJ): ("Place", STRONG),
+        ("academic_degree", SUBJ): ("Person", STRONG), ("academic_degree", OBJ): ("Designation", STRONG),
+        ("IMA_status_and/or_rank", SUBJ): ("Mineral", STRONG),
+        ("IMA_status_and/or_rank", OBJ): ("Designation", STRONG),
+        ("contains_the_administrative_territorial_entity", SUBJ): ("Place", STRONG),
+        ("contains_the_administrative_territorial_entity", OBJ): ("Place", STRONG),
+        ("twinned_administrative_body", SUBJ): ("Place", STRONG),
+        ("twinned_administrative_body", OBJ): ("Place", STRONG),
+        ("residence", SUBJ): ("Person", STRONG), ("residence", OBJ): ("Place", STRONG),
+        ("located_in_the_administrative_territorial_entity", SUBJ): ("Place", WEAK),
+        ("located_in_the_administrative_territorial_entity", OBJ): ("Place", STRONG),
+        ("significant_event", OBJ): ("Event", STRONG),
+        ("heritage_designation", SUBJ): ("Place", WEAK), ("heritage_designation", OBJ): ("Designation", STRONG),
+        ("position_held", SUBJ): ("Person", STRONG), ("position_held", OBJ): ("Position", STRONG),
+        ("country", SUBJ): ("Place", WEAK), ("country", OBJ): ("Place", STRONG),
+        ("member_of_sports_team", SUBJ): ("Person", STRONG),
+        ("member_of_sports_team", OBJ): ("Organization", STRONG),
+        ("instance_of", OBJ): ("Concept", STRONG),
+        ("head_of_government", SUBJ): ("Place", STRONG), ("head_of_government", OBJ): ("Person", STRONG),
+        ("nominated_for", OBJ): ("Award", STRONG),
+        ("title_of_chess_person", SUBJ): ("Person", STRONG),
+        ("title_of_chess_person", OBJ): ("Designation", STRONG),
+        ("member_of", SUBJ): ("Agent", WEAK), ("member_of", OBJ): ("Organization", STRONG),
+        ("winner", SUBJ): ("Award", WEAK), ("winner", OBJ): ("Agent", WEAK),
+        ("employer", SUBJ): ("Person", STRONG), ("employer", OBJ): ("Organization", STRONG),
+        ("educated_at", SUBJ): ("Person", STRONG), ("educated_at", OBJ): ("Organization", STRONG),
+        ("award_received", OBJ): ("Award", STRONG),
+        ("member_of_political_party", SUBJ): ("Person", STRONG),
+        ("member_of_political_party", OBJ): ("Organization", STRONG),
+        ("country_of_citizenship", SUBJ): ("Person", STRONG),
+        ("country_of_citizenship", OBJ): ("Place", STRONG),
+        ("spouse", SUBJ): ("Person", STRONG), ("spouse", OBJ): ("Person", STRONG),
     },
     yago_names=False,
 )
@@ -248,13 +249,15 @@ def read_table(path: Path) -> dict[int, str]:
     return out
 
 
-def read_rows(folder: Path, ds: Dataset, relations: dict[int, str],
+def read_rows(folder: Path, ds: Dataset, relations: dict[int, str], names: dict[int, str],
               skipped: collections.Counter[tuple[str, str]]) -> list[Row]:
     """The original (non-inverse) rows of every split, in file order."""
     rows: list[Row] = []
     for split in SPLITS:
         with (folder / f"{split}.txt").open(encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
                 parts = line.rstrip("\n").split("\t")
                 try:
                     s, r, o, start, end = (int(p) for p in parts)
@@ -263,6 +266,9 @@ def read_rows(folder: Path, ds: Dataset, relations: dict[int, str],
                     continue
                 if r >= ds.inverse_from:
                     continue  # an inverse row: the original row is elsewhere in the files
+                if r not in relations or s not in names or o not in names:
+                    skipped[("unknown relation or entity id", relations.get(r, "?"))] += 1
+                    continue
                 rows.append(Row(split, n, s, relations[r], o, start, end))
     return rows
 
@@ -283,7 +289,7 @@ def infer_types(rows: list[Row], ds: Dataset) -> tuple[dict[int, str], collectio
         lambda: {STRONG: collections.Counter(), WEAK: collections.Counter()})
     seen: set[int] = set()
     for row in rows:
-        for ent, side in ((row.subject, S), (row.object, O)):
+        for ent, side in ((row.subject, SUBJ), (row.object, OBJ)):
             seen.add(ent)
             hint = ds.hints.get((row.relation, side))
             if hint:
@@ -341,12 +347,17 @@ class Result:
     notes: collections.Counter[str]
     type_decisions: collections.Counter[str]
     overlap: dict[str, dict[str, int]]
+    cardinality: dict[str, str]
     original_rows: int
 
 
 def convert(ds: Dataset, data_dir: Path, preds: dict[str, PredicateSpec], *,
             recorded_at: str, unknown_start: str) -> Result:
     folder = data_dir / ds.folder
+    needed = ["entity2id.txt", "relation2id.txt", *(f"{s}.txt" for s in SPLITS)]
+    absent = [n for n in needed if not (folder / n).is_file()]
+    if absent:
+        raise SystemExit(f"convert.py: {folder} lacks {', '.join(absent)}; expected the NeuSTIP files")
     raw_names = read_table(folder / "entity2id.txt")
     relations = read_table(folder / "relation2id.txt")
     skipped: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -359,7 +370,7 @@ def convert(ds: Dataset, data_dir: Path, preds: dict[str, PredicateSpec], *,
     if unmapped:
         raise SystemExit(f"convert.py: relations without a predicate: {unmapped}")
 
-    rows = read_rows(folder, ds, relations, skipped)
+    rows = read_rows(folder, ds, relations, raw_names, skipped)
     original_rows = len(rows)
 
     # Exact repeats (same subject, relation, object and years) are one fact.
@@ -436,79 +447,80 @@ def convert(ds: Dataset, data_dir: Path, preds: dict[str, PredicateSpec], *,
         facts_by_predicate[pred.name] += 1
         emitted.append((pred.name, row.subject, row.object, start, end, start == UNKNOWN_YEAR))
 
-    overlap = {p: overlap_stats([f for f in emitted if f[0] == p])
-               for p in sorted({f[0] for f in emitted}) if preds[p].cardinality == "one"}
+    used = {e for f in emitted for e in (f[1], f[2])}
+    if len(used) < len(types):
+        notes["entities left without any assert line (all their rows skipped)"] = len(types) - len(used)
+
+    overlap = {p: overlap_stats([f for f in emitted if f[0] == p]) for p in sorted({f[0] for f in emitted})}
     return Result(lines, entities_by_type, facts_by_predicate, skipped, notes, type_decisions,
-                  overlap, original_rows)
+                  overlap, {p: preds[p].cardinality for p in overlap}, original_rows)
 
 
 def _dump(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
 
 
-# --- overlap of one-valued predicates ----------------------------------------------
+# --- overlap of values for the same subject -----------------------------------------
+
+OPEN = 10**6  # an unknown end, as a year
 
 
 def overlap_stats(facts: list[tuple[str, int, int, int, int, bool]]) -> dict[str, int]:
-    """How often a subject holds two different values of a one-valued predicate at once.
+    """How often one subject holds two different values of a predicate at once.
 
-    Years are inclusive, as in the data; an unknown end (3000 or 0) is open. The
-    headline numbers use dated facts only; facts with an unknown start (year 0,
-    imported from 0001-01-01) are counted separately because their overlap is
-    an artefact of the missing date. ``lint_*`` approximates what graphmem's
-    lint calls a single-value conflict: two values with the same valid_from, or
-    an explicit valid_to cut short by a different value that starts before it.
+    Years are inclusive, as in the data. "As imported": an unknown end (3000 or
+    0) is open and an unknown start counts from year 1, as the JSONL says.
+    "Dated": both facts have a known start and a known end, so the data really
+    claims both values at once. ``lint`` counts the subjects that graphmem's lint
+    flags with single_value_conflict when the predicate is one-valued: two values
+    with the same valid_from, or an explicit valid_to cut short by a different
+    value that starts before it (per subject, this matched graphmem's lint on
+    both datasets); ``lint_not_boundary`` leaves out the cuts where the other
+    value starts in the last year of the first (a transfer year).
     """
-    by_subject: dict[int, list[tuple[int, int, int, bool]]] = collections.defaultdict(list)
+    by_subject: dict[int, list[tuple[int, int, int, bool, bool]]] = collections.defaultdict(list)
     for _, s, o, start, end, unknown in facts:
-        last = 10**6 if end in (UNKNOWN_END_YEAR, UNKNOWN_YEAR) else end
-        by_subject[s].append((o, start, last, unknown))
-    st = collections.Counter({k: 0 for k in (
-        "facts", "subjects", "subjects_with_2plus_values", "subjects_with_overlap",
-        "facts_in_overlap", "overlapping_pairs", "pairs_overlap_1_year", "pairs_overlap_2plus_years",
-        "subjects_with_overlap_incl_unknown_start", "lint_same_start_pairs", "lint_cut_short_facts",
-        "lint_subjects")})
+        open_end = end in (UNKNOWN_END_YEAR, UNKNOWN_YEAR)
+        by_subject[s].append((o, 1 if unknown else start, OPEN if open_end else end, unknown, open_end))
+    keys = ("facts", "subjects", "subjects_2plus_values",
+            "overlap_subjects", "overlap_facts", "overlap_pairs",
+            "dated_overlap_subjects", "dated_overlap_pairs", "dated_overlap_pairs_1_year",
+            "lint_subjects", "lint_not_boundary_subjects", "lint_same_start_subjects")
+    st = dict.fromkeys(keys, 0)
     for vals in by_subject.values():
         st["facts"] += len(vals)
         st["subjects"] += 1
         if len({v[0] for v in vals}) > 1:
-            st["subjects_with_2plus_values"] += 1
+            st["subjects_2plus_values"] += 1
         in_overlap: set[int] = set()
-        any_incl_unknown = False
-        lint_hit = False
-        for i in range(len(vals)):
-            oi, si, ei, ui = vals[i]
+        dated = same_start = cut = deep_cut = False
+        for i, (oi, si, ei, ui, oei) in enumerate(vals):
             for j in range(i + 1, len(vals)):
-                oj, sj, ej, uj = vals[j]
+                oj, sj, ej, uj, oej = vals[j]
                 if oi == oj:
                     continue
-                lo_i = 0 if ui else si
-                lo_j = 0 if uj else sj
-                if lo_i == lo_j:
-                    st["lint_same_start_pairs"] += 1
-                    lint_hit = True
-                if max(lo_i, lo_j) <= min(ei, ej):
-                    any_incl_unknown = True
-                    if not ui and not uj:
-                        in_overlap.update((i, j))
-                        st["overlapping_pairs"] += 1
-                        years = min(ei, ej) - max(si, sj) + 1
-                        st["pairs_overlap_1_year" if years == 1 else "pairs_overlap_2plus_years"] += 1
-        for i, (oi, si, ei, ui) in enumerate(vals):
-            if ei == 10**6:
-                continue
-            lo_i = 0 if ui else si
-            if any(o != oi and lo_i < (0 if u else s) <= ei for o, s, _, u in vals):
-                st["lint_cut_short_facts"] += 1
-                lint_hit = True
+                if si == sj:
+                    same_start = True
+                if max(si, sj) <= min(ei, ej):
+                    in_overlap.update((i, j))
+                    st["overlap_pairs"] += 1
+                    if not (ui or uj or oei or oej):
+                        dated = True
+                        st["dated_overlap_pairs"] += 1
+                        if min(ei, ej) == max(si, sj):
+                            st["dated_overlap_pairs_1_year"] += 1
+            if not oei:
+                starts = [s for o, s, _, _, _ in vals if o != oi and si < s <= ei]
+                cut = cut or bool(starts)
+                deep_cut = deep_cut or any(s < ei for s in starts)
         if in_overlap:
-            st["subjects_with_overlap"] += 1
-            st["facts_in_overlap"] += len(in_overlap)
-        if any_incl_unknown:
-            st["subjects_with_overlap_incl_unknown_start"] += 1
-        if lint_hit:
-            st["lint_subjects"] += 1
-    return dict(st)
+            st["overlap_subjects"] += 1
+            st["overlap_facts"] += len(in_overlap)
+        st["dated_overlap_subjects"] += dated
+        st["lint_subjects"] += same_start or cut
+        st["lint_not_boundary_subjects"] += same_start or deep_cut
+        st["lint_same_start_subjects"] += same_start
+    return st
 
 
 # --- command line ------------------------------------------------------------------
@@ -527,20 +539,26 @@ def summary(ds_name: str, res: Result, out: str) -> str:
     w.append("facts by predicate:")
     w += [f"  {p:<22}{n:>7}" for p, n in sorted(res.facts_by_predicate.items(), key=lambda x: (-x[1], x[0]))]
     w.append("rows skipped:" + ("" if res.skipped else " none"))
-    w += [f"  {n:>6}  {reason}  [{rel}]" for (reason, rel), n in sorted(res.skipped.items(), key=lambda x: (-x[1], x[0]))]
+    w += [f"  {n:>6}  {reason}  [{rel}]"
+          for (reason, rel), n in sorted(res.skipped.items(), key=lambda x: (-x[1], x[0]))]
     w.append("notes (rows kept):")
     w += [f"  {n:>6}  {k}" for k, n in sorted(res.notes.items(), key=lambda x: (-x[1], x[0]))]
-    w.append("one-valued predicates: overlap of different values for the same subject (dated facts)")
-    w.append(f"  {'predicate':<20}{'facts':>7}{'subjects':>9}{'2+vals':>7}{'overlap':>8}"
-             f"{'facts':>7}{'pairs':>7}{'=1y':>6}{'2y+':>6}{'+unk':>6}{'lint~':>7}")
-    for p, st in res.overlap.items():
-        w.append(f"  {p:<20}{st['facts']:>7}{st['subjects']:>9}{st['subjects_with_2plus_values']:>7}"
-                 f"{st['subjects_with_overlap']:>8}{st['facts_in_overlap']:>7}{st['overlapping_pairs']:>7}"
-                 f"{st['pairs_overlap_1_year']:>6}{st['pairs_overlap_2plus_years']:>6}"
-                 f"{st['subjects_with_overlap_incl_unknown_start']:>6}{st['lint_subjects']:>7}")
-    w.append("  (overlap: subjects with 2 different values sharing a year; facts/pairs involved, "
-             "=1y: sharing exactly one year, e.g. a transfer year; +unk: subjects overlapping when "
-             "unknown starts count from year 1; lint~: subjects graphmem lint would flag, approx.)")
+    cols = (("facts", "facts"), ("subjects", "subjects"), ("2+vals", "subjects_2plus_values"),
+            ("overlap", "overlap_subjects"), ("dated", "dated_overlap_subjects"),
+            ("pairs", "dated_overlap_pairs"), ("=1y", "dated_overlap_pairs_1_year"),
+            ("lint~", "lint_subjects"), ("lint~>1y", "lint_not_boundary_subjects"),
+            ("ties", "lint_same_start_subjects"))
+    for card in ("one", "many"):
+        w.append(f"{card}-valued predicates: subjects holding two different values at once")
+        w.append(f"  {'predicate':<22}" + "".join(f"{c:>9}" for c, _ in cols))
+        for p, st in res.overlap.items():
+            if res.cardinality[p] == card:
+                w.append(f"  {p:<22}" + "".join(f"{st[k]:>9}" for _, k in cols))
+    w.append("  overlap: subjects with two values sharing a year as imported (unknown end open, unknown start"
+             " from year 1); dated: both facts fully dated; pairs/=1y: such dated pairs, and those sharing"
+             " only one year; lint~: subjects with a single_value_conflict if one-valued (matched graphmem's lint on"
+             " both datasets); lint~>1y: the same without cuts in the last year (transfer years);"
+             " ties: two values with the same start")
     return "\n".join(w) + "\n"
 
 
@@ -557,6 +575,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summary-json", type=Path, help="also write the summary as JSON to this file")
     args = ap.parse_args(argv)
 
+    try:
+        datetime.fromisoformat(args.recorded_at)
+    except ValueError:
+        ap.error(f"bad --recorded-at {args.recorded_at!r}: expected an ISO-8601 datetime such as {DEFAULT_RECORDED_AT}")
     ds = DATASETS[args.dataset]
     preds = load_vocabulary([REPO / "graphmem", HERE])
     res = convert(ds, args.data_dir, preds, recorded_at=args.recorded_at, unknown_start=args.unknown_start)
@@ -577,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
             "skipped": [{"reason": r, "relation": rel, "rows": n}
                         for (r, rel), n in sorted(res.skipped.items())],
             "notes": dict(sorted(res.notes.items())),
-            "overlap_one_valued": res.overlap,
+            "overlap": {p: {"cardinality": res.cardinality[p], **st} for p, st in res.overlap.items()},
         }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 

@@ -42,7 +42,7 @@ CUTOFF = datetime(2026, 11, 1, tzinfo=UTC)
 
 def slug(name: str) -> str:
     """Lower-case, runs of non-alphanumerics become '-', trimmed."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return re.sub(r"[\W_]+", "-", name.lower()).strip("-")
 
 
 # --------------------------------------------------------------------------
