@@ -310,16 +310,16 @@ def test_store_retraction_keeps_the_past_as_known_then(ops: list[Op], pick: int)
             return
         fact = live[pick % len(live)]
         fid = int(fact.split(":")[1])
-        before = store_snapshot(m, times=STORE_TIME_TEXT)
+        before = store_snapshot(m)
         m.retract(fact, "wrong")
         st_ = m.why(fact).statement
         assert st_.retracted_at is not None and st_.retracted_at > st_.recorded_at
         just_before = format_instant(st_.retracted_at - 1)
-        assert store_snapshot(m, known_at=just_before, times=STORE_TIME_TEXT) == before
+        assert store_snapshot(m, known_at=just_before) == before
         for subj in STORE_SUBJECTS:
             for iv in m.timeline(subj).intervals:
                 assert fid not in iv.assertions and fid not in iv.conflicts, f"retracted {fact} still in {iv}"
-            for text in STORE_TIME_TEXT:
+            for text in FEW_TIME_TEXT:
                 for iv in m.current(subj, as_of=text).facts:
                     assert fid not in iv.assertions and fid not in iv.conflicts
         assert m.rebuild(check=True).drift == ()
@@ -336,7 +336,7 @@ def test_store_export_import_round_trip(ops: list[Op]) -> None:
         assert m2.export() == exported  # same entities, fact:N ids, ends and retractions
         assert store_snapshot(m2) == store_snapshot(m1)
         # as known at each statement's record time (retractions after it not yet in effect)
-        for ref in facts[:4]:
+        for ref in facts[:2]:
             k = format_instant(m1.why(ref).statement.recorded_at)
             assert store_snapshot(m2, known_at=k) == store_snapshot(m1, known_at=k), k
         assert m2.rebuild(check=True).drift == ()

@@ -1,0 +1,483 @@
+#!/usr/bin/env python3
+"""graphmem benchmarks (SPEC 12): a seeded synthetic store per scale, each operation beside raw Kuzu.
+
+    python benchmarks/bench.py --scales 10000 100000 1000000 [--seed 42] [--reps N] [--out bench-results/]
+
+For every scale: generate the synthetic JSONL (benchmarks/synth.py, timed on its
+own), import it into a fresh store in a child process (wall time of
+``import_jsonl``, view included, and the child's peak RSS), then, in this
+process on the same store: rebuild, rebuild --check, lint, and warm latencies of
+``current``, ``timeline`` and ``facts`` with the raw Kuzu query that reads the
+same rows, and finally a cold ``graphmem current X --json`` as a fresh process.
+A table per scale goes to stdout (progress to stderr) and the figures to
+``<out>/bench-<scale>.json``. See docs/benchmarks.md for what each figure means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SYNTH = HERE / "synth.py"
+PY = sys.executable
+MB = 1024 * 1024
+
+# SPEC 12, stated for 1,000,000 assertions on 100,000 entities, 2 cores.
+# name -> (threshold, "min" (value must be >=) or "max" (value must be <=), unit)
+TARGETS: dict[str, tuple[float, str, str]] = {
+    "import_rate": (100_000, "min", "assertions/s"),
+    "import_peak_rss_mb": (1536, "max", "MB"),
+    "rebuild_s": (10.0, "max", "s"),
+    "lint_s": (15.0, "max", "s"),
+    "current_p50_ms": (1.0, "max", "ms"),
+    "current_p99_ms": (5.0, "max", "ms"),
+    "timeline_p50_ms": (3.0, "max", "ms"),
+    "cold_cli_ms": (400.0, "max", "ms"),
+}
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# the import, in a child process (so its peak RSS is its own)
+# ---------------------------------------------------------------------------
+
+def _rss_now_kb() -> int:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def import_child(store: str, jsonl: str) -> None:
+    """Run by the child: open a fresh store, import, print one JSON line."""
+    t0 = time.perf_counter()
+    import graphmem
+    t_imp = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    m = graphmem.open(store)
+    t_open = time.perf_counter() - t0
+    rss_before = _rss_now_kb()
+    t0 = time.perf_counter()
+    r = m.import_jsonl(jsonl)
+    wall = time.perf_counter() - t0
+    rss_after = _rss_now_kb()
+    t0 = time.perf_counter()
+    m.close()
+    t_close = time.perf_counter() - t0
+    print(json.dumps({
+        "seconds": wall, "report_seconds": r.seconds, "import_module_seconds": t_imp, "open_seconds": t_open,
+        "close_seconds": t_close, "statements": r.statements, "retractions": r.retractions,
+        "entities": r.entities_created, "lines": r.lines, "errors": len(r.errors),
+        "first_errors": [list(e) for e in r.errors[:3]], "written": r.written,
+        "rss_before_import_kb": rss_before, "rss_after_import_kb": rss_after,
+        "self_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }), flush=True)
+
+
+def run_import(store: Path, jsonl: Path) -> dict[str, Any]:
+    """Import in a fresh child; its peak RSS comes from wait4, i.e. that child alone."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen([PY, str(Path(__file__).resolve()), "--import-child", str(store), str(jsonl)],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    process_wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"import child failed with exit code {p.returncode}")
+    res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    res["process_wall_seconds"] = process_wall
+    res["peak_rss_mb"] = ru.ru_maxrss / 1024
+    res["baseline_rss_mb"] = res["rss_before_import_kb"] / 1024
+    res["rate_per_s"] = res["statements"] / res["seconds"] if res["seconds"] else 0.0
+    return res
+
+
+# ---------------------------------------------------------------------------
+# timing helpers
+# ---------------------------------------------------------------------------
+
+def pct(xs: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100), linear interpolation between closest ranks."""
+    s = sorted(xs)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summary(ms: Sequence[float]) -> dict[str, Any]:
+    return {"n": len(ms), "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99), "mean_ms": statistics.fmean(ms),
+            "min_ms": min(ms), "max_ms": max(ms)}
+
+
+def sample(fn: Callable[[Any], Any], args: Sequence[Any], *, budget_s: float = 60.0, warm: int = 20) -> list[float]:
+    """Call ``fn(a)`` for each ``a`` (after ``warm`` untimed calls); stop early when the budget is spent.
+
+    Always at least one timed call; the next call is skipped if it would overrun the budget.
+    """
+    for a in list(args)[:warm]:
+        fn(a)
+    out: list[float] = []
+    start = time.perf_counter()
+    for a in args:
+        t0 = time.perf_counter()
+        fn(a)
+        dt = time.perf_counter() - t0
+        out.append(dt * 1000)
+        spent = time.perf_counter() - start
+        if spent + dt > budget_s:
+            break
+    return out
+
+
+def timed_runs(fn: Callable[[], Any], reps: int) -> tuple[list[float], Any]:
+    runs, last = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        last = fn()
+        runs.append(time.perf_counter() - t0)
+    return runs, last
+
+
+def median_wall(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Median wall time of a fresh process (one untimed run first, to warm the page cache)."""
+    subprocess.run(cmd, capture_output=True, env=env, check=False)
+    times = []
+    rc = 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, env=env, check=False)
+        times.append((time.perf_counter() - t0) * 1000)
+        rc = rc or p.returncode
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "runs_ms": times, "returncode": rc}
+
+
+def importtime_top(module: str, n: int = 8) -> list[dict[str, Any]]:
+    """The slowest top-level imports under ``python -X importtime -c 'import module'``."""
+    p = subprocess.run([PY, "-X", "importtime", "-c", f"import {module}"], capture_output=True, text=True,
+                       check=False)
+    rows = []
+    for line in p.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)", line)
+        if m and len(m[3]) <= 2:  # top-level and their direct children
+            rows.append({"module": m[4], "cumulative_ms": int(m[2]) / 1000, "depth": len(m[3]) // 2})
+    rows.sort(key=lambda r: -r["cumulative_ms"])
+    return rows[:n]
+
+
+# ---------------------------------------------------------------------------
+# one scale
+# ---------------------------------------------------------------------------
+
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"cpus": os.cpu_count(), "platform": platform.platform(),
+                            "python": platform.python_version()}
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            info["mem_total_gb"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            info["cpu"] = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+    except OSError:
+        pass
+    try:
+        import kuzu
+        info["kuzu"] = kuzu.__version__
+        import graphmem
+        info["graphmem"] = graphmem.__version__
+    except Exception:  # versions are informational
+        pass
+    return info
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def graphmem_exe() -> str:
+    exe = Path(PY).parent / "graphmem"
+    return str(exe) if exe.exists() else (shutil.which("graphmem") or "graphmem")
+
+
+def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
+    entities = args.entities or max(60, scale // 10)
+    reps = args.reps or (3 if scale <= 100_000 else 1)
+    rng = random.Random(args.seed)
+    tmp = Path(tempfile.mkdtemp(prefix=f"graphmem-bench-{scale}-", dir=args.tmp))
+    res: dict[str, Any] = {"scale": scale, "seed": args.seed, "entities_requested": entities, "reps": reps,
+                           "machine": machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    try:
+        # 1. generate (not part of the import)
+        jsonl = tmp / f"synth-{scale}.jsonl"
+        log(f"{scale}: generating {jsonl.name} ({entities} entities)")
+        t0 = time.perf_counter()
+        subprocess.run([PY, str(SYNTH), str(scale), "--seed", str(args.seed), "--entities", str(entities),
+                        "--out", str(jsonl)], check=True)
+        with jsonl.open("rb") as f:
+            n_lines = sum(1 for _ in f)
+        res["generate"] = {"seconds": time.perf_counter() - t0, "lines": n_lines, "bytes": jsonl.stat().st_size}
+
+        # 2. import into a fresh store, in a child process
+        store = tmp / "store"
+        log(f"{scale}: importing in a child process")
+        res["import"] = run_import(store, jsonl)
+        res["store_bytes"] = dir_bytes(store)
+        log(f"{scale}: imported {res['import']['statements']} statements in {res['import']['seconds']:.1f}s "
+            f"({res['import']['rate_per_s']:.0f}/s, peak {res['import']['peak_rss_mb']:.0f} MB)")
+        if not args.keep_jsonl:
+            jsonl.unlink()
+
+        import graphmem
+        from graphmem.timeparse import now_us, to_datetime
+        m = graphmem.open(store)
+        conn = getattr(m.store, "_conn", None)
+
+        def raw(query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+            if conn is None:  # the store changed shape: fall back to its read hook
+                return m.store.cypher(query, params)
+            return conn.execute(query, params or {}).get_all()
+
+        prepared_cache: dict[str, Any] = {}
+
+        def raw_prepared(query: str, params: dict[str, Any]) -> list[list[Any]]:
+            if conn is None:
+                return m.store.cypher(query, params)
+            if query not in prepared_cache:
+                prepared_cache[query] = conn.prepare(query)
+            return conn.execute(prepared_cache[query], params).get_all()
+
+        subjects = sorted(r[0] for r in m.store.cypher("MATCH (s:Subject) RETURN s.ref"))
+        refs = rng.sample(subjects, min(args.samples, len(subjects)))
+        q: dict[str, Any] = {}
+
+        def point(name: str, ours: Callable[[str], Any], query: str, budget: float) -> None:
+            log(f"{scale}: {name} x{len(refs)}")
+            mine = summary(sample(ours, refs, budget_s=budget))
+            r1 = summary(sample(lambda r: raw(query, {"r": r}), refs, budget_s=budget))
+            r2 = summary(sample(lambda r: raw_prepared(query, {"r": r}), refs, budget_s=budget))
+            q[name] = {**mine, "raw_query": query, "raw": r1, "raw_prepared": r2,
+                       "ratio_p50": mine["p50_ms"] / r1["p50_ms"], "ratio_p99": mine["p99_ms"] / r1["p99_ms"]}
+
+        # 3. warm point reads, in process
+        point("current", lambda r: m.current(r), "MATCH (s:Subject {ref: $r}) RETURN s.view", 60)
+        point("timeline", lambda r: m.timeline(r), "MATCH (s:Subject {ref: $r}) RETURN s.log, s.view", 60)
+
+        # facts (a): object given, along typed edges
+        tools = sorted(r[0] for r in m.store.cypher("MATCH (t:Tool) RETURN t.ref"))
+        tool_refs = rng.sample(tools, min(args.samples, len(tools)))
+        uses = m.registry.predicates["uses"]
+        tool_type = m.ontology.type_for_prefix(tools[0].partition(":")[0])
+        edge_q = (f"MATCH (a)-[e:{uses.edge}]->(b:{tool_type} {{ref: $r}}) WHERE e.predicate = $p AND "
+                  "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t) RETURN a.ref, e.valid_from, "
+                  "e.valid_to, e.assertions, e.conflicts, b.name ORDER BY a.ref, e.valid_from")
+        log(f"{scale}: facts(predicate=uses, object=<tool>) x<={len(tool_refs)}")
+        sizes: list[int] = []
+
+        def facts_uses(t: str) -> None:
+            sizes.append(len(m.facts(predicate="uses", object=t).facts))
+
+        mine = summary(sample(facts_uses, tool_refs, budget_s=args.budget, warm=3))
+
+        def raw_uses(t: str) -> None:
+            raw(edge_q, {"r": t, "p": "uses", "t": to_datetime(now_us())})
+
+        r1 = summary(sample(raw_uses, tool_refs, budget_s=args.budget, warm=3))
+        q["facts_uses_object"] = {**mine, "rows_mean": statistics.fmean(sizes) if sizes else 0, "raw_query": edge_q,
+                                  "raw": r1, "ratio_p50": mine["p50_ms"] / r1["p50_ms"],
+                                  "ratio_p99": mine["p99_ms"] / r1["p99_ms"]}
+
+        # facts (b): predicate only, a scan of every subject's view
+        scan_q = "MATCH (s:Subject) RETURN s.ref, s.view"
+        log(f"{scale}: facts(predicate=status) (scan)")
+        sizes.clear()
+
+        def facts_status(_: Any) -> None:
+            sizes.append(len(m.facts(predicate="status").facts))
+
+        mine = summary(sample(facts_status, range(args.scan_reps), budget_s=args.budget, warm=1))
+        r1 = summary(sample(lambda _: raw(scan_q), range(args.scan_reps), budget_s=args.budget, warm=1))
+        q["facts_status_scan"] = {**mine, "rows_mean": statistics.fmean(sizes), "raw_query": scan_q, "raw": r1,
+                                  "ratio_p50": mine["p50_ms"] / r1["p50_ms"],
+                                  "ratio_p99": mine["p99_ms"] / r1["p99_ms"]}
+        res["queries"] = q
+
+        # 4. whole-store operations
+        log(f"{scale}: rebuild x{reps}")
+        runs, rep = timed_runs(lambda: m.rebuild(), reps)
+        res["rebuild"] = {"seconds": statistics.median(runs), "runs": runs, "counts": rep.counts}
+        log(f"{scale}: rebuild --check x{reps}")
+        runs, rep = timed_runs(lambda: m.rebuild(check=True), reps)
+        res["rebuild_check"] = {"seconds": statistics.median(runs), "runs": runs, "drift": len(rep.drift)}
+        log(f"{scale}: lint x{reps}")
+        runs, rep = timed_runs(lambda: m.lint(), reps)
+        by_code = Counter(i.code for i in rep.issues)
+        res["lint"] = {"seconds": statistics.median(runs), "runs": runs, "issues": len(rep.issues),
+                       "by_code": dict(sorted(by_code.items()))}
+        m.close()  # the cold CLI opens the store itself
+
+        # 5. cold CLI, a fresh process per call
+        exe = graphmem_exe()
+        ref = refs[0]
+        log(f"{scale}: cold 'graphmem current {ref} --json' x{args.cold_runs}")
+        cmd = [exe, "--store", str(store), "--json", "current", ref]
+        cold = median_wall(cmd, args.cold_runs)
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        cold["json_ok"] = p.returncode == 0 and json.loads(p.stdout)["subject"]["ref"] == ref
+        cold["command"] = " ".join(cmd)
+        trailing = subprocess.run([exe, "--store", str(store), "current", ref, "--json"], capture_output=True,
+                                  text=True, check=False)
+        cold["trailing_json_flag_ok"] = trailing.returncode == 0
+        res["cold_cli"] = cold
+        res["import_cost"] = {
+            "python_startup": median_wall([PY, "-c", "pass"], args.cold_runs),
+            "import_kuzu": median_wall([PY, "-c", "import kuzu"], args.cold_runs),
+            "import_graphmem_cli": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs),
+            "importtime_top": importtime_top("graphmem.cli"),
+        }
+    finally:
+        if args.keep:
+            log(f"{scale}: kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    res["targets"] = check_targets(res)
+    res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"bench-{scale}.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    return res
+
+
+def check_targets(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    q = res.get("queries", {})
+    values = {
+        "import_rate": res.get("import", {}).get("rate_per_s"),
+        "import_peak_rss_mb": res.get("import", {}).get("peak_rss_mb"),
+        "rebuild_s": res.get("rebuild", {}).get("seconds"),
+        "lint_s": res.get("lint", {}).get("seconds"),
+        "current_p50_ms": q.get("current", {}).get("p50_ms"),
+        "current_p99_ms": q.get("current", {}).get("p99_ms"),
+        "timeline_p50_ms": q.get("timeline", {}).get("p50_ms"),
+        "cold_cli_ms": res.get("cold_cli", {}).get("median_ms"),
+    }
+    out = {}
+    for name, (limit, kind, unit) in TARGETS.items():
+        v = values[name]
+        ok = None if v is None else (v >= limit if kind == "min" else v <= limit)
+        out[name] = {"value": v, "target": limit, "kind": kind, "unit": unit, "pass": ok}
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the table
+# ---------------------------------------------------------------------------
+
+def _t(name: str, res: dict[str, Any]) -> tuple[str, str]:
+    t = res["targets"][name]
+    sign = ">=" if t["kind"] == "min" else "<="
+    limit = f"{t['target']:,.0f}" if t["target"] >= 100 else f"{t['target']:g}"
+    return f"{sign} {limit} {t['unit']}", {True: "pass", False: "FAIL", None: "-"}[t["pass"]]
+
+
+def table(res: dict[str, Any]) -> str:
+    imp, q = res["import"], res["queries"]
+    rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def add(label: str, value: str, raw: str = "", ratio: str = "", target: str | None = None) -> None:
+        tgt, status = _t(target, res) if target else ("", "")
+        rows.append((label, value, raw, ratio, tgt, status))
+
+    add("generate synth JSONL (not import)", f"{res['generate']['seconds']:.2f} s")
+    add("import wall (view included)", f"{imp['seconds']:.2f} s")
+    add("import rate", f"{imp['rate_per_s']:,.0f} /s", target="import_rate")
+    add("import peak RSS (child)", f"{imp['peak_rss_mb']:,.0f} MB", target="import_peak_rss_mb")
+    add("  RSS before import (open store)", f"{imp['baseline_rss_mb']:,.0f} MB")
+    add("store size on disk", f"{res['store_bytes'] / MB:,.0f} MB")
+    add("rebuild", f"{res['rebuild']['seconds']:.2f} s", target="rebuild_s")
+    add("rebuild --check", f"{res['rebuild_check']['seconds']:.2f} s")
+    add("lint", f"{res['lint']['seconds']:.2f} s", target="lint_s")
+    for key, label, p50t, p99t in (("current", "current", "current_p50_ms", "current_p99_ms"),
+                                   ("timeline", "timeline", "timeline_p50_ms", None),
+                                   ("facts_uses_object", "facts(uses, object=tool)", None, None),
+                                   ("facts_status_scan", "facts(status) scan", None, None)):
+        d = q[key]
+        add(f"{label} p50 (n={d['n']})", f"{d['p50_ms']:.3f} ms", f"{d['raw']['p50_ms']:.3f} ms",
+            f"{d['ratio_p50']:.1f}x", p50t)
+        add(f"{label} p99", f"{d['p99_ms']:.3f} ms", f"{d['raw']['p99_ms']:.3f} ms", f"{d['ratio_p99']:.1f}x", p99t)
+    cold, ic = res["cold_cli"], res["import_cost"]
+    add("cold `graphmem current X --json`", f"{cold['median_ms']:.0f} ms", target="cold_cli_ms")
+    add("  python -c 'import graphmem.cli'", f"{ic['import_graphmem_cli']['median_ms']:.0f} ms")
+    add("  python -c 'import kuzu'", f"{ic['import_kuzu']['median_ms']:.0f} ms")
+    add("  python -c pass", f"{ic['python_startup']['median_ms']:.0f} ms")
+    head = ("measure", "graphmem", "raw kuzu", "ours/raw", "SPEC 12 target", "")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]
+    fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
+    lines = [f"== scale {res['scale']:,} assertions, {res['import']['entities']:,} entities, seed {res['seed']} "
+             f"({res['machine'].get('cpus')} cpus, {res['machine'].get('mem_total_gb')} GB) ==",
+             fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    if res["scale"] != 1_000_000:
+        lines.append("(SPEC 12 targets are stated for 1,000,000 assertions; shown here for reference)")
+    lines.append(f"lint issues: {res['lint']['issues']:,} {res['lint']['by_code']}; "
+                 f"rebuild --check drift: {res['rebuild_check']['drift']}; "
+                 f"import errors: {res['import']['errors']}")
+    if not res["cold_cli"].get("trailing_json_flag_ok"):
+        lines.append("note: 'graphmem --store S current X --json' (flag after the subcommand) is rejected; "
+                     "timed as 'graphmem --store S --json current X'")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--import-child"]:
+        import_child(argv[1], argv[2])
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--entities", type=int, default=None,
+                    help="entity count passed to synth.py (default: scale / 10, i.e. 100,000 at 1M)")
+    ap.add_argument("--reps", type=int, default=None,
+                    help="runs of rebuild, rebuild --check and lint (median reported; default 3, 1 at >100k)")
+    ap.add_argument("--samples", type=int, default=500, help="random subjects for current/timeline (default 500)")
+    ap.add_argument("--scan-reps", type=int, default=20, help="max runs of the facts(status) scan (default 20)")
+    ap.add_argument("--budget", type=float, default=30.0,
+                    help="seconds allowed per facts measurement before stopping early (default 30)")
+    ap.add_argument("--cold-runs", type=int, default=5, help="fresh-process runs for the cold CLI (default 5)")
+    ap.add_argument("--out", default=str(REPO / "bench-results"), help="folder for bench-<scale>.json")
+    ap.add_argument("--tmp", default=None, help="where to put the temporary JSONL and store (default: system tmp)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary store")
+    ap.add_argument("--keep-jsonl", action="store_true", help="keep the generated JSONL")
+    args = ap.parse_args(argv)
+    out_dir = Path(args.out)
+    for scale in args.scales:
+        res = bench_scale(scale, args, out_dir)
+        print(table(res), flush=True)
+        print(flush=True)
+        log(f"{scale}: wrote {out_dir / f'bench-{scale}.json'}")
+
+
+if __name__ == "__main__":
+    main()
