@@ -134,3 +134,12 @@ def test_facts_filters(atlas: graphmem.Memory) -> None:
     assert early == ["project:atlas"]
     paused = [s.ref for s, _ in atlas.facts(predicate="status", object="paused").facts]
     assert paused == ["project:beacon"]
+
+
+def test_cli_reference_is_current() -> None:
+    """docs/cli.md is generated from --help; regenerate it when a command changes."""
+    from pathlib import Path
+
+    from graphmem.cli.reference import reference
+    doc = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+    assert doc.read_text(encoding="utf-8") == reference(), "run: python -m graphmem.cli.reference > docs/cli.md"

@@ -110,7 +110,7 @@ def import_(
 
 def lint(
     ctx: typer.Context,
-    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 on issues at or above: error or warning.")] = "error",
+    fail_on: Annotated[str, typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 on issues at or above: error or warning.")] = "error",
 ) -> None:
     """Check the store; exit 1 when an issue at or above --fail-on exists."""
     with errors():
@@ -140,8 +140,8 @@ def rebuild(
 
 def export(
     ctx: typer.Context,
-    format_: Annotated[str, typer.Option("--format", "-f", help="jsonl (whole store) or graphml (graph at a time).")] = "jsonl",
-    as_of: Annotated[str | None, typer.Option("--as-of", help="For graphml: edges valid at this time (default now).")] = None,
+    format_: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (whole store) or graphml (graph at a time).")] = "jsonl",
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help="For graphml: edges valid at this time (default now).")] = None,
 ) -> None:
     """Write the store to stdout: JSONL that import reads back, or GraphML."""
     with errors(), memory(ctx) as m:

@@ -25,13 +25,13 @@ app = typer.Typer(
 def _root(
     ctx: typer.Context,
     store: Annotated[Path | None, typer.Option(
-        "--store", help="Store folder (default: $GRAPHMEM_STORE, else a graphmem folder in the user data dir).",
+        "--store", metavar="PATH", help="Store folder (default: $GRAPHMEM_STORE, else a graphmem folder in the user data dir).",
         envvar="GRAPHMEM_STORE")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")] = False,
     ontology: Annotated[list[Path] | None, typer.Option(
-        "--ontology", help="Extra ontology folder of *.toml files (repeatable).")] = None,
+        "--ontology", metavar="DIR", help="Extra ontology folder of *.toml files (repeatable).")] = None,
     predicates: Annotated[list[Path] | None, typer.Option(
-        "--predicates", help="Extra predicate folder of *.toml files (repeatable).")] = None,
+        "--predicates", metavar="DIR", help="Extra predicate folder of *.toml files (repeatable).")] = None,
 ) -> None:
     ctx.obj = Options(store, json, list(ontology or []), list(predicates or []))
 

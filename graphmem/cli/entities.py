@@ -16,9 +16,9 @@ app = typer.Typer(help="Add and look up entities.", no_args_is_help=True)
 def add(
     ctx: typer.Context,
     type_: Annotated[str, typer.Argument(metavar="TYPE", help="Entity type from the ontology (Project, Tool, ...).")],
-    name: Annotated[str, typer.Argument(help="The entity's name; its ref is type:slug-of-name.")],
-    alias: Annotated[list[str] | None, typer.Option("--alias", "-a", help="Another name (repeatable).")] = None,
-    description: Annotated[str, typer.Option("--description", "-d", help="One or two sentences.")] = "",
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's name; its ref is type:slug-of-name.")],
+    alias: Annotated[list[str] | None, typer.Option("--alias", "-a", metavar="ALIAS", help="Another name (repeatable).")] = None,
+    description: Annotated[str, typer.Option("--description", "-d", metavar="TEXT", help="One or two sentences.")] = "",
 ) -> None:
     """Add an entity; prints its ref."""
     with errors(), memory(ctx, create=True) as m:
@@ -27,7 +27,7 @@ def add(
 
 
 @app.command("show")
-def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="Ref, name or alias.")]) -> None:
+def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(metavar="REF", help="Ref, name or alias.")]) -> None:
     """Show one entity."""
     with errors(), memory(ctx) as m:
         e = m.entity(ref)
@@ -46,8 +46,8 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="Ref, name 
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    type_: Annotated[str | None, typer.Option("--type", "-t", help="Only this entity type.")] = None,
-    match: Annotated[str | None, typer.Option("--match", "-m", help="Name, alias or ref containing this text.")] = None,
+    type_: Annotated[str | None, typer.Option("--type", "-t", metavar="TYPE", help="Only this entity type.")] = None,
+    match: Annotated[str | None, typer.Option("--match", "-m", metavar="TEXT", help="Name, alias or ref containing this text.")] = None,
 ) -> None:
     """List entities, by type then ref."""
     with errors(), memory(ctx) as m:

@@ -9,8 +9,8 @@ import typer
 from graphmem import render
 from graphmem.cli.common import emit, errors, memory
 
-Subject = Annotated[str, typer.Argument(help="Entity ref, name or alias.")]
-Predicate = Annotated[str, typer.Argument(help="Predicate name or alias (see 'graphmem predicates').")]
+Subject = Annotated[str, typer.Argument(metavar="SUBJECT", help="Entity ref, name or alias.")]
+Predicate = Annotated[str, typer.Argument(metavar="PREDICATE", help="Predicate name or alias (see 'graphmem predicates').")]
 When = "ISO-8601 date or datetime, or 'now'."
 
 
@@ -33,10 +33,10 @@ def assert_(
     subject: Subject,
     predicate: Predicate,
     obj: Annotated[str, typer.Argument(metavar="OBJECT", help="An entity (ref, name, alias) or a literal value.")],
-    from_: Annotated[str | None, typer.Option("--from", help=f"Valid from (default: now). {When}")] = None,
-    to: Annotated[str | None, typer.Option("--to", help=f"Valid until, exclusive (default: open). {When}")] = None,
-    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Evidence: a URI (repeatable).")] = None,
-    by: Annotated[str, typer.Option("--by", help="operator, agent, extractor or import.")] = "operator",
+    from_: Annotated[str | None, typer.Option("--from", metavar="T", help=f"Valid from (default: now). {When}")] = None,
+    to: Annotated[str | None, typer.Option("--to", metavar="T", help=f"Valid until, exclusive (default: open). {When}")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", metavar="URI", help="Evidence: a URI (repeatable).")] = None,
+    by: Annotated[str, typer.Option("--by", metavar="WHO", help="operator, agent, extractor or import.")] = "operator",
 ) -> None:
     """Record that SUBJECT PREDICATE OBJECT holds; prints its fact:N."""
     with errors(), memory(ctx, create=True) as m:
@@ -49,9 +49,9 @@ def end(
     subject: Subject,
     predicate: Predicate,
     obj: Annotated[str | None, typer.Argument(metavar="[OBJECT]", help="Only this value (default: every value).")] = None,
-    at: Annotated[str | None, typer.Option("--at", help=f"When it stops holding (required). {When}")] = None,
-    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Evidence: a URI (repeatable).")] = None,
-    by: Annotated[str, typer.Option("--by", help="operator, agent, extractor or import.")] = "operator",
+    at: Annotated[str | None, typer.Option("--at", metavar="T", help=f"When it stops holding (required). {When}")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", metavar="URI", help="Evidence: a URI (repeatable).")] = None,
+    by: Annotated[str, typer.Option("--by", metavar="WHO", help="operator, agent, extractor or import.")] = "operator",
 ) -> None:
     """Close what holds for SUBJECT PREDICATE [OBJECT] at --at; prints its fact:N."""
     with errors(), memory(ctx, create=True) as m:
@@ -64,8 +64,8 @@ def end(
 
 def retract(
     ctx: typer.Context,
-    fact: Annotated[str, typer.Argument(help="The statement to withdraw, fact:N.")],
-    reason: Annotated[str | None, typer.Option("--reason", "-r", help="Why it was wrong.")] = None,
+    fact: Annotated[str, typer.Argument(metavar="FACT", help="The statement to withdraw, fact:N.")],
+    reason: Annotated[str | None, typer.Option("--reason", "-r", metavar="TEXT", help="Why it was wrong.")] = None,
 ) -> None:
     """Withdraw a statement from now on (it stays in the history)."""
     with errors(), memory(ctx, create=True) as m:
@@ -76,9 +76,9 @@ def retract(
 def current(
     ctx: typer.Context,
     subject: Subject,
-    as_of: Annotated[str | None, typer.Option("--as-of", help=f"Valid time (default: now, or --known-at). {When}")] = None,
-    known_at: Annotated[str | None, typer.Option("--known-at", help=f"Record time (default: now). {When}")] = None,
-    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now, or --known-at). {When}")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
 ) -> None:
     """What holds for SUBJECT at --as-of, as known at --known-at."""
     with errors(), memory(ctx) as m:
@@ -88,8 +88,8 @@ def current(
 def timeline(
     ctx: typer.Context,
     subject: Subject,
-    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
-    known_at: Annotated[str | None, typer.Option("--known-at", help=f"Record time (default: now). {When}")] = None,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
 ) -> None:
     """Every interval of SUBJECT, in order, and the statements behind them."""
     with errors(), memory(ctx) as m:
@@ -98,10 +98,10 @@ def timeline(
 
 def facts(
     ctx: typer.Context,
-    predicate: Annotated[str | None, typer.Option("--predicate", "-p", help="Only this predicate.")] = None,
-    obj: Annotated[str | None, typer.Option("--object", "-o", help="Only this object (entity or literal).")] = None,
-    subject_type: Annotated[str | None, typer.Option("--subject-type", "-t", help="Only subjects of this type.")] = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help=f"Valid time (default: now). {When}")] = None,
+    predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
+    obj: Annotated[str | None, typer.Option("--object", "-o", metavar="REF", help="Only this object (entity or literal).")] = None,
+    subject_type: Annotated[str | None, typer.Option("--subject-type", "-t", metavar="TYPE", help="Only subjects of this type.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now). {When}")] = None,
 ) -> None:
     """Facts holding at --as-of, filtered by field ("which projects use Kuzu now?")."""
     with errors(), memory(ctx) as m:
@@ -109,7 +109,7 @@ def facts(
         emit(ctx, r.to_json(), render.facts)
 
 
-def why(ctx: typer.Context, fact: Annotated[str, typer.Argument(help="fact:N")]) -> None:
+def why(ctx: typer.Context, fact: Annotated[str, typer.Argument(metavar="FACT", help="fact:N")]) -> None:
     """The receipts of one statement: sources, supersession, conflicts, retraction."""
     with errors(), memory(ctx) as m:
         emit(ctx, m.why(fact).to_json(), render.why)
