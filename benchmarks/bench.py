@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -177,15 +178,27 @@ def median_wall(cmd: list[str], runs: int, env: dict[str, str] | None = None) ->
     return {"median_ms": statistics.median(times), "min_ms": min(times), "runs_ms": times, "returncode": rc}
 
 
-def importtime_top(module: str, n: int = 8) -> list[dict[str, Any]]:
-    """The slowest top-level imports under ``python -X importtime -c 'import module'``."""
+def no_pyc_env() -> dict[str, str]:
+    """No bytecode written: in an editable checkout graphmem's own modules are compiled on every run
+    (site-packages keep the .pyc files pip wrote at install)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def importtime_top(module: str, env: dict[str, str], n: int = 12) -> list[dict[str, Any]]:
+    """The costliest imports (cumulative) under ``python -X importtime -c 'import module'``, per package."""
     p = subprocess.run([PY, "-X", "importtime", "-c", f"import {module}"], capture_output=True, text=True,
-                       check=False)
-    rows = []
+                       check=False, env=env)
+    best: dict[str, tuple[int, str]] = {}
     for line in p.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)", line)
-        if m and len(m[3]) <= 2:  # top-level and their direct children
-            rows.append({"module": m[4], "cumulative_ms": int(m[2]) / 1000, "depth": len(m[3]) // 2})
+        if m:
+            name = m[4]
+            top = name if name.startswith("graphmem") else name.split(".")[0]
+            if int(m[2]) > best.get(top, (0, ""))[0]:
+                best[top] = (int(m[2]), name)
+    rows = [{"package": k, "module": v[1], "cumulative_ms": v[0] / 1000} for k, v in best.items()]
     rows.sort(key=lambda r: -r["cumulative_ms"])
     return rows[:n]
 
@@ -229,7 +242,8 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
     rng = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix=f"graphmem-bench-{scale}-", dir=args.tmp))
     res: dict[str, Any] = {"scale": scale, "seed": args.seed, "entities_requested": entities, "reps": reps,
-                           "machine": machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                           "machine": machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                           "loadavg_start": os.getloadavg()}
     try:
         # 1. generate (not part of the import)
         jsonl = tmp / f"synth-{scale}.jsonl"
@@ -267,7 +281,9 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
             if conn is None:
                 return m.store.cypher(query, params)
             if query not in prepared_cache:
-                prepared_cache[query] = conn.prepare(query)
+                with warnings.catch_warnings():  # kuzu 0.11 calls prepare() deprecated; it still works
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    prepared_cache[query] = conn.prepare(query)
             return conn.execute(prepared_cache[query], params).get_all()
 
         subjects = sorted(r[0] for r in m.store.cypher("MATCH (s:Subject) RETURN s.ref"))
@@ -344,7 +360,10 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
         ref = refs[0]
         log(f"{scale}: cold 'graphmem current {ref} --json' x{args.cold_runs}")
         cmd = [exe, "--store", str(store), "--json", "current", ref]
-        cold = median_wall(cmd, args.cold_runs)
+        pyc_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        pyc_env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")  # bytecode cached outside the repo
+        cold = median_wall(cmd, args.cold_runs, env=pyc_env)
+        cold["no_bytecode_cache"] = median_wall(cmd, args.cold_runs, env=no_pyc_env())
         p = subprocess.run(cmd, capture_output=True, text=True, check=False)
         cold["json_ok"] = p.returncode == 0 and json.loads(p.stdout)["subject"]["ref"] == ref
         cold["command"] = " ".join(cmd)
@@ -353,11 +372,14 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
         cold["trailing_json_flag_ok"] = trailing.returncode == 0
         res["cold_cli"] = cold
         res["import_cost"] = {
-            "python_startup": median_wall([PY, "-c", "pass"], args.cold_runs),
-            "import_kuzu": median_wall([PY, "-c", "import kuzu"], args.cold_runs),
-            "import_graphmem_cli": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs),
-            "importtime_top": importtime_top("graphmem.cli"),
+            "python_startup": median_wall([PY, "-c", "pass"], args.cold_runs, env=pyc_env),
+            "import_kuzu": median_wall([PY, "-c", "import kuzu"], args.cold_runs, env=pyc_env),
+            "import_graphmem_cli": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs, env=pyc_env),
+            "import_graphmem_cli_no_bytecode_cache": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs,
+                                                                 env=no_pyc_env()),
+            "importtime_top": importtime_top("graphmem.cli", pyc_env),
         }
+        res["loadavg_end"] = os.getloadavg()
     finally:
         if args.keep:
             log(f"{scale}: kept {tmp}")
@@ -403,17 +425,17 @@ def _t(name: str, res: dict[str, Any]) -> tuple[str, str]:
 
 def table(res: dict[str, Any]) -> str:
     imp, q = res["import"], res["queries"]
-    rows: list[tuple[str, str, str, str, str, str]] = []
+    rows: list[tuple[str, ...]] = []
 
-    def add(label: str, value: str, raw: str = "", ratio: str = "", target: str | None = None) -> None:
+    def add(label: str, value: str, raw: str = "", prep: str = "", ratio: str = "", target: str | None = None) -> None:
         tgt, status = _t(target, res) if target else ("", "")
-        rows.append((label, value, raw, ratio, tgt, status))
+        rows.append((label, value, raw, prep, ratio, tgt, status))
 
     add("generate synth JSONL (not import)", f"{res['generate']['seconds']:.2f} s")
     add("import wall (view included)", f"{imp['seconds']:.2f} s")
     add("import rate", f"{imp['rate_per_s']:,.0f} /s", target="import_rate")
     add("import peak RSS (child)", f"{imp['peak_rss_mb']:,.0f} MB", target="import_peak_rss_mb")
-    add("  RSS before import (open store)", f"{imp['baseline_rss_mb']:,.0f} MB")
+    add("  RSS before import (store open)", f"{imp['baseline_rss_mb']:,.0f} MB")
     add("store size on disk", f"{res['store_bytes'] / MB:,.0f} MB")
     add("rebuild", f"{res['rebuild']['seconds']:.2f} s", target="rebuild_s")
     add("rebuild --check", f"{res['rebuild_check']['seconds']:.2f} s")
@@ -423,19 +445,24 @@ def table(res: dict[str, Any]) -> str:
                                    ("facts_uses_object", "facts(uses, object=tool)", None, None),
                                    ("facts_status_scan", "facts(status) scan", None, None)):
         d = q[key]
-        add(f"{label} p50 (n={d['n']})", f"{d['p50_ms']:.3f} ms", f"{d['raw']['p50_ms']:.3f} ms",
-            f"{d['ratio_p50']:.1f}x", p50t)
-        add(f"{label} p99", f"{d['p99_ms']:.3f} ms", f"{d['raw']['p99_ms']:.3f} ms", f"{d['ratio_p99']:.1f}x", p99t)
+        for pc, tgt in (("p50", p50t), ("p99", p99t)):
+            prep = d.get("raw_prepared", {}).get(f"{pc}_ms")
+            add(f"{label} {pc}" + (f" (n={d['n']})" if pc == "p50" else ""), f"{d[f'{pc}_ms']:.3f} ms",
+                f"{d['raw'][f'{pc}_ms']:.3f} ms", "" if prep is None else f"{prep:.3f} ms",
+                f"{d[f'ratio_{pc}']:.1f}x", tgt)
     cold, ic = res["cold_cli"], res["import_cost"]
     add("cold `graphmem current X --json`", f"{cold['median_ms']:.0f} ms", target="cold_cli_ms")
+    add("  same, no graphmem bytecode cache", f"{cold['no_bytecode_cache']['median_ms']:.0f} ms")
     add("  python -c 'import graphmem.cli'", f"{ic['import_graphmem_cli']['median_ms']:.0f} ms")
+    add("  same, no graphmem bytecode cache", f"{ic['import_graphmem_cli_no_bytecode_cache']['median_ms']:.0f} ms")
     add("  python -c 'import kuzu'", f"{ic['import_kuzu']['median_ms']:.0f} ms")
     add("  python -c pass", f"{ic['python_startup']['median_ms']:.0f} ms")
-    head = ("measure", "graphmem", "raw kuzu", "ours/raw", "SPEC 12 target", "")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]
+    head = ("measure", "graphmem", "raw kuzu", "raw prepared", "ours/raw", "SPEC 12 target", "")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
     lines = [f"== scale {res['scale']:,} assertions, {res['import']['entities']:,} entities, seed {res['seed']} "
-             f"({res['machine'].get('cpus')} cpus, {res['machine'].get('mem_total_gb')} GB) ==",
+             f"({res['machine'].get('cpus')} cpus, {res['machine'].get('mem_total_gb')} GB, load avg "
+             f"{res['loadavg_start'][0]:.1f} at start, {res['loadavg_end'][0]:.1f} at end) ==",
              fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*r) for r in rows]
     if res["scale"] != 1_000_000:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
-
-from rich.console import Console
-from rich.table import Table
 
 def _width() -> int | None:
     """Wide enough for fact tables when output is piped (rich assumes 80 columns)."""
@@ -16,22 +14,28 @@ def _width() -> int | None:
     return int(os.environ.get("COLUMNS", "160"))
 
 
-_console = Console(highlight=False, soft_wrap=False, width=_width())
+@cache
+def _console() -> Any:
+    from rich.console import Console  # imported on first use: --json output never pays for it
+
+    return Console(highlight=False, soft_wrap=False, width=_width())
 
 
 def out(text: str = "") -> None:
-    _console.print(text, markup=False)
+    _console().print(text, markup=False)
 
 
 def heading(text: str) -> None:
-    _console.print(f"[bold]{text}[/bold]")
+    _console().print(f"[bold]{text}[/bold]", highlight=False)
 
 
 def table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
+    from rich.table import Table
+
     t = Table(*columns, title=title, title_justify="left", show_edge=False, pad_edge=False)
     for r in rows:
         t.add_row(*("" if v is None else str(v) for v in r))
-    _console.print(t)
+    _console().print(t)
 
 
 def obj_text(o: dict[str, Any] | None) -> str:

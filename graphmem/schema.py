@@ -19,6 +19,9 @@ from typing import Any
 from graphmem.errors import ConfigError
 from graphmem.timeparse import parse_duration
 
+# ISO-8601 durations; checked at load, converted by pendulum only when lint needs it
+_DURATION_RE = re.compile(r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$")
+
 LITERAL_TYPES = ("string", "text", "enum", "int", "float", "bool", "date", "url")
 CARDINALITIES = ("one", "many")
 RECORD_TYPE = "Record"  # the evidence node; edge pairs may name it
@@ -72,8 +75,11 @@ class Predicate:
     enum_values: tuple[str, ...] = ()
     edge: str | None = None
     aliases: tuple[str, ...] = ()
-    stale_after_us: int | None = None
     stale_after: str | None = None
+
+    @property
+    def stale_after_us(self) -> int | None:
+        return None if self.stale_after is None else parse_duration(self.stale_after, what="stale_after")
 
     @property
     def entity_valued(self) -> bool:
@@ -220,16 +226,12 @@ def _predicate(fname: str, pname: str, spec: Any, ont: Ontology) -> Predicate:
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
         raise ConfigError(f"{where}: expected 'aliases', a list of non-empty strings")
     stale = spec.get("stale_after")
-    stale_us = None
-    if stale is not None:
-        try:
-            stale_us = parse_duration(str(stale), what="stale_after")
-        except Exception:
-            raise ConfigError(f"{where}: bad stale_after {stale!r}; expected an ISO-8601 duration such as P90D") from None
+    if stale is not None and not (isinstance(stale, str) and _DURATION_RE.match(stale)):
+        raise ConfigError(f"{where}: bad stale_after {stale!r}; expected an ISO-8601 duration such as P90D")
     common = dict(
         name=pname, description=str(spec.get("description", "")), subject_types=tuple(subj),
         cardinality=card, aliases=tuple(a.strip().lower() for a in aliases),
-        stale_after_us=stale_us, stale_after=str(stale) if stale is not None else None,
+        stale_after=stale,
     )
     if "entity_types" in obj:
         if "type" in obj:

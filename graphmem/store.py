@@ -205,16 +205,18 @@ class Store:
                 self._set_meta("registry", dumps(self.registry.fingerprint()))
             tables = self._tables()
         else:
-            version = self.meta("schema_version")
+            self._meta_cache = {k: v for k, v in self._q("MATCH (m:Meta) RETURN m.key, m.value")}
+            version = self._meta_cache.get("schema_version")
             if version != str(SCHEMA_VERSION):
                 raise StoreUnavailable(
                     f"store {str(self.path)!r} has schema version {version}; this graphmem reads version {SCHEMA_VERSION}"
                 )
             self._check_compatible()
+            self._meta_cache = {}
         self._create_type_tables(tables)
 
     def _check_compatible(self) -> None:
-        old_ont = json.loads(self.meta("ontology") or "{}")
+        old_ont = json.loads(self._meta_cache.get("ontology") or "{}")
         new_ont = self.ontology.fingerprint()
         for t in old_ont.get("entity_types", []):
             if t not in new_ont["entity_types"]:
@@ -228,7 +230,7 @@ class Store:
                     f"store {str(self.path)!r} was built with edge type {e!r} and its pairs {pairs}, which the loaded "
                     "ontology does not keep; load the ontology directory it was built with (--ontology)"
                 )
-        old_reg = json.loads(self.meta("registry") or "{}")
+        old_reg = json.loads(self._meta_cache.get("registry") or "{}")
         for name, sig in self.registry.fingerprint().items():
             if name in old_reg and old_reg[name] != sig:
                 raise StoreUnavailable(
@@ -239,6 +241,10 @@ class Store:
     def _create_type_tables(self, tables: set[str]) -> None:
         """Create tables for entity and edge types the store does not have yet (a migration)."""
         changed = False
+        missing = [t for t in self.ontology.entity_types if t not in tables] + [
+            e for e in self.ontology.edge_types if e not in tables and self._edge_ddl(e)]
+        if not missing:
+            return
         with self.transaction():
             for t in self.ontology.entity_types:
                 if t not in tables:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import time
 from functools import lru_cache
-
-import pendulum
 
 from graphmem.errors import BadTime
 
@@ -24,7 +23,7 @@ US = 1_000_000
 
 def now_us() -> int:
     """The current instant, in microseconds since the epoch (UTC)."""
-    return to_us(pendulum.now("UTC"))
+    return time.time_ns() // 1000
 
 
 def to_us(dt: _dt.datetime) -> int:
@@ -70,6 +69,8 @@ def _parse_cached(text: str, what: str) -> int:
             return to_us(_dt.datetime.fromisoformat(text))
         except ValueError:
             raise BadTime(f"bad {what} {text!r}: not a real calendar date or time") from None
+    import pendulum  # only here and for durations: it costs 40 ms to import
+
     try:
         parsed = pendulum.parse(text, strict=True, tz="UTC")
     except Exception:  # pendulum raises several types for malformed text
@@ -114,6 +115,8 @@ def from_datetime(dt: _dt.datetime | None) -> int | None:
 
 def parse_duration(text: str, *, what: str = "duration") -> int:
     """An ISO-8601 duration (``P90D``, ``P1Y2M``) as microseconds (pendulum: a year is 365 days, a month 30)."""
+    import pendulum
+
     try:
         d = pendulum.parse(text, strict=True)
     except Exception:

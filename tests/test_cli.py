@@ -648,4 +648,5 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
     assert first in " ".join(r.out.split())  # the description is shown
     for param in cmd.params:
         assert getattr(param, "help", None), f"{' '.join(path)}: {param.name} has no help"
-    ok(None, *path, "-h")
+    if len(path) < 2:
+        assert ok(None, *path, "-h").out == r.out
