@@ -23,12 +23,12 @@ BASE = 1_577_836_800  # 2020-01-01
 
 def _iso(ts: int) -> str:
     import datetime as dt
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _day(ts: int) -> str:
     import datetime as dt
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d")
 
 
 def generate(n_assertions: int, seed: int = 42, n_entities: int | None = None) -> Iterator[dict[str, object]]:

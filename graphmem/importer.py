@@ -151,23 +151,23 @@ def import_lines(m: Memory, source: str | Path | Iterable[str], *, strict: bool 
                 stmts.append(st)
                 next_id += 1
             elif op == "entity":
-                e = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
+                ent = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
                                   obj.get("description") or "")
-                have = resolve.entity(e.ref)
+                have = resolve.entity(ent.ref)
                 if have is None:
-                    created[e.ref] = e
-                    resolve.add(e)
+                    created[ent.ref] = ent
+                    resolve.add(ent)
                 else:
-                    extra = tuple(a for a in e.aliases if a not in have.aliases)
-                    if have.type != e.type or have.name != e.name and have.name.lower() != e.name.lower():
-                        raise BadInput(f"entity {e.ref!r} already exists as {have.type} {have.name!r}")
-                    if extra or (e.description and e.description != have.description):
+                    extra = tuple(a for a in ent.aliases if a not in have.aliases)
+                    if have.type != ent.type or have.name != ent.name and have.name.lower() != ent.name.lower():
+                        raise BadInput(f"entity {ent.ref!r} already exists as {have.type} {have.name!r}")
+                    if extra or (ent.description and ent.description != have.description):
                         merged = replace(have, aliases=have.aliases + extra,
-                                         description=e.description or have.description)
-                        if e.ref in created:
-                            created[e.ref] = merged
+                                         description=ent.description or have.description)
+                        if ent.ref in created:
+                            created[ent.ref] = merged
                         else:
-                            updated[e.ref] = (have, extra, e.description or None)
+                            updated[ent.ref] = (have, extra, ent.description or None)
                         resolve.add(merged)
             elif op == "retract":
                 ref = obj.get("fact")
@@ -228,7 +228,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
     for fid, (at, reason) in retractions.items():
         if fid in by_id:
             i = by_id[fid]
-            stmts[i] = replace(stmts[i], retracted_at=at, retract_reason=reason)
+            stmts[i] = stmts[i]._replace(retracted_at=at, retract_reason=reason)
         else:
             old_retractions.append((fid, at, reason))
     touched: dict[str, set[str]] = defaultdict(set)
@@ -264,7 +264,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             marks = {fid: (at, reason) for fid, at, reason in old_retractions}
             for subj, preds in touched.items():
                 log = store.subject_log(subj)
-                log = [replace(s, retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
+                log = [s._replace(retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
                        if s.id in marks else s for s in log]
                 log.extend(s for s in stmts if s.subject == subj)
                 store.write_subject(subj, log, view_for_subject(log, m.registry), preds)

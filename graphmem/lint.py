@@ -67,12 +67,12 @@ def lint(m: Memory) -> LintReport:
                                     f"after it was recorded ({format_instant(s.recorded_at)})", fact=ref,
                                     subject=s.subject))
     computed = m.computed_views(stmts, names)
-    reported: set[tuple[int, ...]] = set()
+    reported: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
     by_subject_conflicts: dict[str, list[tuple[int, tuple[int, ...], str]]] = defaultdict(list)
     for ref, (_, view) in computed.items():
         for iv in view:
             if iv.conflicts and (iv.assertions, iv.conflicts) not in reported:
-                reported.add(iv.assertions + (-1,) + iv.conflicts)
+                reported.add((iv.assertions, iv.conflicts))
                 by_subject_conflicts[ref].append((iv.assertions[-1], iv.conflicts, iv.predicate))
     for ref, items in sorted(by_subject_conflicts.items()):
         for winner, losers, pred in items:

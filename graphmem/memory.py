@@ -13,7 +13,6 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from graphmem.errors import (
     UnknownEntity,
     UnknownPredicate,
 )
-from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_TIERS, Entity, Interval, Statement, Value
+from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Interval, Statement, Value
 from graphmem.results import CurrentResult, FactsResult, RebuildReport, TimelineResult, WhyResult, WriteResult
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
 from graphmem.store import Store
@@ -198,7 +197,7 @@ class Memory:
         """The asserter's default tier, capped by evidence (docs/semantics.md)."""
         tier = DEFAULT_TRUST[by]
         cap = "low" if not sources else ("high" if any(s.startswith("rec:") for s in sources) else "medium")
-        return min(tier, cap, key=TRUST_TIERS.index)
+        return tier if TRUST_RANK[tier] <= TRUST_RANK[cap] else cap
 
     # entities -------------------------------------------------------------------
 
@@ -354,7 +353,7 @@ class Memory:
                 log = self.store.subject_log(subj)
                 log.extend(s for s in stmts if s.subject == subj)
                 marks = retracted.get(subj, {})
-                log = [replace(s, retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
+                log = [s._replace(retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
                        if s.id in marks else s for s in log]
                 self.store.write_subject(subj, log, view_for_subject(log, self.registry), preds)
 
@@ -416,7 +415,7 @@ class Memory:
         a = now if a is None else a
         p = self.predicate(predicate) if predicate else None
         stype = self.entity_type(subject_type) if subject_type else None
-        filters = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
+        filters: dict[str, Any] = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
         rows: list[tuple[str, Interval]] = []
         from_edges = False
         if object is not None:
@@ -497,7 +496,7 @@ class Memory:
         by_subject: dict[str, list[Statement]] = defaultdict(list)
         for s in (self.store.all_statements() if stmts is None else stmts):
             if s.object_kind == "entity" and s.object_name is None:
-                s = replace(s, object_name=names.get(str(s.object)))
+                s = s._replace(object_name=names.get(str(s.object)))
             by_subject[s.subject].append(s)
         return {ref: (log, view_for_subject(log, self.registry)) for ref, log in sorted(by_subject.items())}
 

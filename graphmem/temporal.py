@@ -113,6 +113,7 @@ def _merge(segments: list[tuple[int, int | None, Statement, tuple[int, ...]]]) -
 
 def _interval(segs: list[tuple[int, int | None, Statement, tuple[int, ...]]], end: int) -> Interval:
     first = segs[0][2]
+    assert first.object is not None  # asserts always have an object; only ends may not
     open_end = None if end >= _INF else end
     if len(segs) == 1:  # the common case, without the set and list work below
         return Interval(first.subject, first.predicate, first.object, first.object_kind, segs[0][0], open_end,

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 from graphmem.errors import BadTime
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_EPOCH_ORDINAL = _EPOCH.toordinal()
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_ONE_US = _dt.timedelta(microseconds=1)
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 # The canonical forms, which the standard library parses exactly as pendulum does, only faster.
 _ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")
@@ -29,13 +29,8 @@ def now_us() -> int:
 def to_us(dt: _dt.datetime) -> int:
     """A timezone-aware datetime as microseconds since the epoch."""
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=_dt.timezone.utc)
-    days = (dt.toordinal() - _EPOCH_ORDINAL)
-    secs = dt.hour * 3600 + dt.minute * 60 + dt.second
-    off = dt.utcoffset()
-    if off:
-        secs -= off.days * 86_400 + off.seconds
-    return (days * 86_400 + secs) * US + dt.microsecond
+        dt = dt.replace(tzinfo=_dt.UTC)
+    return (dt - _EPOCH) // _ONE_US
 
 
 def parse_instant(text: str, *, now: int | None = None, what: str = "time") -> int:
@@ -60,7 +55,7 @@ def _parse_cached(text: str, what: str) -> int:
     m = _DATE_RE.match(text)
     if m:
         try:
-            d = _dt.datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=_dt.timezone.utc)
+            d = _dt.datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=_dt.UTC)
         except ValueError:
             raise BadTime(f"bad {what} {text!r}: not a real calendar date") from None
         return to_us(d)
@@ -81,7 +76,7 @@ def _parse_cached(text: str, what: str) -> int:
     if isinstance(parsed, _dt.datetime):
         return to_us(parsed)
     if isinstance(parsed, _dt.date):
-        return to_us(_dt.datetime(parsed.year, parsed.month, parsed.day, tzinfo=_dt.timezone.utc))
+        return to_us(_dt.datetime(parsed.year, parsed.month, parsed.day, tzinfo=_dt.UTC))
     raise BadTime(f"bad {what} {text!r}: expected a date or datetime, not a duration or time")
 
 
@@ -110,7 +105,7 @@ def from_datetime(dt: _dt.datetime | None) -> int | None:
     """A naive UTC datetime read from Kuzu as an instant."""
     if dt is None:
         return None
-    return to_us(dt.replace(tzinfo=_dt.timezone.utc))
+    return to_us(dt.replace(tzinfo=_dt.UTC))
 
 
 def parse_duration(text: str, *, what: str = "duration") -> int:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,11 @@ STORE = settings(max_examples=15, deadline=None,
                                         HealthCheck.data_too_large])
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    """A copy with fields changed, for a dataclass or a named tuple."""
+    return obj._replace(**changes) if hasattr(obj, "_replace") else dataclasses.replace(obj, **changes)
 
 
 def us(d: dt.datetime) -> int:
@@ -225,17 +231,34 @@ def test_known_at_equals_view_of_the_history_known_then(stmts: list[Statement], 
 # instants that hit every boundary api_times produce (00:00, 04:00, 09:00, 10:00, 15:00 UTC)
 STORE_TIMES = [day_utc(d, h) for d in range(0, LAST_DAY + 6) for h in (0, 4, 9, 10, 15)]
 STORE_TIME_TEXT = [format_instant(us(t)) for t in STORE_TIMES]
-FEW_TIME_TEXT = [format_instant(us(day_utc(d, h))) for d in (0, 2, 5, 8, 11, 14) for h in (0, 10)]
+FEW_TIME_TEXT = [format_instant(us(day_utc(d, h))) for d, h in ((0, 0), (2, 10), (4, 0), (7, 4), (10, 0), (13, 15))]
+
+
+_TEMPLATES: dict[bool, Path] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Closed stores to copy, with and without the entities: copying beats creating a schema per example."""
+    for entities in (False, True):
+        path = tmp_path_factory.mktemp("template") / "store"
+        m = graphmem.open(path)
+        if entities:
+            for etype, name in ENTITIES:
+                m.add_entity(etype, name)
+        m.close()
+        _TEMPLATES[entities] = path
+    yield
+    _TEMPLATES.clear()
 
 
 @contextmanager
 def fresh_store(entities: bool = True) -> Iterator[graphmem.Memory]:
+    """A new store in a temporary folder: empty, or holding ENTITIES."""
     with tempfile.TemporaryDirectory() as d:
+        shutil.copytree(_TEMPLATES[entities], Path(d) / "store")
         m = graphmem.open(Path(d) / "store")
         try:
-            if entities:
-                for etype, name in ENTITIES:
-                    m.add_entity(etype, name)
             yield m
         finally:
             m.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -51,7 +51,7 @@ def ontology(ctx: typer.Context) -> None:
                "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
                               for e in ont.edge_types.values()]}
 
-        def human(d: dict) -> None:
+        def human(d: dict[str, Any]) -> None:
             render.table(["entity type", "ref prefix", "description"],
                          [[t["name"], t["prefix"] + ":", t["description"]] for t in d["entity_types"]])
             render.table(["edge type", "pairs", "description"],
@@ -93,7 +93,7 @@ def import_(
             r = m.import_jsonl(source, strict=strict)
             doc = r.to_json()
 
-            def human(d: dict) -> None:
+            def human(d: dict[str, Any]) -> None:
                 verb = "imported" if d["written"] else "nothing written (--strict)"
                 render.out(f"{verb}: {d['entities_created']} entities created, {d['entities_updated']} updated, "
                            f"{d['statements'] if d['written'] else 0} statements"
@@ -140,7 +140,8 @@ def rebuild(
 
 def export(
     ctx: typer.Context,
-    format_: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (whole store) or graphml (graph at a time).")] = "jsonl",
+    format_: Annotated[str, typer.Option(
+        "--format", "-f", metavar="FORMAT", help="jsonl (whole store) or graphml (graph at a time).")] = "jsonl",
     as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help="For graphml: edges valid at this time (default now).")] = None,
 ) -> None:
     """Write the store to stdout: JSONL that import reads back, or GraphML."""

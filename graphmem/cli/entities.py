@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,7 +33,7 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(metavar="REF", h
         e = m.entity(ref)
         doc = {"schema": "graphmem.entity.v1", "entity": e.to_json()}
 
-        def human(d: dict) -> None:
+        def human(d: dict[str, Any]) -> None:
             x = d["entity"]
             render.out(f"{x['ref']}  {x['type']}  {x['name']}")
             if x["aliases"]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
     app.command("why")(why)
 
 
-def _written(d: dict) -> None:
+def _written(d: dict[str, Any]) -> None:
     render.out(" ".join(d["created"]))
 
 

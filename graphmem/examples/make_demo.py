@@ -26,7 +26,7 @@ import re
 import tomllib
 import zlib
 from collections import Counter, defaultdict
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +35,7 @@ ONTOLOGY = PACKAGE / "ontology" / "default.toml"
 PREDICATES = PACKAGE / "predicates" / "default.toml"
 OUT = HERE / "demo.jsonl"
 
-UTC = timezone.utc
+UTC = UTC
 # Nothing in the example may be recorded at or after this instant.
 CUTOFF = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -768,7 +768,7 @@ def holds(statements, retracts, subject: str, predicate: str, as_of: str, known_
         start = parse_instant(x["valid_from"])
         stops = [t for t in (ended(x["object"], start),
                              parse_instant(x["valid_to"]) if "valid_to" in x else None) if t is not None]
-        if start <= A and (not stops or A < min(stops)):
+        if start <= A and (not stops or min(stops) > A):
             result.add(x["object"])
     return sorted(result)
 
