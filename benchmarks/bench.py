@@ -250,6 +250,7 @@ def machine() -> dict[str, Any]:
             info["cpu"] = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
     except OSError:
         pass
+    info["graphmem_source"] = source_fingerprint()
     try:
         import kuzu
         info["kuzu"] = kuzu.__version__
@@ -258,6 +259,17 @@ def machine() -> dict[str, Any]:
     except Exception:  # versions are informational
         pass
     return info
+
+
+def source_fingerprint() -> dict[str, Any]:
+    """Which graphmem code was measured: a hash of its Python sources and their newest mtime."""
+    import hashlib
+    files = sorted((REPO / "graphmem").rglob("*.py"))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(REPO).as_posix().encode() + b"\0" + f.read_bytes())
+    newest = max((f.stat().st_mtime for f in files), default=0)
+    return {"sha256": h.hexdigest()[:16], "newest_mtime": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(newest))}
 
 
 def dir_bytes(path: Path) -> int:

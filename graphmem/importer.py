@@ -224,6 +224,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
            now: int) -> None:
     store = m.store
     fresh_store = store.statement_count() == 0
+    created_refs = {e.ref: i for i, e in enumerate(created)}
     old_retractions: list[tuple[int, int, str | None]] = []
     for fid, (at, reason) in retractions.items():
         if fid in by_id:
@@ -256,10 +257,11 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             if len(names) < store.entity_count():
                 names = {e.ref: e.name for e in store.all_entities()}
             computed = m.computed_views(stmts, names)
-            store.replace_view((ref, log, view) for ref, (log, view) in computed.items())
+            store.replace_view((ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
         elif len(touched) > 500:
-            computed = m.computed_views()
-            store.replace_view((ref, log, view) for ref, (log, view) in computed.items())
+            names = m.entity_names()
+            computed = m.computed_views(names=names)
+            store.replace_view((ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
         else:
             marks = {fid: (at, reason) for fid, at, reason in old_retractions}
             for subj, preds in touched.items():
@@ -267,4 +269,5 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
                 log = [s._replace(retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
                        if s.id in marks else s for s in log]
                 log.extend(s for s in stmts if s.subject == subj)
-                store.write_subject(subj, log, view_for_subject(log, m.registry), preds)
+                name = created[created_refs[subj]].name if subj in created_refs else m.subject_name(subj)
+                store.write_subject(subj, name, log, view_for_subject(log, m.registry), preds)

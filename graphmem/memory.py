@@ -355,7 +355,14 @@ class Memory:
                 marks = retracted.get(subj, {})
                 log = [s._replace(retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
                        if s.id in marks else s for s in log]
-                self.store.write_subject(subj, log, view_for_subject(log, self.registry), preds)
+                self.store.write_subject(subj, self.subject_name(subj), log, view_for_subject(log, self.registry), preds)
+
+    def subject_name(self, ref: str) -> str:
+        e = self.store.entity(ref)
+        return e.name if e else ref
+
+    def entity_names(self) -> dict[str, str]:
+        return {e.ref: e.name for e in self.store.all_entities()}
 
     # reads ------------------------------------------------------------------------
 
@@ -366,25 +373,43 @@ class Memory:
         Given only ``known_at``, ``as_of`` defaults to it: what we believed then about then.
         """
         now = now_us()
-        e = self.resolve(subject, role="subject")
         k = self._time(known_at, "known_at", now)
         a = self._time(as_of, "as_of", now)
         a = a if a is not None else (k if k is not None else now)
         pred = self.predicate(predicate).name if predicate else None
-        if k is None or k >= now:
-            view = self.store.subject_view(e.ref)
-        else:
+        e, view = self._subject_and_view(subject)
+        if k is not None and k < now:
             view = view_for_subject(self.store.subject_log(e.ref), self.registry, k)
         facts = [iv for iv in holding(view, a) if pred is None or iv.predicate == pred]
         return CurrentResult(e, a, k if k is not None else now, tuple(facts))
 
+    def _subject_and_view(self, text: str) -> tuple[Entity, list[Interval]]:
+        """The subject and its stored view; a ref with statements takes one key lookup (the hot path)."""
+        ref = str(text).strip().lower()
+        if ":" in ref:
+            name, view = self.store.subject_name_and_view(ref)
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if name is not None and etype is not None:
+                return Entity(ref, etype, name), view
+        e = self.resolve(text, role="subject")
+        return e, self.store.subject_view(e.ref)
+
+    def _subject_log_and_view(self, text: str) -> tuple[Entity, list[Statement], list[Interval]]:
+        ref = str(text).strip().lower()
+        if ":" in ref:
+            name, log, view = self.store.subject_name_log_and_view(ref)
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if name is not None and etype is not None:
+                return Entity(ref, etype, name), log, view
+        e = self.resolve(text, role="subject")
+        return (e, *self.store.subject_log_and_view(e.ref))
+
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them."""
         now = now_us()
-        e = self.resolve(subject, role="subject")
         k = self._time(known_at, "known_at", now)
         pred = self.predicate(predicate).name if predicate else None
-        log, view = self.store.subject_log_and_view(e.ref)
+        e, log, view = self._subject_log_and_view(subject)
         if k is not None and k < now:
             view = view_for_subject(log, self.registry, k)
         kk = now if k is None else k
@@ -492,7 +517,7 @@ class Memory:
                        names: dict[str, str] | None = None) -> dict[str, tuple[list[Statement], list[Interval]]]:
         """Every subject's log and view, recomputed from the statements (the authority)."""
         if names is None:
-            names = {e.ref: e.name for e in self.store.all_entities()}
+            names = self.entity_names()
         by_subject: dict[str, list[Statement]] = defaultdict(list)
         for s in (self.store.all_statements() if stmts is None else stmts):
             if s.object_kind == "entity" and s.object_name is None:
@@ -519,13 +544,15 @@ class Memory:
     def rebuild(self, *, check: bool = False) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare."""
         t0 = time.perf_counter()
-        computed = self.computed_views()
+        names = self.entity_names()
+        computed = self.computed_views(names=names)
         if check:
             drift = self.drift(computed)
             counts = {"subjects": len(computed), "intervals": sum(len(v) for _, v in computed.values())}
             return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
         with self.store.transaction():
-            counts = self.store.replace_view((ref, log, view) for ref, (log, view) in computed.items())
+            counts = self.store.replace_view(
+                (ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
         return RebuildReport(False, (), counts, time.perf_counter() - t0)
 
     # import, export, lint ---------------------------------------------------------

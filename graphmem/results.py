@@ -11,6 +11,8 @@ from graphmem.timeparse import format_instant
 
 @dataclass(frozen=True)
 class CurrentResult:
+    """What holds for one subject; ``subject`` carries ref, type and name (aliases are not loaded)."""
+
     subject: Entity
     as_of: int
     known_at: int

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,16 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
+_SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, log STRING, view STRING)"
+_SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
+_SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
+_NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
+
+
 class Store:
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
+
+    _HOT = frozenset({_SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME})
 
     def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -124,6 +133,7 @@ class Store:
         except OSError as e:
             raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
         self._in_tx = False
+        self._plans: dict[str, Any] = {}
         self._ensure_schema()
 
     # plumbing -------------------------------------------------------------------
@@ -133,9 +143,23 @@ class Store:
             self._conn.close()
             self._db.close()
 
+    def _prepared(self, query: str) -> Any:
+        """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""
+        ps = self._plans.get(query)
+        if ps is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                ps = self._plans[query] = self._conn.prepare(query)
+        return ps
+
     def _q(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         try:
-            result = self._conn.execute(query, params or {})
+            if params and query in self._HOT:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    result = self._conn.execute(self._prepared(query), params)
+            else:
+                result = self._conn.execute(query, params or {})
         except RuntimeError as e:
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
         assert not isinstance(result, list)
@@ -209,7 +233,7 @@ class Store:
                     "valid_to TIMESTAMP, recorded_at TIMESTAMP, retracted_at TIMESTAMP, "
                     "retract_reason STRING, sources STRING, asserted_by STRING, trust STRING)"
                 )
-                self._q("CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, log STRING, view STRING)")
+                self._q(_SUBJECT_DDL)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("ontology", dumps(self.ontology.fingerprint()))
@@ -309,7 +333,7 @@ class Store:
         return Entity(ref, etype, name, tuple(json.loads(aliases or "[]")), desc or "")
 
     def refs_named(self, key: str) -> list[str]:
-        rows = self._q("MATCH (n:Name {key: $k}) RETURN n.refs", {"k": key.lower()})
+        rows = self._q(_NAME, {"k": key.lower()})
         return json.loads(rows[0][0]) if rows else []
 
     def names_containing(self, text: str, limit: int = 5) -> list[str]:
@@ -490,34 +514,41 @@ class Store:
     # the materialized view ----------------------------------------------------------
 
     def subject_log(self, ref: str) -> list[Statement]:
-        rows = self._q("MATCH (s:Subject {ref: $r}) RETURN s.log", {"r": ref})
-        if not rows or not rows[0][0]:
-            return []
-        return [_stmt_from_row(ref, r) for r in json.loads(rows[0][0])]
+        return self.subject_log_and_view(ref)[0]
 
     def subject_view(self, ref: str) -> list[Interval]:
-        rows = self._q("MATCH (s:Subject {ref: $r}) RETURN s.view", {"r": ref})
-        if not rows or not rows[0][0]:
-            return []
-        return [_iv_from_row(ref, r) for r in json.loads(rows[0][0])]
+        return self.subject_name_and_view(ref)[1]
+
+    def subject_name_and_view(self, ref: str) -> tuple[str | None, list[Interval]]:
+        """The subject's name and intervals in one key lookup (None, [] when it has no statements)."""
+        rows = self._q(_SUBJECT_VIEW, {"r": ref})
+        if not rows:
+            return None, []
+        name, view = rows[0]
+        return name, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
 
     def subject_log_and_view(self, ref: str) -> tuple[list[Statement], list[Interval]]:
-        rows = self._q("MATCH (s:Subject {ref: $r}) RETURN s.log, s.view", {"r": ref})
+        _, log, view = self.subject_name_log_and_view(ref)
+        return log, view
+
+    def subject_name_log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]:
+        rows = self._q(_SUBJECT_LOG_VIEW, {"r": ref})
         if not rows:
-            return [], []
-        log, view = rows[0]
-        return ([_stmt_from_row(ref, r) for r in json.loads(log or "[]")],
+            return None, [], []
+        name, log, view = rows[0]
+        return (name, [_stmt_from_row(ref, r) for r in json.loads(log or "[]")],
                 [_iv_from_row(ref, r) for r in json.loads(view or "[]")])
 
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
             yield ref, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
 
-    def write_subject(self, ref: str, log: list[Statement], view: list[Interval],
+    def write_subject(self, ref: str, name: str, log: list[Statement], view: list[Interval],
                       predicates: Iterable[str]) -> None:
         """Replace one subject's materialized rows and its edges for ``predicates``."""
-        self._q("MERGE (s:Subject {ref: $r}) SET s.log = $l, s.view = $v",
-                {"r": ref, "l": dumps([_stmt_row(s) for s in log]), "v": dumps([_iv_row(iv) for iv in view])})
+        self._q("MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v",
+                {"r": ref, "n": name, "l": dumps([_stmt_row(s) for s in log]),
+                 "v": dumps([_iv_row(iv) for iv in view])})
         stype = self.ontology.type_for_prefix(ref.partition(":")[0])
         if stype is None:
             return
@@ -551,11 +582,11 @@ class Store:
             return None
         return p.edge, otype
 
-    def replace_view(self, subjects: Iterable[tuple[str, list[Statement], list[Interval]]]) -> dict[str, int]:
+    def replace_view(self, subjects: Iterable[tuple[str, str, list[Statement], list[Interval]]]) -> dict[str, int]:
         """Drop and bulk-load the whole materialized view (rebuild and large imports)."""
         tables = self._tables()
         self._q("DROP TABLE Subject")
-        self._q("CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, log STRING, view STRING)")
+        self._q(_SUBJECT_DDL)
         edge_names = [e for e in self.ontology.edge_types if e in tables]
         for e in edge_names:
             self._q(f"DROP TABLE {e}")
@@ -566,7 +597,7 @@ class Store:
         counts = {"subjects": 0, "intervals": 0, "edges": 0}
 
         def subject_rows() -> Iterator[list[Any]]:
-            for ref, log, view in subjects:
+            for ref, name, log, view in subjects:
                 counts["subjects"] += 1
                 counts["intervals"] += len(view)
                 stype = self.ontology.type_for_prefix(ref.partition(":")[0])
@@ -579,7 +610,7 @@ class Store:
                     edge_rows.setdefault((edge[0], stype, edge[1]), []).append(
                         [ref, iv.object, iv.predicate, _ts(iv.valid_from), _ts(iv.valid_to),
                          dumps(list(iv.assertions)), dumps(list(iv.conflicts))])
-                yield [ref, dumps([_stmt_row(s) for s in log]), dumps([_iv_row(iv) for iv in view])]
+                yield [ref, name, dumps([_stmt_row(s) for s in log]), dumps([_iv_row(iv) for iv in view])]
 
         self._copy("Subject", subject_rows())
         for (label, a, b), rows in sorted(edge_rows.items()):

@@ -119,7 +119,7 @@ def _day(d: int, hour: int = 0, offset_h: int = 0) -> str:
 
 
 def day_utc(d: int, hour: int = 0) -> dt.datetime:
-    return dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(days=d - 1, hours=hour)
+    return dt.datetime(2025, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=d - 1, hours=hour)
 
 
 # mostly plain dates (many collisions), sometimes a datetime with an offset

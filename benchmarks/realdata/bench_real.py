@@ -75,7 +75,10 @@ def brief(iv: dict[str, Any]) -> str:
 def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     import graphmem
 
-    res: dict[str, Any] = {"dataset": name, "data_dir": str(args.data_dir),
+    sys.path.insert(0, str(HERE.parent))
+    from bench import machine  # benchmarks/bench.py: cpus, memory, versions, graphmem source hash
+
+    res: dict[str, Any] = {"dataset": name, "data_dir": str(args.data_dir), "machine": machine(),
                            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()}
     jsonl = tmp / f"{name}.jsonl"
     summary_json = tmp / f"{name}-summary.json"
