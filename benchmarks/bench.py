@@ -281,17 +281,45 @@ def graphmem_exe() -> str:
     return str(exe) if exe.exists() else (shutil.which("graphmem") or "graphmem")
 
 
+def subject_columns(m: Any) -> set[str]:
+    """The Subject table's columns (the raw baseline reads what graphmem's lookup reads)."""
+    try:
+        return {str(r[1]) for r in m.store.cypher("CALL table_info('Subject') RETURN *")}
+    except Exception:
+        return {"ref", "log", "view"}
+
+
 def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     entities = args.entities or max(60, scale // 10)
     reps = args.reps or (3 if scale <= 100_000 else 1)
     rng = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix=f"graphmem-bench-{scale}-", dir=args.tmp))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out_file = out_dir / f"bench-{scale}.json"
     res: dict[str, Any] = {"scale": scale, "seed": args.seed, "entities_requested": entities, "reps": reps,
-                           "machine": machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                           "loadavg_start": os.getloadavg()}
+                           "complete": False, "errors": {}, "machine": machine(),
+                           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()}
+
+    def save() -> None:
+        """Write what has been measured so far (a failure later keeps the earlier figures)."""
+        res["loadavg_end"] = os.getloadavg()
+        res["targets"] = check_targets(res)
+        out_file.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+
+    def phase(name: str, fn: Callable[[], Any]) -> Any:
+        try:
+            value = fn()
+        except Exception as e:  # a benchmark keeps going and says what failed
+            res["errors"][name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            log(f"{scale}: {name} FAILED: {res['errors'][name]}")
+            value = None
+        save()
+        return value
+
+    store = tmp / "store"
+    jsonl = tmp / f"synth-{scale}.jsonl"
     try:
         # 1. generate (not part of the import)
-        jsonl = tmp / f"synth-{scale}.jsonl"
         log(f"{scale}: generating {jsonl.name} ({entities} entities)")
         t0 = time.perf_counter()
         subprocess.run([PY, str(SYNTH), str(scale), "--seed", str(args.seed), "--entities", str(entities),
@@ -301,53 +329,84 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
         res["generate"] = {"seconds": time.perf_counter() - t0, "lines": n_lines, "bytes": jsonl.stat().st_size}
 
         # 2. import into a fresh store, in a child process
-        store = tmp / "store"
         log(f"{scale}: importing in a child process")
         res["import"] = run_import(store, jsonl)
         res["store_bytes"] = dir_bytes(store)
         log(f"{scale}: imported {res['import']['statements']} statements in {res['import']['seconds']:.1f}s "
             f"({res['import']['rate_per_s']:.0f}/s, peak {res['import']['peak_rss_mb']:.0f} MB)")
+        save()
         if not args.keep_jsonl:
             jsonl.unlink()
 
         import graphmem
-        from graphmem.timeparse import now_us, to_datetime
         m = graphmem.open(store)
-        conn = getattr(m.store, "_conn", None)
+        try:
+            measure_reads(m, scale, args, rng, res, phase)
+            measure_whole_store(m, scale, reps, res, phase)
+        finally:
+            m.close()  # the cold CLI opens the store itself
+        phase("cold_cli", lambda: measure_cold(store, tmp, args, res, scale))
+    finally:
+        if args.keep:
+            log(f"{scale}: kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    res["machine_end"] = {"graphmem_source": source_fingerprint()}
+    if res["machine_end"]["graphmem_source"] != res["machine"]["graphmem_source"]:
+        res["warning"] = "graphmem's sources changed during this run; figures may mix two versions"
+    res["complete"] = not res["errors"]
+    res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    save()
+    return res
 
-        def raw(query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-            if conn is None:  # the store changed shape: fall back to its read hook
-                return m.store.cypher(query, params)
-            return conn.execute(query, params or {}).get_all()
 
-        prepared_cache: dict[str, Any] = {}
+def measure_reads(m: Any, scale: int, args: argparse.Namespace, rng: random.Random, res: dict[str, Any],
+                  phase: Callable[[str, Callable[[], Any]], Any]) -> None:
+    """Warm point reads and facts queries, each beside the raw Kuzu query that reads the same rows."""
+    from graphmem.timeparse import now_us, to_datetime
 
-        def raw_prepared(query: str, params: dict[str, Any]) -> list[list[Any]]:
-            if conn is None:
-                return m.store.cypher(query, params)
+    conn = getattr(m.store, "_conn", None)
+
+    def raw(query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if conn is None:  # the store changed shape: fall back to its read hook
+            return m.store.cypher(query, params)
+        return conn.execute(query, params or {}).get_all()
+
+    prepared_cache: dict[str, Any] = {}
+
+    def raw_prepared(query: str, params: dict[str, Any]) -> list[list[Any]]:
+        if conn is None:
+            return m.store.cypher(query, params)
+        with warnings.catch_warnings():  # kuzu 0.11 calls prepare() deprecated; it still works
+            warnings.simplefilter("ignore", DeprecationWarning)
             if query not in prepared_cache:
-                with warnings.catch_warnings():  # kuzu 0.11 calls prepare() deprecated; it still works
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    prepared_cache[query] = conn.prepare(query)
+                prepared_cache[query] = conn.prepare(query)
             return conn.execute(prepared_cache[query], params).get_all()
 
-        subjects = sorted(r[0] for r in m.store.cypher("MATCH (s:Subject) RETURN s.ref"))
-        refs = rng.sample(subjects, min(args.samples, len(subjects)))
-        q: dict[str, Any] = {}
+    subjects = sorted(r[0] for r in m.store.cypher("MATCH (s:Subject) RETURN s.ref"))
+    refs = rng.sample(subjects, min(args.samples, len(subjects)))
+    res["sample_subjects"] = len(refs)
+    res["cold_ref"] = refs[0]
+    q: dict[str, Any] = res.setdefault("queries", {})
+    cols = subject_columns(m)
+    name_col = "s.name, " if "name" in cols else ""
 
-        def point(name: str, ours: Callable[[str], Any], query: str, budget: float) -> None:
-            log(f"{scale}: {name} x{len(refs)}")
-            mine = summary(sample(ours, refs, budget_s=budget))
-            r1 = summary(sample(lambda r: raw(query, {"r": r}), refs, budget_s=budget))
-            r2 = summary(sample(lambda r: raw_prepared(query, {"r": r}), refs, budget_s=budget))
-            q[name] = {**mine, "raw_query": query, "raw": r1, "raw_prepared": r2,
-                       "ratio_p50": mine["p50_ms"] / r1["p50_ms"], "ratio_p99": mine["p99_ms"] / r1["p99_ms"]}
+    def point(name: str, ours: Callable[[str], Any], query: str) -> None:
+        log(f"{scale}: {name} x{len(refs)}")
+        mine = summary(sample(ours, refs, budget_s=60))
+        r1 = summary(sample(lambda r: raw(query, {"r": r}), refs, budget_s=60))
+        r2 = summary(sample(lambda r: raw_prepared(query, {"r": r}), refs, budget_s=60))
+        q[name] = {**mine, "raw_query": query, "raw": r1, "raw_prepared": r2,
+                   "ratio_p50": mine["p50_ms"] / r1["p50_ms"], "ratio_p99": mine["p99_ms"] / r1["p99_ms"],
+                   "ratio_p50_prepared": mine["p50_ms"] / r2["p50_ms"]}
 
-        # 3. warm point reads, in process
-        point("current", lambda r: m.current(r), "MATCH (s:Subject {ref: $r}) RETURN s.view", 60)
-        point("timeline", lambda r: m.timeline(r), "MATCH (s:Subject {ref: $r}) RETURN s.log, s.view", 60)
+    phase("current", lambda: point("current", lambda r: m.current(r),
+                                   f"MATCH (s:Subject {{ref: $r}}) RETURN {name_col}s.view"))
+    phase("timeline", lambda: point("timeline", lambda r: m.timeline(r),
+                                    f"MATCH (s:Subject {{ref: $r}}) RETURN {name_col}s.log, s.view"))
 
-        # facts (a): object given, along typed edges
+    def facts_uses() -> None:
+        """facts (a): an entity object given, read along the typed edges."""
         tools = sorted(r[0] for r in m.store.cypher("MATCH (t:Tool) RETURN t.ref"))
         tool_refs = rng.sample(tools, min(args.samples, len(tools)))
         uses = m.registry.predicates["uses"]
@@ -358,85 +417,98 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
         log(f"{scale}: facts(predicate=uses, object=<tool>) x<={len(tool_refs)}")
         sizes: list[int] = []
 
-        def facts_uses(t: str) -> None:
+        def ours(t: str) -> None:
             sizes.append(len(m.facts(predicate="uses", object=t).facts))
 
-        mine = summary(sample(facts_uses, tool_refs, budget_s=args.budget, warm=3))
-
-        def raw_uses(t: str) -> None:
-            raw(edge_q, {"r": t, "p": "uses", "t": to_datetime(now_us())})
-
-        r1 = summary(sample(raw_uses, tool_refs, budget_s=args.budget, warm=3))
-        q["facts_uses_object"] = {**mine, "rows_mean": statistics.fmean(sizes) if sizes else 0, "raw_query": edge_q,
-                                  "raw": r1, "ratio_p50": mine["p50_ms"] / r1["p50_ms"],
+        mine = summary(sample(ours, tool_refs, budget_s=args.budget, warm=3))
+        r1 = summary(sample(lambda t: raw(edge_q, {"r": t, "p": "uses", "t": to_datetime(now_us())}), tool_refs,
+                            budget_s=args.budget, warm=3))
+        q["facts_uses_object"] = {**mine, "rows_mean": statistics.fmean(sizes) if sizes else 0,
+                                  "raw_query": edge_q, "raw": r1, "ratio_p50": mine["p50_ms"] / r1["p50_ms"],
                                   "ratio_p99": mine["p99_ms"] / r1["p99_ms"]}
 
-        # facts (b): predicate only, a scan of every subject's view
+    def facts_status() -> None:
+        """facts (b): a literal predicate only, a scan of every subject's view."""
         scan_q = "MATCH (s:Subject) RETURN s.ref, s.view"
         log(f"{scale}: facts(predicate=status) (scan)")
-        sizes.clear()
+        sizes: list[int] = []
 
-        def facts_status(_: Any) -> None:
+        def ours(_: Any) -> None:
             sizes.append(len(m.facts(predicate="status").facts))
 
-        warm = 1 if scale <= 100_000 else 0  # at 1M one scan takes a long time; the first run is timed
-        mine = summary(sample(facts_status, range(args.scan_reps), budget_s=args.budget, warm=warm))
-        r1 = summary(sample(lambda _: raw(scan_q), range(args.scan_reps), budget_s=args.budget, warm=1))
-        q["facts_status_scan"] = {**mine, "rows_mean": statistics.fmean(sizes), "raw_query": scan_q, "raw": r1,
-                                  "ratio_p50": mine["p50_ms"] / r1["p50_ms"],
+        warm = 1 if scale <= 100_000 else 0  # at 1M one scan takes long; the first run is timed
+        mine = summary(sample(ours, range(args.scan_reps), budget_s=args.budget, warm=warm))
+        r1 = summary(sample(lambda _: raw(scan_q), range(args.scan_reps), budget_s=args.budget, warm=warm))
+        q["facts_status_scan"] = {**mine, "rows_mean": statistics.fmean(sizes) if sizes else 0,
+                                  "raw_query": scan_q, "raw": r1, "ratio_p50": mine["p50_ms"] / r1["p50_ms"],
                                   "ratio_p99": mine["p99_ms"] / r1["p99_ms"]}
-        res["queries"] = q
 
-        # 4. whole-store operations
+    phase("facts_uses_object", facts_uses)
+    phase("facts_status_scan", facts_status)
+
+
+def measure_whole_store(m: Any, scale: int, reps: int, res: dict[str, Any],
+                        phase: Callable[[str, Callable[[], Any]], Any]) -> None:
+    def rebuild() -> None:
         log(f"{scale}: rebuild x{reps}")
         runs, rep = timed_runs(lambda: m.rebuild(), reps)
         res["rebuild"] = {"seconds": statistics.median(runs), "runs": runs, "counts": rep.counts}
+
+    def check() -> None:
         log(f"{scale}: rebuild --check x{reps}")
         runs, rep = timed_runs(lambda: m.rebuild(check=True), reps)
         res["rebuild_check"] = {"seconds": statistics.median(runs), "runs": runs, "drift": len(rep.drift)}
+
+    def lint() -> None:
         log(f"{scale}: lint x{reps}")
         runs, rep = timed_runs(lambda: m.lint(), reps)
         by_code = Counter(i.code for i in rep.issues)
         res["lint"] = {"seconds": statistics.median(runs), "runs": runs, "issues": len(rep.issues),
                        "by_code": dict(sorted(by_code.items()))}
-        m.close()  # the cold CLI opens the store itself
 
-        # 5. cold CLI, a fresh process per call
-        exe = graphmem_exe()
-        ref = refs[0]
-        log(f"{scale}: cold 'graphmem current {ref} --json' x{args.cold_runs}")
-        cmd = [exe, "--store", str(store), "--json", "current", ref]
-        pyc_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        pyc_env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")  # bytecode cached outside the repo
-        cold = median_wall(cmd, args.cold_runs, env=pyc_env)
-        cold["no_bytecode_cache"] = median_wall(cmd, args.cold_runs, env=no_pyc_env())
+    phase("rebuild", rebuild)
+    phase("rebuild_check", check)
+    phase("lint", lint)
+
+
+def measure_cold(store: Path, tmp: Path, args: argparse.Namespace, res: dict[str, Any], scale: int) -> None:
+    """A fresh process per call: the graphmem command, the API's phases, and the import cost alone."""
+    exe = graphmem_exe()
+    ref = res.get("cold_ref") or _first_subject(store)
+    log(f"{scale}: cold 'graphmem current {ref} --json' x{args.cold_runs}")
+    cmd = [exe, "--store", str(store), "--json", "current", ref]
+    pyc_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    pyc_env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")  # bytecode cached outside the repo
+    cold = median_wall(cmd, args.cold_runs, env=pyc_env)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    cold["json_ok"] = p.returncode == 0 and json.loads(p.stdout)["subject"]["ref"] == ref
+    if p.returncode != 0:
+        cold["stderr"] = p.stderr.strip().splitlines()[-1:] if p.stderr else []
+    cold["command"] = " ".join(cmd)
+    trailing = subprocess.run([exe, "--store", str(store), "current", ref, "--json"], capture_output=True,
+                              text=True, check=False)
+    cold["trailing_json_flag_ok"] = trailing.returncode == 0
+    res["cold_cli"] = cold
+    cold["no_bytecode_cache"] = median_wall(cmd, args.cold_runs, env=no_pyc_env())
+    try:
         cold["api_breakdown"] = cold_breakdown(store, ref, args.cold_runs, pyc_env)
-        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        cold["json_ok"] = p.returncode == 0 and json.loads(p.stdout)["subject"]["ref"] == ref
-        cold["command"] = " ".join(cmd)
-        trailing = subprocess.run([exe, "--store", str(store), "current", ref, "--json"], capture_output=True,
-                                  text=True, check=False)
-        cold["trailing_json_flag_ok"] = trailing.returncode == 0
-        res["cold_cli"] = cold
-        res["import_cost"] = {
-            "python_startup": median_wall([PY, "-c", "pass"], args.cold_runs, env=pyc_env),
-            "import_kuzu": median_wall([PY, "-c", "import kuzu"], args.cold_runs, env=pyc_env),
-            "import_graphmem_cli": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs, env=pyc_env),
-            "import_graphmem_cli_no_bytecode_cache": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs,
-                                                                 env=no_pyc_env()),
-            "importtime_top": importtime_top("graphmem.cli", pyc_env),
-        }
-        res["loadavg_end"] = os.getloadavg()
-    finally:
-        if args.keep:
-            log(f"{scale}: kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    res["targets"] = check_targets(res)
-    res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"bench-{scale}.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
-    return res
+    except subprocess.CalledProcessError as e:
+        err = e.stderr if isinstance(e.stderr, str) else (e.stderr or b"").decode(errors="replace")
+        cold["api_breakdown"] = {"error": err.strip().splitlines()[-1:]}
+    res["import_cost"] = {
+        "python_startup": median_wall([PY, "-c", "pass"], args.cold_runs, env=pyc_env),
+        "import_kuzu": median_wall([PY, "-c", "import kuzu"], args.cold_runs, env=pyc_env),
+        "import_graphmem_cli": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs, env=pyc_env),
+        "import_graphmem_cli_no_bytecode_cache": median_wall([PY, "-c", "import graphmem.cli"], args.cold_runs,
+                                                             env=no_pyc_env()),
+        "importtime_top": importtime_top("graphmem.cli", pyc_env),
+    }
+
+
+def _first_subject(store: Path) -> str:
+    import graphmem
+    with graphmem.open(store, create=False) as m:
+        return str(m.store.cypher("MATCH (s:Subject) RETURN s.ref ORDER BY s.ref LIMIT 1")[0][0])
 
 
 def check_targets(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -465,67 +537,89 @@ def check_targets(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _t(name: str, res: dict[str, Any]) -> tuple[str, str]:
     t = res["targets"][name]
+    if t["value"] is None:
+        return "", ""
     sign = ">=" if t["kind"] == "min" else "<="
     limit = f"{t['target']:,.0f}" if t["target"] >= 100 else f"{t['target']:g}"
     return f"{sign} {limit} {t['unit']}", {True: "pass", False: "FAIL", None: "-"}[t["pass"]]
 
 
 def table(res: dict[str, Any]) -> str:
-    imp, q = res["import"], res["queries"]
+    """The per-scale table; parts that failed or were not reached are left out."""
+    imp, q = res.get("import", {}), res.get("queries", {})
     rows: list[tuple[str, ...]] = []
 
     def add(label: str, value: str, raw: str = "", prep: str = "", ratio: str = "", target: str | None = None) -> None:
         tgt, status = _t(target, res) if target else ("", "")
         rows.append((label, value, raw, prep, ratio, tgt, status))
 
-    add("generate synth JSONL (not import)", f"{res['generate']['seconds']:.2f} s")
-    add("import wall (view included)", f"{imp['seconds']:.2f} s")
-    add("import rate", f"{imp['rate_per_s']:,.0f} /s", target="import_rate")
-    add("import peak RSS (child)", f"{imp['peak_rss_mb']:,.0f} MB", target="import_peak_rss_mb")
-    add("  RSS before import (store open)", f"{imp['baseline_rss_mb']:,.0f} MB")
-    add("store size on disk", f"{res['store_bytes'] / MB:,.0f} MB")
-    add("rebuild", f"{res['rebuild']['seconds']:.2f} s", target="rebuild_s")
-    add("rebuild --check", f"{res['rebuild_check']['seconds']:.2f} s")
-    add("lint", f"{res['lint']['seconds']:.2f} s", target="lint_s")
+    if "generate" in res:
+        add("generate synth JSONL (not import)", f"{res['generate']['seconds']:.2f} s")
+    if imp:
+        add("import wall (view included)", f"{imp['seconds']:.2f} s")
+        add("import rate", f"{imp['rate_per_s']:,.0f} /s", target="import_rate")
+        add("import peak RSS (child)", f"{imp['peak_rss_mb']:,.0f} MB", target="import_peak_rss_mb")
+        add("  RSS before import (store open)", f"{imp['baseline_rss_mb']:,.0f} MB")
+        add("store size on disk", f"{res['store_bytes'] / MB:,.0f} MB")
+    for key, label, tgt in (("rebuild", "rebuild", "rebuild_s"), ("rebuild_check", "rebuild --check", None),
+                            ("lint", "lint", "lint_s")):
+        if key in res:
+            add(label, f"{res[key]['seconds']:.2f} s", target=tgt)
     for key, label, p50t, p99t in (("current", "current", "current_p50_ms", "current_p99_ms"),
                                    ("timeline", "timeline", "timeline_p50_ms", None),
                                    ("facts_uses_object", "facts(uses, object=tool)", None, None),
                                    ("facts_status_scan", "facts(status) scan", None, None)):
-        d = q[key]
+        d = q.get(key)
+        if not d:
+            continue
         for pc, tgt in (("p50", p50t), ("p99", p99t)):
             prep = d.get("raw_prepared", {}).get(f"{pc}_ms")
             add(f"{label} {pc}" + (f" (n={d['n']})" if pc == "p50" else ""), f"{d[f'{pc}_ms']:.3f} ms",
                 f"{d['raw'][f'{pc}_ms']:.3f} ms", "" if prep is None else f"{prep:.3f} ms",
                 f"{d[f'ratio_{pc}']:.1f}x", tgt)
-    cold, ic = res["cold_cli"], res["import_cost"]
-    add("cold `graphmem current X --json`", f"{cold['median_ms']:.0f} ms", target="cold_cli_ms")
-    add("  same, no graphmem bytecode cache", f"{cold['no_bytecode_cache']['median_ms']:.0f} ms")
-    bd = cold["api_breakdown"]
-    add("  API in a fresh process: wall", f"{bd['wall_ms']:.0f} ms")
-    for k, label in (("import_cli_ms", "import graphmem.cli"), ("open_ms", "graphmem.open (kuzu + schema)"),
-                     ("current_ms", "current + to_json"), ("close_ms", "close"),
-                     ("startup_and_exit_ms", "interpreter start + exit")):
-        add(f"    {label}", f"{bd[k]:.0f} ms")
-    add("  python -c 'import graphmem.cli'", f"{ic['import_graphmem_cli']['median_ms']:.0f} ms")
-    add("  same, no graphmem bytecode cache", f"{ic['import_graphmem_cli_no_bytecode_cache']['median_ms']:.0f} ms")
-    add("  python -c 'import kuzu'", f"{ic['import_kuzu']['median_ms']:.0f} ms")
-    add("  python -c pass", f"{ic['python_startup']['median_ms']:.0f} ms")
+    cold, ic = res.get("cold_cli", {}), res.get("import_cost", {})
+    if cold:
+        add("cold `graphmem current X --json`", f"{cold['median_ms']:.0f} ms", target="cold_cli_ms")
+        if "no_bytecode_cache" in cold:
+            add("  same, no graphmem bytecode cache", f"{cold['no_bytecode_cache']['median_ms']:.0f} ms")
+        bd = cold.get("api_breakdown", {})
+        if "wall_ms" in bd:
+            add("  API in a fresh process: wall", f"{bd['wall_ms']:.0f} ms")
+            for k, label in (("import_cli_ms", "import graphmem.cli"), ("open_ms", "graphmem.open (kuzu + schema)"),
+                             ("current_ms", "current + to_json"), ("close_ms", "close"),
+                             ("startup_and_exit_ms", "interpreter start + exit")):
+                add(f"    {label}", f"{bd[k]:.0f} ms")
+    if ic:
+        add("  python -c 'import graphmem.cli'", f"{ic['import_graphmem_cli']['median_ms']:.0f} ms")
+        add("  same, no graphmem bytecode cache",
+            f"{ic['import_graphmem_cli_no_bytecode_cache']['median_ms']:.0f} ms")
+        add("  python -c 'import kuzu'", f"{ic['import_kuzu']['median_ms']:.0f} ms")
+        add("  python -c pass", f"{ic['python_startup']['median_ms']:.0f} ms")
     head = ("measure", "graphmem", "raw kuzu", "raw prepared", "ours/raw", "SPEC 12 target", "")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
-    lines = [f"== scale {res['scale']:,} assertions, {res['import']['entities']:,} entities, seed {res['seed']} "
-             f"({res['machine'].get('cpus')} cpus, {res['machine'].get('mem_total_gb')} GB, load avg "
-             f"{res['loadavg_start'][0]:.1f} at start, {res['loadavg_end'][0]:.1f} at end) ==",
+    mach = res["machine"]
+    lines = [f"== scale {res['scale']:,} assertions, {imp.get('entities', res['entities_requested']):,} entities, "
+             f"seed {res['seed']} ({mach.get('cpus')} cpus, {mach.get('mem_total_gb')} GB, load avg "
+             f"{res['loadavg_start'][0]:.1f} at start, {res.get('loadavg_end', [0])[0]:.1f} at end; graphmem "
+             f"source {mach.get('graphmem_source', {}).get('sha256')}) ==",
              fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*r) for r in rows]
     if res["scale"] != 1_000_000:
         lines.append("(SPEC 12 targets are stated for 1,000,000 assertions; shown here for reference)")
-    lines.append(f"lint issues: {res['lint']['issues']:,} {res['lint']['by_code']}; "
-                 f"rebuild --check drift: {res['rebuild_check']['drift']}; "
-                 f"import errors: {res['import']['errors']}")
-    if not res["cold_cli"].get("trailing_json_flag_ok"):
+    if "lint" in res:
+        lines.append(f"lint issues: {res['lint']['issues']:,} {res['lint']['by_code']}")
+    if "rebuild_check" in res:
+        lines.append(f"rebuild --check drift: {res['rebuild_check']['drift']}")
+    if imp:
+        lines.append(f"import errors: {imp['errors']}")
+    if cold and not cold.get("trailing_json_flag_ok"):
         lines.append("note: 'graphmem --store S current X --json' (flag after the subcommand) is rejected; "
                      "timed as 'graphmem --store S --json current X'")
+    for name, err in res.get("errors", {}).items():
+        lines.append(f"FAILED {name}: {err}")
+    if res.get("warning"):
+        lines.append(f"WARNING: {res['warning']}")
     return "\n".join(lines)
 
 

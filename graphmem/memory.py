@@ -25,7 +25,15 @@ from graphmem.errors import (
     UnknownPredicate,
 )
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Interval, Statement, Value
-from graphmem.results import CurrentResult, FactsResult, RebuildReport, TimelineResult, WhyResult, WriteResult
+from graphmem.results import (
+    CurrentResult,
+    FactsResult,
+    RebuildReport,
+    SearchResult,
+    TimelineResult,
+    WhyResult,
+    WriteResult,
+)
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
 from graphmem.store import Store
 from graphmem.temporal import holding, intervals_for, view_for_subject
@@ -33,12 +41,44 @@ from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_i
 
 _SLUG_RE = re.compile(r"[\W_]+")
 _FACT_RE = re.compile(r"^fact:(\d{1,18})$")
+_REC_RE = re.compile(r"^rec:(\d{1,18})$")
 _URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:\S+$")
 
 
 def slug(name: str) -> str:
     """Lower-case, runs of non-alphanumerics become ``-``, trimmed: "Ada Lovelace" -> "ada-lovelace"."""
     return _SLUG_RE.sub("-", name.lower()).strip("-")
+
+
+_TERM_RE = re.compile(r"\w+")
+
+
+def search_terms(query: str) -> list[str]:
+    """The searchable words of a query, lower-cased, in order, without repeats."""
+    if not isinstance(query, str):
+        raise BadInput(f"bad query {query!r}: expected text")
+    terms = list(dict.fromkeys(t.lower() for t in _TERM_RE.findall(query) if t.strip("_")))
+    if not terms:
+        raise BadInput(f"nothing searchable in query {query!r}: expected at least one word or number")
+    return terms[:64]
+
+
+def snippet(text: str, terms: list[str], width: int = 160) -> str:
+    """A one-line window of ``text`` around the first query term it contains."""
+    flat = " ".join(text.split())
+    low = flat.lower()
+    pos = min((i for i in (re.search(rf"\b{re.escape(t)}", low) for t in terms) if i), key=lambda m: m.start(),
+              default=None)
+    start = 0 if pos is None else max(0, pos.start() - width // 3)
+    piece = flat[start:start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+def parse_record_ref(text: str) -> int:
+    m = _REC_RE.match(str(text).strip())
+    if not m:
+        raise BadInput(f"bad record ref {text!r}: expected rec:N")
+    return int(m[1])
 
 
 def parse_fact_ref(text: str) -> int:
@@ -64,6 +104,7 @@ class Memory:
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
         self.store = Store(self.path, self.ontology, self.registry, create=create)
+        self._known_records: set[int] = set()
 
     def close(self) -> None:
         self.store.close()
@@ -180,13 +221,21 @@ class Memory:
             raise BadInput(f"bad value {raw!r} for {p.name!r}: expected a single line (use a text predicate)")
         return raw.strip() if lt == "string" else raw
 
-    def check_sources(self, sources: Iterable[str]) -> tuple[str, ...]:
+    def check_sources(self, sources: Iterable[str], known: set[int] | None = None) -> tuple[str, ...]:
+        """Sources are record refs that exist (``rec:N``) or URIs; ``known`` caches record ids for bulk use."""
         out: list[str] = []
         for s in sources:
             s = str(s).strip()
             if s.startswith("rec:"):
-                raise BadInput(f"unknown record {s!r}: this store holds no evidence records")
-            if not _URI_RE.match(s):
+                rid = parse_record_ref(s)
+                if known is None:
+                    known = self._known_records
+                    if rid not in known and self.store.record(rid) is not None:
+                        known.add(rid)  # records are never deleted, so a hit stays true
+                if rid not in known:
+                    raise BadInput(f"unknown record {s!r}: expected the ref of an ingested record (see 'graphmem search')")
+                s = f"rec:{rid}"
+            elif not _URI_RE.match(s):
                 raise BadInput(f"bad source {s!r}: expected a record ref (rec:N) or a URI such as https://...")
             if s not in out:
                 out.append(s)
@@ -508,7 +557,8 @@ class Memory:
                             and (e.object is None or e.object == st.object)):
                         ended_by.append(e.id)
         subject = self.store.entity(st.subject)
-        return WhyResult(st, subject, tuple(mine), tuple(sorted(supersedes)), tuple(sorted(superseded_by)),
+        records = {src: self.store.record(parse_record_ref(src)) for src in st.sources if src.startswith("rec:")}
+        return WhyResult(st, subject, records, tuple(mine), tuple(sorted(supersedes)), tuple(sorted(superseded_by)),
                          tuple(sorted(conflicts - {fid})), tuple(sorted(set(ended_by))))
 
     # rebuild ----------------------------------------------------------------------
@@ -554,6 +604,27 @@ class Memory:
             counts = self.store.replace_view(
                 (ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
         return RebuildReport(False, (), counts, time.perf_counter() - t0)
+
+    # evidence ---------------------------------------------------------------------
+
+    def ingest(self, source: Any, *, redact: bool = True) -> Any:
+        """Store evidence records from JSONL lines (a path, a binary stream or byte lines)."""
+        from graphmem.ingest import ingest
+        return ingest(self, source, redact=redact)
+
+    def record(self, ref: str) -> Any:
+        rec = self.store.record(parse_record_ref(ref))
+        if rec is None:
+            raise BadInput(f"unknown record {ref!r}: no record has that ref")
+        return rec
+
+    def search(self, query: str, *, limit: int = 10) -> SearchResult:
+        """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words)."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+            raise BadInput(f"bad limit {limit!r}: expected a whole number from 1 to 1000")
+        terms = search_terms(query)
+        hits = self.store.search_records(" ".join(terms), limit)
+        return SearchResult(query, tuple(terms), tuple((r, score, snippet(r.text, terms)) for r, score in hits))
 
     # import, export, lint ---------------------------------------------------------
 

@@ -117,6 +117,10 @@ def why(doc: dict[str, Any]) -> None:
         out(f"  valid          {day(f['valid_from'])} .. {day(f['valid_to'])}")
     out(f"  recorded       {f['recorded_at']} by {f['asserted_by']} (trust {f['trust']})")
     out(f"  sources        {', '.join(s['ref'] for s in doc['sources']) or 'none'}")
+    for src in doc["sources"]:
+        if src["kind"] == "record":
+            text = " ".join(src["text"].split())[:200] if src.get("resolved") else "(does not resolve)"
+            out(f"    {src['ref']}: {text}")
     for key, label in (("supersedes", "supersedes"), ("superseded_by", "superseded by"),
                        ("conflicts", "conflicts with"), ("ended_by", "ended by")):
         if doc[key]:
@@ -125,3 +129,15 @@ def why(doc: dict[str, Any]) -> None:
         out(f"  holds          {day(iv['valid_from'])} .. {day(iv['valid_to'])} (with {', '.join(iv['assertions'])})")
     if doc["retraction"]:
         out(f"  RETRACTED      at {doc['retraction']['at']}: {doc['retraction']['reason'] or 'no reason given'}")
+
+
+def search(doc: dict[str, Any]) -> None:
+    heading(f"{len(doc['results'])} records for {' '.join(doc['terms'])!r}")
+    table(["ref", "score", "ts", "kind", "snippet"],
+          [[r["ref"], f"{r['score']:.3f}", day(r["ts"]), r["kind"], r["snippet"]] for r in doc["results"]])
+
+
+def ingest(doc: dict[str, Any]) -> None:
+    red = ", ".join(f"{k} {v}" for k, v in doc["redactions"].items()) or "none"
+    out(f"stored {doc['stored']} records, {doc['duplicates']} already present, {len(doc['errors'])} bad lines; "
+        f"redacted: {red}; truncated: {doc['truncated']} ({doc['seconds']} s)")

@@ -52,6 +52,7 @@ class FactsResult:
 class WhyResult:
     statement: Statement
     subject: Entity | None
+    records: dict[str, Any]  # cited record ref -> Record, or None when it does not resolve
     intervals: tuple[Interval, ...]
     supersedes: tuple[int, ...]
     superseded_by: tuple[int, ...]
@@ -63,7 +64,7 @@ class WhyResult:
         return {
             "schema": "graphmem.why.v1", "fact": st.to_json(),
             "subject": self.subject.brief() if self.subject else {"ref": st.subject},
-            "sources": [{"ref": s, "kind": "record" if s.startswith("rec:") else "uri"} for s in st.sources],
+            "sources": [self._source(s) for s in st.sources],
             "in_view": [iv.to_json() for iv in self.intervals],
             "supersedes": [fact_ref(i) for i in self.supersedes],
             "superseded_by": [fact_ref(i) for i in self.superseded_by],
@@ -72,6 +73,16 @@ class WhyResult:
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
         }
+
+
+    def _source(self, ref: str) -> dict[str, Any]:
+        if not ref.startswith("rec:"):
+            return {"ref": ref, "kind": "uri"}
+        rec = self.records.get(ref)
+        if rec is None:
+            return {"ref": ref, "kind": "record", "resolved": False}
+        return {"ref": ref, "kind": "record", "resolved": True, "ts": format_instant(rec.ts), "record_kind": rec.kind,
+                "source": rec.source, "text": rec.text}
 
 
 @dataclass(frozen=True)
@@ -170,3 +181,16 @@ class RebuildReport:
     def to_json(self) -> dict[str, Any]:
         return {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
                 "drift": list(self.drift), "counts": self.counts, "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    terms: tuple[str, ...]
+    hits: tuple[tuple[Any, float, str], ...]  # (Record, BM25 score, snippet)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
+                "results": [{"ref": r.ref, "score": round(score, 6), "snippet": snip, "ts": format_instant(r.ts),
+                             "kind": r.kind, "source": r.source, "scope": r.scope, "importance": r.importance}
+                            for r, score, snip in self.hits]}

@@ -172,8 +172,12 @@ def load_ontology(dirs: tuple[Path, ...] = ()) -> Ontology:
             for t in pair:
                 if t not in entity_types and t != RECORD_TYPE:
                     raise ConfigError(f"{where}: pair {pair!r} names unknown entity type {t!r}")
+            if pair[1] == RECORD_TYPE:
+                raise ConfigError(f"{where}: pair {pair!r}: records can only be the source of an edge")
             if (pair[0], pair[1]) not in pairs:
                 pairs.append((pair[0], pair[1]))
+        if any(a == RECORD_TYPE for a, _ in pairs) and not all(a == RECORD_TYPE for a, _ in pairs):
+            raise ConfigError(f"{where}: an edge type goes either from records (evidence) or between entities, not both")
         edges[ename] = EdgeType(ename, str(spec.get("description", "")), tuple(pairs))
     return Ontology(entity_types, edges, prefixes)
 
@@ -249,6 +253,8 @@ def _predicate(fname: str, pname: str, spec: Any, ont: Ontology) -> Predicate:
                 + ", ".join(sorted(ont.edge_types))
             )
         pairs = set(ont.edge_types[edge].pairs)
+        if any(RECORD_TYPE in p for p in pairs):
+            raise ConfigError(f"{where}: edge type {edge!r} links records to entities; a predicate needs an entity edge")
         if not any((s, o) in pairs for s in subj for o in ots):
             raise ConfigError(f"{where}: edge type {edge!r} allows none of its subject/object type pairs")
         return Predicate(**common, object_entity_types=tuple(ots), edge=edge)

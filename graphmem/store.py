@@ -104,6 +104,12 @@ def dumps(obj: Any) -> str:
 
 
 _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, log STRING, view STRING)"
+_RECORD_DDL = (
+    "CREATE NODE TABLE Record(id INT64 PRIMARY KEY, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
+    "scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, original_chars INT64, "
+    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP)")
+_FTS_INDEX = "record_text"
+_RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
 _SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
 _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
@@ -112,7 +118,7 @@ _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
 class Store:
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
 
-    _HOT = frozenset({_SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME})
+    _HOT = frozenset({_SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY})
 
     def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -236,10 +242,15 @@ class Store:
                     "retract_reason STRING, sources STRING, asserted_by STRING, trust STRING)"
                 )
                 self._q(_SUBJECT_DDL)
+                self._q(_RECORD_DDL)
+                self._q("CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
+                self._set_meta("next_record", "1")
                 self._set_meta("ontology", dumps(self.ontology.fingerprint()))
                 self._set_meta("registry", dumps(self.registry.fingerprint()))
+            # the full-text index can only be created outside a transaction
+            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['text'])")
             tables = self._tables()
         else:
             self._meta_cache = {k: v for k, v in self._q("MATCH (m:Meta) RETURN m.key, m.value")}
@@ -303,12 +314,17 @@ class Store:
                 self._set_meta("registry", dumps(old))
 
     def _edge_ddl(self, name: str) -> str | None:
-        pairs = [p for p in self.ontology.edge_types[name].pairs if RECORD_TYPE not in p]
-        if not pairs:
-            return None
+        pairs = self.ontology.edge_types[name].pairs
         froms = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
+        if all(a == RECORD_TYPE for a, _ in pairs):  # evidence edges: where in the record, found by which rule
+            return f"CREATE REL TABLE {name}({froms}, span_start INT64, span_end INT64, rule STRING)"
+        if any(RECORD_TYPE in p for p in pairs):
+            return None  # mixing evidence and fact edges is refused at load; nothing to create
         return (f"CREATE REL TABLE {name}({froms}, predicate STRING, valid_from TIMESTAMP, valid_to TIMESTAMP, "
                 "assertions INT64[], conflicts INT64[])")
+
+    def is_fact_edge(self, name: str) -> bool:
+        return not any(RECORD_TYPE in p for p in self.ontology.edge_types[name].pairs)
 
     def meta(self, key: str) -> str | None:
         rows = self._q("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
@@ -589,7 +605,7 @@ class Store:
         tables = self._tables()
         self._q("DROP TABLE Subject")
         self._q(_SUBJECT_DDL)
-        edge_names = [e for e in self.ontology.edge_types if e in tables]
+        edge_names = [e for e in self.ontology.edge_types if e in tables and self.is_fact_edge(e)]
         for e in edge_names:
             self._q(f"DROP TABLE {e}")
             ddl = self._edge_ddl(e)
@@ -619,6 +635,94 @@ class Store:
             counts["edges"] += self._copy(label, rows, f"from='{a}', to='{b}'")
         return counts
 
+    # evidence records ---------------------------------------------------------------
+
+    _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r.meta, r.original_sha256, "
+              "r.original_chars, r.truncated, r.redactions, r.ingested_at")
+
+    def next_record_id(self) -> int:
+        return int(self.meta("next_record") or "1")
+
+    def record_ids_for_keys(self, keys: Iterable[str]) -> dict[str, int]:
+        """The records already stored under these idempotence keys."""
+        out: dict[str, int] = {}
+        for k in keys:
+            rows = self._q(_RECORD_KEY, {"k": k})
+            if rows:
+                out[k] = rows[0][0]
+        return out
+
+    def all_record_keys(self) -> dict[str, int]:
+        return {k: i for k, i in self._iter("MATCH (k:RecordKey) RETURN k.key, k.id")}
+
+    def add_records(self, records: list[Any]) -> None:
+        """Append records (ids already assigned, rising) with their keys; the full-text index follows."""
+        if not records:
+            return
+        if len(records) > 50:
+            self._copy("Record", ([r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
+                                   dumps(r.meta), r.text, r.original_sha256, r.original_chars,
+                                   "true" if r.truncated else "false", dumps(r.redactions), _ts(r.ingested_at)]
+                                  for r in records))
+            self._copy("RecordKey", ([r.key, r.id] for r in records))
+        else:
+            for r in records:
+                self._q(
+                    f"CREATE (:Record {{id: {_int(r.id)}, key: $key, ts: $ts, kind: $kind, source: $src, scope: $scope, "
+                    "importance: $imp, meta: $meta, text: $text, original_sha256: $sha, original_chars: $n, "
+                    "truncated: $tr, redactions: $red, ingested_at: $at})",
+                    {"key": r.key, "ts": _ts_param(r.ts), "kind": r.kind, "src": r.source, "scope": r.scope,
+                     "imp": r.importance, "meta": dumps(r.meta), "text": r.text, "sha": r.original_sha256,
+                     "n": r.original_chars, "tr": r.truncated, "red": dumps(r.redactions),
+                     "at": _ts_param(r.ingested_at)})
+                self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
+        self._set_meta("next_record", str(records[-1].id + 1))
+
+    def record(self, rec_id: int) -> Any:
+        from graphmem.records import Record
+        rows = self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}}) RETURN {self._RCOLS}")
+        if not rows:
+            return None
+        return self._record_from_row(rows[0], Record)
+
+    @staticmethod
+    def _record_from_row(r: list[Any], cls: Any) -> Any:
+        rid, key, text, ts, kind, src, scope, imp, meta, sha, n, tr, red, at = r
+        return cls(rid, key, text, from_datetime(ts), kind, src or None, scope or None, imp, json.loads(meta or "{}"),
+                   sha, n, bool(tr), json.loads(red or "{}"), from_datetime(at))
+
+    def record_count(self) -> int:
+        return int(self._q("MATCH (r:Record) RETURN count(r)")[0][0])
+
+    def record_id_set(self) -> set[int]:
+        return {r[0] for r in self._iter("MATCH (r:Record) RETURN r.id")}
+
+    def search_records(self, query: str, limit: int) -> list[tuple[Any, float]]:
+        """BM25-ranked records for an already-sanitized query of plain words."""
+        from graphmem.records import Record
+        rows = self._q(
+            f"CALL QUERY_FTS_INDEX('Record', '{_FTS_INDEX}', $q, top := $k) RETURN {self._RCOLS.replace('r.', 'node.')}, "
+            "score ORDER BY score DESC, node.id",
+            {"q": query, "k": limit})
+        return [(self._record_from_row(r[:-1], Record), float(r[-1])) for r in rows]
+
+    def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
+        """MENTIONS edges from a record to entities: (ref, span start, span end, rule)."""
+        n = 0
+        for ref, start, end, rule in mentions:
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
+                continue
+            self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}}), (e:{etype} {{ref: $e}}) "
+                    "CREATE (r)-[:MENTIONS {span_start: $s, span_end: $t, rule: $rule}]->(e)",
+                    {"e": ref, "s": start, "t": end, "rule": rule})
+            n += 1
+        return n
+
+    def mentions_of(self, rec_id: int) -> list[str]:
+        rows = self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref")
+        return [r[0] for r in rows]
+
     # graph reads ------------------------------------------------------------------
 
     def edges(self, as_of: int | None = None) -> Iterator[tuple[str, str, str, str, Interval]]:
@@ -628,7 +732,7 @@ class Store:
             where = "WHERE e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t) "
             params = {"t": _ts_param(as_of)}
         for label in sorted(self.ontology.edge_types):
-            if self._edge_ddl(label) is None:
+            if not self.is_fact_edge(label) or self._edge_ddl(label) is None:
                 continue
             rows = self._q(f"MATCH (a)-[e:{label}]->(b) {where}RETURN a.ref, b.ref, e.predicate, e.valid_from, "
                            "e.valid_to, e.assertions, e.conflicts, b.name ORDER BY a.ref, b.ref, e.valid_from", params)

@@ -236,11 +236,8 @@ BAD_LINES: list[tuple[str, bytes, list[str]]] = [
 def test_import_one_bad_line(store: Path, before: str, tmp_path: Path, bad: bytes, words: list[str]) -> None:
     f = tmp_path / "in.jsonl"
     f.write_bytes(VALID_ENTITY + b"\n" + bad + VALID_ASSERT)  # the bad line is line 3
-    strict = cli(store, "import", "--strict", str(f))
-    line = assert_one_clear_line(strict, 2, ["line 3"], words)
-    assert export(store) == before, "--strict wrote something"
     r = cli(store, "import", str(f))
-    assert assert_one_clear_line(r, 2, ["line 3"], words) == line
+    assert_one_clear_line(r, 2, ["line 3"], words)
     after = export(store)
     assert after != before
     new_lines = [json.loads(x) for x in after.splitlines() if x not in before.splitlines()]
@@ -336,6 +333,7 @@ def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:
     db = kuzu.Database(str(v999 / "graph.kuzu"))
     try:
         rows = kuzu.Connection(db).execute("MATCH (x:Meta {key:'schema_version'}) RETURN x.value")
+        assert not isinstance(rows, list)
         assert rows.get_next() == ["999"]
     finally:
         db.close()

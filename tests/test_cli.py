@@ -426,7 +426,7 @@ def test_lint_clean_store_exits_0(small: Path) -> None:
     assert d["ok"] is True and d["issues"] == []
     assert d["counts"]["error"] == 0 and d["counts"]["warning"] == 0
     assert ok(small, "lint", "--fail-on", "warning").code == 0
-    assert "0 errors" in r.out or "no issues" in r.out.lower() or "ok" in r.out.lower()
+    assert "0 errors, 0 warnings" in r.out and "2 statements" in r.out
 
 
 def test_lint_conflict_exits_1(small: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from graphmem.cli import admin, entities, facts
+from graphmem.cli import admin, entities, evidence, facts
 from graphmem.cli.common import Options
 
 app = typer.Typer(
@@ -39,6 +39,7 @@ def _root(
 admin.register(app)
 app.add_typer(entities.app, name="entity")
 facts.register(app)
+evidence.register(app)
 
 
 def main() -> None:

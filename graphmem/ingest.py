@@ -1,0 +1,100 @@
+"""``ingest``: evidence records from JSONL, fail-open and idempotent (SPEC 7)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from graphmem.errors import BadInput, GraphmemError
+from graphmem.records import MAX_CHARS, Record, parse_record
+from graphmem.timeparse import now_us
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line is reported, not parsed
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    lines: int
+    stored: tuple[str, ...]
+    duplicates: int
+    errors: tuple[tuple[int, str], ...]
+    redactions: dict[str, int]
+    truncated: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.ingest.v1", "ok": not self.errors, "lines": self.lines,
+                "stored": len(self.stored), "records": list(self.stored[:1000]),
+                "records_truncated_list": len(self.stored) > 1000, "duplicates": self.duplicates,
+                "errors": [{"line": n, "reason": r} for n, r in self.errors],
+                "redactions": dict(sorted(self.redactions.items())), "truncated": self.truncated,
+                "seconds": round(self.seconds, 3)}
+
+
+def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes]) -> Iterable[bytes]:
+    if isinstance(source, str | Path):
+        try:
+            with Path(source).open("rb") as f:
+                yield from f
+        except OSError as e:
+            raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}") from None
+    else:
+        yield from source
+
+
+def ingest(m: Memory, source: str | Path | IO[bytes] | Iterable[bytes], *, redact: bool = True,
+           max_chars: int = MAX_CHARS) -> IngestReport:
+    """Store every good line as a record; report bad lines; add nothing twice."""
+    t0 = time.perf_counter()
+    now = now_us()
+    parsed: list[Record] = []
+    errors: list[tuple[int, str]] = []
+    n = 0
+    for lineno, raw in enumerate(_raw_lines(source), 1):
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        if not raw.strip():
+            continue
+        n += 1
+        try:
+            if len(raw) > MAX_LINE_BYTES:
+                raise BadInput(f"line of {len(raw)} bytes is longer than the {MAX_LINE_BYTES} allowed")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise BadInput(f"not valid UTF-8 (byte {e.start})") from None
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
+            parsed.append(parse_record(obj, now=now, redact_secrets=redact, max_chars=max_chars))
+        except GraphmemError as e:
+            errors.append((lineno, str(e)))
+    keys = [r.key for r in parsed]
+    known = m.store.all_record_keys() if len(keys) > 2000 else m.store.record_ids_for_keys(keys)
+    next_id = m.store.next_record_id()
+    fresh: list[Record] = []
+    seen: set[str] = set()
+    duplicates = 0
+    for r in parsed:
+        if r.key in known or r.key in seen:
+            duplicates += 1
+            continue
+        seen.add(r.key)
+        fresh.append(replace(r, id=next_id))
+        next_id += 1
+    redactions: dict[str, int] = {}
+    for r in fresh:
+        for k, v in r.redactions.items():
+            redactions[k] = redactions.get(k, 0) + v
+    with m.store.transaction():
+        m.store.add_records(fresh)
+    return IngestReport(n, tuple(r.ref for r in fresh), duplicates, tuple(errors), redactions,
+                        sum(r.truncated for r in fresh), time.perf_counter() - t0)
