@@ -80,23 +80,32 @@ class _Resolver:
                 self.new_names[k].append(e.ref)
 
 
-def _lines(source: str | Path | Iterable[str]) -> Iterator[str]:
+def _decode(raw: bytes | str) -> str:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\x00not-utf8"
+
+
+def _lines(source: str | Path | Iterable[str] | Iterable[bytes]) -> Iterator[str]:
+    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input."""
     if isinstance(source, str | Path):
         path = Path(source)
         try:
             with path.open("rb") as f:
                 for raw in f:
-                    try:
-                        yield raw.decode("utf-8")
-                    except UnicodeDecodeError:
-                        yield "\x00not-utf8"
+                    yield _decode(raw)
         except OSError as e:
             raise BadInput(f"cannot read import file {str(path)!r}: {e.strerror}") from None
     else:
-        yield from source
+        item: str | bytes
+        for item in source:
+            yield _decode(item)
 
 
-def import_lines(m: Memory, source: str | Path | Iterable[str], *, strict: bool = False) -> ImportReport:
+def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes], *, strict: bool = False) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
     t0 = time.perf_counter()
     lines = list(_lines(source))

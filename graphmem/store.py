@@ -208,16 +208,20 @@ class Store:
         tmpdir.mkdir(exist_ok=True)
         fd, name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
         n = 0
+        multiline = False
         try:
             with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
                 w = csv.writer(f)
                 for row in rows:
+                    if not multiline:
+                        multiline = any(type(v) is str and ("\n" in v or "\r" in v) for v in row)
                     w.writerow(row)
                     n += 1
             if n:
-                # explicit dialect: Kuzu's sniffer guesses from the first lines and can miss later quotes
+                # explicit dialect: Kuzu's sniffer guesses from the first lines and can miss later quotes;
+                # Kuzu's parallel reader cannot split quoted newlines, so those files are read serially
                 opts = "HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='\"', ESCAPE='\"'" + (
-                    ", " + options if options else "")
+                    ", PARALLEL=false" if multiline else "") + (", " + options if options else "")
                 self._q(f"COPY {table} FROM '{name}' ({opts})")
         finally:
             os.unlink(name)
@@ -288,6 +292,13 @@ class Store:
 
     def _create_type_tables(self, tables: set[str]) -> None:
         """Create tables for entity and edge types the store does not have yet (a migration)."""
+        if "Record" not in tables:  # stores made before evidence records existed
+            with self.transaction():
+                self._q(_RECORD_DDL)
+                self._q("CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
+                self._set_meta("next_record", "1")
+            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['text'])")
+            tables = tables | {"Record", "RecordKey"}
         changed = False
         missing = [t for t in self.ontology.entity_types if t not in tables] + [
             e for e in self.ontology.edge_types if e not in tables and self._edge_ddl(e)]

@@ -122,13 +122,14 @@ def day_utc(d: int, hour: int = 0) -> dt.datetime:
     return dt.datetime(2025, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=d - 1, hours=hour)
 
 
-# mostly plain dates (many collisions), sometimes a datetime with an offset
+# mostly plain dates (many collisions), sometimes a datetime with an offset, rarely "now" (microseconds)
 api_times = st.one_of(
     st.integers(FIRST_DAY, LAST_DAY).map(_day),
     st.integers(FIRST_DAY, LAST_DAY).map(_day),
     st.integers(FIRST_DAY, LAST_DAY).map(_day),
     st.builds(_day, st.integers(FIRST_DAY + 1, LAST_DAY), st.sampled_from((6, 12)), st.sampled_from((-3, 2))),
 )
+api_times_or_now = st.one_of(api_times, api_times, api_times, st.just("now"))
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,10 @@ class Op:
         return f"Op({self.kind} {self.subject} {self.predicate} {self.object} {self.at} {self.to})"
 
 
+_valid_froms = st.one_of(api_times, api_times, api_times, api_times, st.none())
+_valid_tos = st.one_of(st.none(), st.none(), api_times_or_now)
+
+
 @st.composite
 def api_op(draw: st.DrawFn) -> Op:
     kind = draw(st.sampled_from(("assert", "assert", "assert", "end", "retract")))
@@ -155,9 +160,9 @@ def api_op(draw: st.DrawFn) -> Op:
     subject, pred = draw(st.sampled_from(_PAIRS))
     values = STORE_CHOICES[subject][pred]
     if kind == "assert":
-        return Op("assert", subject, pred, draw(st.sampled_from(values)), draw(api_times),
-                  draw(st.one_of(st.none(), st.none(), api_times)))
-    return Op("end", subject, pred, draw(st.one_of(st.none(), st.sampled_from(values))), draw(api_times))
+        # valid_from None: it defaults to the record time (now)
+        return Op("assert", subject, pred, draw(st.sampled_from(values)), draw(_valid_froms), draw(_valid_tos))
+    return Op("end", subject, pred, draw(st.one_of(st.none(), st.sampled_from(values))), draw(api_times_or_now))
 
 
 api_histories = st.lists(api_op(), min_size=1, max_size=12)

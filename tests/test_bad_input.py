@@ -179,8 +179,6 @@ def test_bad_input_with_json_prints_no_document(store: Path, before: str, argv: 
 # usage errors (Click's parser) -----------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: usage errors (missing argument, unknown option) print a 4-line "
-                   "Click usage block on stderr, not one line (SPEC 13)")
 @pytest.mark.parametrize("argv", [["assert", "atlas", "status"], ["current", "atlas", "--bogus"]],
                          ids=["missing-argument", "unknown-option"])
 def test_usage_errors_are_one_line(store: Path, argv: list[str]) -> None:
@@ -288,8 +286,6 @@ def test_import_from_stdin(store: Path, before: str) -> None:
     assert len(export(store).splitlines()) == len(before.splitlines()) + 2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: 'import -' with non-UTF-8 bytes on stdin is an internal error "
-                   "(exit 3, UnicodeDecodeError/UnicodeEncodeError) instead of 'line N: not valid UTF-8' (exit 2)")
 def test_import_from_stdin_non_utf8(store: Path, before: str) -> None:
     bad = b'{"op": "assert", "subject": "project:atlas", "predicate": "summary", "object": "caf\xe9"}\n'
     r = cli(store, "import", "--strict", "-", input=VALID_ENTITY + bad)
@@ -358,8 +354,6 @@ def test_store_path_is_a_file_exit_3(tmp_path: Path) -> None:
     assert f.read_text() == "not a store"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a failed write command on a missing store path creates an empty "
-                   "store there (SPEC 13: a failed command leaves the store as it was)")
 @pytest.mark.parametrize("argv", [["assert", "atlas", "status", "active"], ["retract", "fact:1"],
                                   ["end", "atlas", "uses", "--at", "2025-01-01"]], ids=lambda a: a[0])
 def test_failed_write_on_missing_store_creates_nothing(tmp_path: Path, argv: list[str]) -> None:

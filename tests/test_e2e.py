@@ -72,8 +72,6 @@ def test_current_json(demo_copy: Path) -> None:
     assert _status_values(then.stdout) == ["paused"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --json is accepted only before the command; 'graphmem current X --json' "
-                   "(the form SPEC 12 uses) fails with 'No such option: --json' (exit 2)")
 def test_current_json_after_the_command(demo_copy: Path) -> None:
     p = run("--store", str(demo_copy), "current", "atlas", "--json")
     assert p.returncode == 0, p.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from graphmem import render
-from graphmem.cli.common import emit, errors, fail, memory, opts, store_path
+from graphmem.cli.common import JsonOpt, emit, errors, fail, memory, opts, store_path, wants_json
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +24,7 @@ def register(app: typer.Typer) -> None:
     app.command("export")(export)
 
 
-def init(ctx: typer.Context) -> None:
+def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Create the store (idempotent)."""
     with errors(), memory(ctx, create=True) as m:
         doc = {"schema": "graphmem.init.v1", "store": str(m.path), "statements": m.store.statement_count(),
@@ -32,15 +33,17 @@ def init(ctx: typer.Context) -> None:
                                             f"{d['statements']} statements)"))
 
 
-def demo(ctx: typer.Context) -> None:
+def demo(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Build a store from the bundled example and walk through what it knows."""
     from graphmem.demo import run_demo
     with errors():
-        run_demo(opts(ctx).store, show=not opts(ctx).json) if not opts(ctx).json else emit(
-            ctx, run_demo(opts(ctx).store, show=False), lambda d: None)
+        if wants_json(ctx):
+            emit(ctx, run_demo(opts(ctx).store, show=False), lambda d: None)
+        else:
+            run_demo(opts(ctx).store, show=True)
 
 
-def ontology(ctx: typer.Context) -> None:
+def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded ontology: entity types and edge types with their pairs."""
     from graphmem.schema import load_ontology
     with errors():
@@ -60,7 +63,7 @@ def ontology(ctx: typer.Context) -> None:
         emit(ctx, doc, human)
 
 
-def predicates(ctx: typer.Context) -> None:
+def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded predicate registry."""
     from graphmem.schema import load_ontology, load_registry
     with errors():
@@ -83,13 +86,14 @@ def import_(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="JSONL file of entity/assert/end/retract lines, or -.")],
     strict: Annotated[bool, typer.Option("--strict", help="Write nothing if any line is invalid.")] = False,
+    json_: JsonOpt = False,
 ) -> None:
     """Bulk entities and statements from JSONL; invalid lines are reported and not written."""
     with errors():
         if file != "-" and not Path(file).is_file():
             fail(f"cannot read import file {file!r}: no such file")
         with memory(ctx, create=True) as m:
-            source = sys.stdin if file == "-" else file
+            source = sys.stdin.buffer if file == "-" else file
             r = m.import_jsonl(source, strict=strict)
             doc = r.to_json()
 
@@ -111,6 +115,7 @@ def import_(
 def lint(
     ctx: typer.Context,
     fail_on: Annotated[str, typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 on issues at or above: error or warning.")] = "error",
+    json_: JsonOpt = False,
 ) -> None:
     """Check the store; exit 1 when an issue at or above --fail-on exists."""
     with errors():
@@ -126,6 +131,7 @@ def lint(
 def rebuild(
     ctx: typer.Context,
     check: Annotated[bool, typer.Option("--check", help="Compare with a rebuild without writing; exit 1 on drift.")] = False,
+    json_: JsonOpt = False,
 ) -> None:
     """Recompute the fact view from the statements."""
     with errors(), memory(ctx) as m:
@@ -143,10 +149,20 @@ def export(
     format_: Annotated[str, typer.Option(
         "--format", "-f", metavar="FORMAT", help="jsonl (whole store) or graphml (graph at a time).")] = "jsonl",
     as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help="For graphml: edges valid at this time (default now).")] = None,
+    json_: JsonOpt = False,
 ) -> None:
-    """Write the store to stdout: JSONL that import reads back, or GraphML."""
+    """Write the store to stdout: JSONL that import reads back, or GraphML.
+
+    With --json, one document holding the export (JSONL lines as a list).
+    """
     with errors(), memory(ctx) as m:
-        sys.stdout.write(m.export(format_, as_of))
+        text = m.export(format_, as_of)
+        if wants_json(ctx):
+            body: Any = [json.loads(line) for line in text.splitlines()] if format_ == "jsonl" else text
+            emit(ctx, {"schema": "graphmem.export.v1", "format": format_, "as_of": as_of,
+                       "lines" if format_ == "jsonl" else "graphml": body}, lambda d: None)
+        else:
+            sys.stdout.write(text)
 
 
 __all__ = ["register", "store_path"]

@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from graphmem.cli import admin, entities, evidence, facts
 from graphmem.cli.common import Options
 
+
+class _OneLineErrors(TyperGroup):
+    """Usage errors (missing argument, unknown option) as one line on stderr, exit 2 (SPEC 13)."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False,
+                              windows_expand_args=windows_expand_args, **extra)
+        except Exception as e:  # click's UsageError family carries exit_code and format_message
+            code = getattr(e, "exit_code", None)
+            if not (hasattr(e, "format_message") and isinstance(code, int)):
+                raise
+            ctx = getattr(e, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            sys.stderr.write(f"graphmem: error: {e.format_message()}{hint}\n")
+            if not standalone_mode:
+                raise
+            sys.exit(code)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
 app = typer.Typer(
     name="graphmem",
+    cls=_OneLineErrors,
     help="A local-first knowledge-graph memory: typed entities, time-stamped facts, and what is true when.",
     no_args_is_help=True,
     add_completion=False,

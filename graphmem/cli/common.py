@@ -9,11 +9,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from graphmem.errors import GraphmemError
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
 
 
 @dataclass
@@ -48,19 +50,53 @@ def memory(ctx: typer.Context, *, create: bool = False) -> Iterator[Any]:
     """Open the store for one command; ``create`` for commands that write."""
     from graphmem.memory import Memory
     o = opts(ctx)
-    m = Memory(store_path(ctx), ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create)
+    path = store_path(ctx)
+    made = _would_create(path) if create else []
+    try:
+        m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create)
+    except BaseException:
+        _remove(made)
+        raise
     try:
         yield m
-    finally:
+    except BaseException:
         m.close()
+        _remove(made)  # a failed first write leaves no empty store behind
+        raise
+    m.close()
+
+
+def _would_create(path: Path) -> list[Path]:
+    """What opening a store at ``path`` would create, so a failed command can take it back."""
+    if not path.exists():
+        top = path
+        while not top.parent.exists():
+            top = top.parent
+        return [top]
+    if path.is_dir() and not (path / "graph.kuzu").exists():
+        return [path / name for name in ("graph.kuzu", "graph.kuzu.wal", "graph.kuzu.lock", "tmp")]
+    return []
+
+
+def _remove(paths: list[Path]) -> None:
+    import shutil
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists():
+            p.unlink()
 
 
 def emit(ctx: typer.Context, doc: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
-    """One JSON document with ``--json``, else the readable form."""
-    if opts(ctx).json:
+    """One JSON document with ``--json`` (before or after the command), else the readable form."""
+    if wants_json(ctx):
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
         human(doc)
+
+
+def wants_json(ctx: typer.Context) -> bool:
+    return opts(ctx).json or bool(ctx.params.get("json_"))
 
 
 def fail(message: str, code: int = 2) -> None:

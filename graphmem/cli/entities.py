@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from graphmem import render
-from graphmem.cli.common import emit, errors, memory
+from graphmem.cli.common import JsonOpt, emit, errors, memory
 
 app = typer.Typer(help="Add and look up entities.", no_args_is_help=True)
 
@@ -19,6 +19,7 @@ def add(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's name; its ref is type:slug-of-name.")],
     alias: Annotated[list[str] | None, typer.Option("--alias", "-a", metavar="ALIAS", help="Another name (repeatable).")] = None,
     description: Annotated[str, typer.Option("--description", "-d", metavar="TEXT", help="One or two sentences.")] = "",
+    json_: JsonOpt = False,
 ) -> None:
     """Add an entity; prints its ref."""
     with errors(), memory(ctx, create=True) as m:
@@ -27,7 +28,11 @@ def add(
 
 
 @app.command("show")
-def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(metavar="REF", help="Ref, name or alias.")]) -> None:
+def show(
+    ctx: typer.Context,
+    ref: Annotated[str, typer.Argument(metavar="REF", help="Ref, name or alias.")],
+    json_: JsonOpt = False,
+) -> None:
     """Show one entity."""
     with errors(), memory(ctx) as m:
         e = m.entity(ref)
@@ -48,6 +53,7 @@ def list_(
     ctx: typer.Context,
     type_: Annotated[str | None, typer.Option("--type", "-t", metavar="TYPE", help="Only this entity type.")] = None,
     match: Annotated[str | None, typer.Option("--match", "-m", metavar="TEXT", help="Name, alias or ref containing this text.")] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """List entities, by type then ref."""
     with errors(), memory(ctx) as m:

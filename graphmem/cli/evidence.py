@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from graphmem import render
-from graphmem.cli.common import emit, errors, fail, memory
+from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
 
 
 def register(app: typer.Typer) -> None:
@@ -22,6 +22,7 @@ def ingest(
     file: Annotated[str, typer.Argument(metavar="FILE", help="JSONL records (text, id, ts, kind, source, scope, "
                                         "importance, meta), or - for stdin.")],
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Store secrets as they are (default: redact).")] = False,
+    json_: JsonOpt = False,
 ) -> None:
     """Store evidence records; bad lines are reported and skipped, repeats add nothing."""
     with errors():
@@ -40,6 +41,7 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to look for (BM25 over record text).")],
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="At most N records.")] = 10,
+    json_: JsonOpt = False,
 ) -> None:
     """Full-text (BM25) search over evidence records, best first."""
     with errors(), memory(ctx) as m:

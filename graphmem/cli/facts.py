@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from graphmem import render
-from graphmem.cli.common import emit, errors, memory
+from graphmem.cli.common import JsonOpt, emit, errors, memory
 
 Subject = Annotated[str, typer.Argument(metavar="SUBJECT", help="Entity ref, name or alias.")]
 Predicate = Annotated[str, typer.Argument(metavar="PREDICATE", help="Predicate name or alias (see 'graphmem predicates').")]
@@ -37,6 +37,7 @@ def assert_(
     to: Annotated[str | None, typer.Option("--to", metavar="T", help=f"Valid until, exclusive (default: open). {When}")] = None,
     source: Annotated[list[str] | None, typer.Option("--source", "-s", metavar="URI", help="Evidence: a URI (repeatable).")] = None,
     by: Annotated[str, typer.Option("--by", metavar="WHO", help="operator, agent, extractor or import.")] = "operator",
+    json_: JsonOpt = False,
 ) -> None:
     """Record that SUBJECT PREDICATE OBJECT holds; prints its fact:N."""
     with errors(), memory(ctx, create=True) as m:
@@ -52,6 +53,7 @@ def end(
     at: Annotated[str | None, typer.Option("--at", metavar="T", help=f"When it stops holding (required). {When}")] = None,
     source: Annotated[list[str] | None, typer.Option("--source", "-s", metavar="URI", help="Evidence: a URI (repeatable).")] = None,
     by: Annotated[str, typer.Option("--by", metavar="WHO", help="operator, agent, extractor or import.")] = "operator",
+    json_: JsonOpt = False,
 ) -> None:
     """Close what holds for SUBJECT PREDICATE [OBJECT] at --at; prints its fact:N."""
     with errors(), memory(ctx, create=True) as m:
@@ -66,6 +68,7 @@ def retract(
     ctx: typer.Context,
     fact: Annotated[str, typer.Argument(metavar="FACT", help="The statement to withdraw, fact:N.")],
     reason: Annotated[str | None, typer.Option("--reason", "-r", metavar="TEXT", help="Why it was wrong.")] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Withdraw a statement from now on (it stays in the history)."""
     with errors(), memory(ctx, create=True) as m:
@@ -79,6 +82,7 @@ def current(
     as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now, or --known-at). {When}")] = None,
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
     predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """What holds for SUBJECT at --as-of, as known at --known-at."""
     with errors(), memory(ctx) as m:
@@ -90,6 +94,7 @@ def timeline(
     subject: Subject,
     predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Every interval of SUBJECT, in order, and the statements behind them."""
     with errors(), memory(ctx) as m:
@@ -102,6 +107,7 @@ def facts(
     obj: Annotated[str | None, typer.Option("--object", "-o", metavar="REF", help="Only this object (entity or literal).")] = None,
     subject_type: Annotated[str | None, typer.Option("--subject-type", "-t", metavar="TYPE", help="Only subjects of this type.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now). {When}")] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Facts holding at --as-of, filtered by field ("which projects use Kuzu now?")."""
     with errors(), memory(ctx) as m:
@@ -109,7 +115,11 @@ def facts(
         emit(ctx, r.to_json(), render.facts)
 
 
-def why(ctx: typer.Context, fact: Annotated[str, typer.Argument(metavar="FACT", help="fact:N")]) -> None:
+def why(
+    ctx: typer.Context,
+    fact: Annotated[str, typer.Argument(metavar="FACT", help="fact:N")],
+    json_: JsonOpt = False,
+) -> None:
     """The receipts of one statement: sources, supersession, conflicts, retraction."""
     with errors(), memory(ctx) as m:
         emit(ctx, m.why(fact).to_json(), render.why)
