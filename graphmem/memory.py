@@ -105,6 +105,8 @@ class Memory:
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
         self.store = Store(self.path, self.ontology, self.registry, create=create)
         self._known_records: set[int] = set()
+        self._extractor: Any = None
+        self._extractor_entities = -1
 
     def close(self) -> None:
         self.store.close()
@@ -625,6 +627,78 @@ class Memory:
         terms = search_terms(query)
         hits = self.store.search_records(" ".join(terms), limit)
         return SearchResult(query, tuple(terms), tuple((r, score, snippet(r.text, terms)) for r, score in hits))
+
+    def extractor(self) -> Any:
+        """The spaCy extractor for this store, built on first use and after entities change."""
+        from graphmem.extraction import Extractor
+        count = self.store.entity_count()
+        if self._extractor is None or self._extractor_entities != count:
+            self._extractor = Extractor(self.ontology, self.registry, list(self.store.all_entities()))
+            self._extractor_entities = count
+        return self._extractor
+
+    def extract_text(self, text: str, *, at: str | None = None, apply: bool = False) -> Any:
+        """Proposals from free text; with ``apply``, the text is first stored as a record."""
+        from graphmem.results import ExtractResult
+        if not isinstance(text, str) or not text.strip():
+            raise BadInput("empty text: expected something to extract from")
+        if apply:
+            report = self.ingest([__import__("json").dumps({"text": text, "ts": at, "kind": "note"}).encode()])
+            if report.errors:
+                raise BadInput(report.errors[0][1])
+            ref = report.stored[0] if report.stored else None
+            if ref is None:  # the same text was stored before: extract from that record
+                from graphmem.records import parse_record
+                key = parse_record({"text": text, "ts": at, "kind": "note"}, now=now_us()).key
+                ref = f"rec:{self.store.record_ids_for_keys([key])[key]}"
+            return self.extract_records([ref], apply=True)
+        when = parse_instant(at, what="at") if at else now_us()
+        ex = self.extractor().extract(text, default_time=when)
+        return ExtractResult((("text", ex),), False, ())
+
+    def extract_records(self, refs: list[str], *, apply: bool = False) -> Any:
+        """Proposals from stored records; with ``apply``, write mentions and assertions citing them."""
+        from graphmem.results import ExtractResult
+        items = []
+        for ref in refs:
+            rec = self.record(ref)
+            items.append((rec, self.extractor().extract(rec.text, default_time=rec.ts, evidence=rec.ref)))
+        written: list[str] = []
+        if apply:
+            written = self._apply_extractions(items)
+        return ExtractResult(tuple((rec.ref, ex) for rec, ex in items), apply, tuple(written))
+
+    def extract_pending(self, *, apply: bool = False, limit: int | None = None) -> Any:
+        return self.extract_records([f"rec:{i}" for i in self.store.pending_record_ids(limit)], apply=apply)
+
+    def _apply_extractions(self, items: list[tuple[Any, Any]]) -> list[str]:
+        """MENTIONS edges and new assertions (by the extractor, citing the record); known facts are skipped."""
+        now = now_us()
+        fid = self.store.next_fact_id()
+        stmts: list[Statement] = []
+        for rec, ex in items:
+            for p in ex.assertions:
+                view = self.store.subject_view(p.subject)
+                if any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
+                       for iv in view):
+                    continue
+                if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
+                       for s in stmts):
+                    continue
+                name = self.subject_name(p.object) if p.object_kind == "entity" else None
+                srcs = (rec.ref,)
+                stmts.append(Statement(fid, "assert", p.subject, p.predicate, p.object, p.object_kind,
+                                       p.valid_from, None, now, None, None, srcs, "extractor",
+                                       self.trust_for("extractor", srcs), name))
+                fid += 1
+        with self.store.transaction():
+            for rec, ex in items:
+                self.store.add_mentions(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
+                                                 for mm in ex.mentions])
+                self.store.mark_extracted(rec.id, now)
+            if stmts:
+                self._write(stmts)
+        return [s.ref for s in stmts]
 
     # import, export, lint ---------------------------------------------------------
 

@@ -141,3 +141,27 @@ def ingest(doc: dict[str, Any]) -> None:
     red = ", ".join(f"{k} {v}" for k, v in doc["redactions"].items()) or "none"
     out(f"stored {doc['stored']} records, {doc['duplicates']} already present, {len(doc['errors'])} bad lines; "
         f"redacted: {red}; truncated: {doc['truncated']} ({doc['seconds']} s)")
+    if "extraction" in doc:
+        x = doc["extraction"]
+        out(f"extracted: {len(x['mentions'])} mentions, {len(x['written'])} new assertions "
+            f"({', '.join(x['written']) or 'none'})")
+
+
+def extract(doc: dict[str, Any]) -> None:
+    heading("mentions")
+    table(["record", "entity", "text", "span"],
+          [[m["record"] or "-", m["ref"], m["text"], f"{m['span'][0]}-{m['span'][1]}"] for m in doc["mentions"]])
+    heading("proposed assertions")
+    table(["subject", "predicate", "object", "valid_from", "evidence", "rule"],
+          [[a["subject"], a["predicate"], a["object"], day(a["valid_from"]), a["evidence"] or "-", a["rule"]]
+           for a in doc["assertions"]])
+    if doc["entities"]:
+        heading("proposed new entities")
+        table(["type", "name", "record", "rule"], [[e["type"], e["name"], e["record"] or "-", e["rule"]]
+                                                    for e in doc["entities"]])
+    if doc["skipped"]:
+        heading("left out (negated, hedged or asked)")
+        table(["reason", "would propose", "text"], [[s["reason"], " ".join(" ".join(k) for k in s["would_propose"]),
+                                                     s["text"]] for s in doc["skipped"]])
+    out("written: " + (", ".join(doc["written"]) or "nothing") if doc["writes_performed"] else
+        "nothing written (use --apply)")

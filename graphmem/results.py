@@ -194,3 +194,25 @@ class SearchResult:
                 "results": [{"ref": r.ref, "score": round(score, 6), "snippet": snip, "ts": format_instant(r.ts),
                              "kind": r.kind, "source": r.source, "scope": r.scope, "importance": r.importance}
                             for r, score, snip in self.hits]}
+
+
+@dataclass(frozen=True)
+class ExtractResult:
+    """Proposals per source (a record ref, or "text"), and what was written with --apply."""
+
+    items: tuple[tuple[str, Any], ...]  # (source, Extraction)
+    writes_performed: bool
+    written: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        mentions, entities, assertions, skipped = [], [], [], []
+        for source, ex in self.items:
+            rec = source if source.startswith("rec:") else None
+            mentions += [{**m.to_json(), "record": rec} for m in ex.mentions]
+            entities += [{**e.to_json(), "record": rec} for e in ex.entities]
+            assertions += [p.to_json() for p in ex.assertions]
+            skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
+                        for s in ex.skipped]
+        return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
+                "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
+                "entities": entities, "assertions": assertions, "skipped": skipped, "written": list(self.written)}

@@ -107,7 +107,7 @@ _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, l
 _RECORD_DDL = (
     "CREATE NODE TABLE Record(id INT64 PRIMARY KEY, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
     "scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, original_chars INT64, "
-    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP)")
+    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP)")
 _FTS_INDEX = "record_text"
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
@@ -673,7 +673,7 @@ class Store:
         if len(records) > 50:
             self._copy("Record", ([r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
                                    dumps(r.meta), r.text, r.original_sha256, r.original_chars,
-                                   "true" if r.truncated else "false", dumps(r.redactions), _ts(r.ingested_at)]
+                                   "true" if r.truncated else "false", dumps(r.redactions), _ts(r.ingested_at), ""]
                                   for r in records))
             self._copy("RecordKey", ([r.key, r.id] for r in records))
         else:
@@ -701,6 +701,13 @@ class Store:
         rid, key, text, ts, kind, src, scope, imp, meta, sha, n, tr, red, at = r
         return cls(rid, key, text, from_datetime(ts), kind, src or None, scope or None, imp, json.loads(meta or "{}"),
                    sha, n, bool(tr), json.loads(red or "{}"), from_datetime(at))
+
+    def mark_extracted(self, rec_id: int, at: int) -> None:
+        self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}}) SET r.extracted_at = $t", {"t": _ts_param(at)})
+
+    def pending_record_ids(self, limit: int | None = None) -> list[int]:
+        lim = f" LIMIT {_int(limit)}" if limit else ""
+        return [r[0] for r in self._q(f"MATCH (r:Record) WHERE r.extracted_at IS NULL RETURN r.id ORDER BY r.id{lim}")]
 
     def record_count(self) -> int:
         return int(self._q("MATCH (r:Record) RETURN count(r)")[0][0])

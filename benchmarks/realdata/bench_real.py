@@ -36,11 +36,12 @@ PREDICATES = HERE / "predicates"
 PY = sys.executable
 
 # Sample questions: a well-known footballer and a date inside a club spell (in the data). Wikidata
-# has no labels in these files: Q11571 is Cristiano Ronaldo. If a subject is missing (the
-# converter changed), the person with the most plays_for statements is asked about instead.
+# has no labels in these files: Q615 is Lionel Messi, Q7156 FC Barcelona, Q79800 the Argentina
+# national team. If a subject is missing (the converter changed), the person with the most
+# plays_for statements is asked about instead.
 SAMPLES: dict[str, dict[str, str]] = {
     "yago11k": {"subject": "person:frank-lampard", "label": "Frank Lampard", "as_of": "2010-06-01"},
-    "wikidata12k": {"subject": "person:q11571", "label": "Q11571 (Cristiano Ronaldo)", "as_of": "2008-06-01"},
+    "wikidata12k": {"subject": "person:q615", "label": "Q615 (Lionel Messi)", "as_of": "2010-06-01"},
 }
 
 
@@ -165,7 +166,10 @@ def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, A
         **sample,
         "current": {"ms": t_cur, "facts": [brief(iv.to_json()) for iv in cur.facts]},
         "timeline_plays_for": {"ms": t_tl, "intervals": [brief(iv.to_json()) for iv in tl.intervals],
-                               "events": len(tl.events)},
+                               "events": len(tl.events),
+                               "statements": [f"{e.get('fact')} {(e.get('object') or {}).get('name')} "
+                                              f"[{str(e.get('valid_from'))[:10]}, {(e.get('valid_to') or '...')[:10]})"
+                                              for e in tl.events if e.get("event") == "assert"]},
         "facts_plays_for_club": who,
     }
     m.close()
@@ -196,8 +200,11 @@ def table(res: dict[str, Any]) -> str:
         out += [f"      e.g. {msg}" for msg in lint["examples"][code]]
     out.append(f"current {s['label']} as of {s['as_of']} ({s['current']['ms']:.1f} ms):")
     out += [f"  {f}" for f in s["current"]["facts"]]
-    out.append(f"timeline {s['label']} plays_for ({s['timeline_plays_for']['ms']:.1f} ms):")
-    out += [f"  {f}" for f in s["timeline_plays_for"]["intervals"]]
+    tl = s["timeline_plays_for"]
+    out.append(f"timeline {s['label']} plays_for ({tl['ms']:.1f} ms): {len(tl['statements'])} statements")
+    out += [f"  stated: {f}" for f in tl["statements"]]
+    out.append(f"  -> {len(tl['intervals'])} intervals in the view (plays_for is one-valued):")
+    out += [f"  {f}" for f in tl["intervals"]]
     who = s["facts_plays_for_club"]
     if who:
         out.append(f"facts plays_for object={who['club']} ({who['club_name']}) as of {who['as_of']}: "

@@ -1,0 +1,385 @@
+"""Rule-based extraction with spaCy (SPEC 8): mentions and proposed assertions, no model needed.
+
+A blank English pipeline with a sentencizer; a PhraseMatcher over the store's
+entity names and aliases; a PhraseMatcher over predicate trigger phrases (the
+registry's aliases plus the inflections below); and a few rules for common
+phrasings. Clauses that negate, hedge or ask are skipped. spaCy is imported
+here only, so commands that do not extract never pay for it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from graphmem.model import Entity
+from graphmem.schema import Ontology, Predicate, Registry
+from graphmem.timeparse import format_instant, to_us
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span
+
+# Trigger phrases beyond the registry's aliases: inflections a lemmatizer would
+# give (a blank pipeline has no lemma tables) and phrasings seen in team notes.
+EXTRA_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "uses": ("uses", "use", "using", "used", "is built on", "built on", "runs on", "run on", "now runs on",
+             "running on", "relies on", "rely on", "adopted", "adopts", "switched to", "moved to", "migrated to",
+             "is on", "started using", "keeps", "stores", "is using"),
+    "blocked_by": ("blocked by", "is blocked by", "waiting on", "waits on", "is waiting on", "held up by", "stuck on"),
+    "depends_on": ("depends on", "depend on", "requires", "require", "needs", "need"),
+    "evaluates": ("evaluating", "evaluates", "is evaluating", "has been evaluating", "trying", "trying out", "testing",
+                  "prototyping with", "is prototyping with", "trialling", "piloting"),
+    "owner": ("owned by", "led by", "maintained by", "is owned by", "is led by", "is maintained by"),
+    "replaces": ("replaces", "replaced", "supersedes", "superseded", "instead of"),
+    "relates_to": ("is about", "is all about", "related to", "relates to", "is a", "is an"),
+    "decides": ("decided", "decides", "settles", "chose"),
+}
+# Active phrasings whose grammatical subject is the predicate's object: "Maya owns Atlas".
+REVERSE_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "owner": ("owns", "leads", "maintains", "took over", "is the owner of", "is the lead of", "runs"),
+}
+SWITCH_VERBS = {"switched", "switch", "switching", "moved", "move", "moving", "migrated", "migrate", "migrating"}
+NEGATIONS = {"not", "n't", "never", "no", "nobody", "nothing", "neither", "nor", "without", "cannot", "stopped",
+             "longer", "isn't", "aren't", "wasn't", "don't", "doesn't", "didn't", "won't"}
+HEDGES = {"if", "might", "may", "could", "would", "should", "maybe", "perhaps", "possibly", "whether", "consider",
+          "considering", "plan", "planning", "plans", "want", "wants", "wish", "hope", "unless", "suppose", "idea",
+          "proposal", "propose", "proposed", "suggest", "suggests", "unsure", "doubt", "wonder", "let's", "tbd",
+          "probably", "rumour", "rumor", "going", "will", "'ll", "gonna", "think", "thinks", "believe", "believes",
+          "guess", "expect", "expects", "soon", "next"}
+COPULAS = {"is", "are", "was", "were", "'s", "now", "been", "be", "went", "goes", "remains", "stays", "marked", "set",
+           "moved", "->", "status", "to", "changed", "again", "officially", "back", "as", "of", "finally", "has"}
+CLAUSE_BREAKS = {";", ":", "—", "–", "|"}
+
+_MONTHS = {m: i for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+_MONTH_RE = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?"
+             r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "ymd"),
+    (re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b"), "ymd"),
+    (re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b"), "dmy"),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE}\.?,?\s+(\d{{4}})\b", re.I), "d_mon_y"),
+    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I), "mon_d_y"),
+)
+
+
+def find_date(text: str) -> tuple[str, int, int] | None:
+    """The first explicit calendar date in ``text`` as (YYYY-MM-DD, start, end)."""
+    found: list[tuple[int, int, str]] = []
+    for pattern, form in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            g = m.groups()
+            try:
+                if form == "ymd":
+                    d = _dt.date(int(g[0]), int(g[1]), int(g[2]))
+                elif form == "dmy":
+                    d = _dt.date(int(g[2]), int(g[1]), int(g[0]))
+                elif form == "d_mon_y":
+                    d = _dt.date(int(g[2]), _MONTHS[g[1][:3].lower()], int(g[0]))
+                else:
+                    d = _dt.date(int(g[2]), _MONTHS[g[0][:3].lower()], int(g[1]))
+            except ValueError:
+                continue
+            found.append((m.start(), m.end(), d.isoformat()))
+    if not found:
+        return None
+    start, end, iso = min(found)
+    return iso, start, end
+
+
+@dataclass(frozen=True)
+class Mention:
+    ref: str
+    name: str
+    span: tuple[int, int]
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "name": self.name, "span": list(self.span), "text": self.text, "rule": "name-or-alias"}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    subject: str
+    predicate: str
+    object: Any
+    object_kind: str
+    valid_from: int
+    span: tuple[int, int]
+    rule: str
+    evidence: str | None = None
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, str(self.object))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "predicate": self.predicate, "object": self.object,
+                "object_kind": self.object_kind, "valid_from": format_instant(self.valid_from),
+                "evidence": self.evidence, "span": list(self.span), "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class EntityProposal:
+    type: str
+    name: str
+    span: tuple[int, int]
+    rule: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "span": list(self.span), "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class Extraction:
+    mentions: tuple[Mention, ...]
+    assertions: tuple[Proposal, ...]
+    entities: tuple[EntityProposal, ...] = ()
+    skipped: tuple[dict[str, Any], ...] = field(default=())
+
+
+@dataclass
+class _Ment:
+    start: int  # token indices [start, end)
+    end: int
+    ref: str
+    type: str
+
+
+class Extractor:
+    """Built once per store and process from its entities and the registry."""
+
+    def __init__(self, ontology: Ontology, registry: Registry, entities: list[Entity]) -> None:
+        import spacy
+        from spacy.matcher import PhraseMatcher
+
+        self.ontology = ontology
+        self.registry = registry
+        self.nlp = spacy.blank("en")
+        self.nlp.add_pipe("sentencizer")
+        self.entities = {e.ref: e for e in entities}
+        self._ents = PhraseMatcher(self.nlp.vocab, attr="LOWER")
+        for e in entities:
+            names = list(dict.fromkeys([e.name, *e.aliases]))
+            self._ents.add(e.ref, [self.nlp.make_doc(n) for n in names])
+        self._triggers = PhraseMatcher(self.nlp.vocab, attr="LOWER")
+        self._trigger_info: dict[str, tuple[str, bool]] = {}
+        phrases: dict[str, tuple[str, bool]] = {}
+        for alias, pred in registry.aliases.items():
+            if registry.predicates[pred].entity_valued:
+                phrases.setdefault(alias, (pred, False))
+        for pred, extra in EXTRA_TRIGGERS.items():
+            if pred in registry.predicates:
+                for ph in extra:
+                    phrases[ph] = (pred, False)
+        for pred, extra in REVERSE_TRIGGERS.items():
+            if pred in registry.predicates:
+                for ph in extra:
+                    phrases[ph] = (pred, True)
+        for ph, info in phrases.items():
+            key = f"T{len(self._trigger_info)}"
+            self._trigger_info[key] = info
+            self._triggers.add(key, [self.nlp.make_doc(ph)])
+        self.status = registry.predicates.get("status")
+        self.priority = registry.predicates.get("priority")
+
+    def etype(self, ref: str) -> str:
+        return self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
+
+    def extract(self, text: str, *, default_time: int, evidence: str | None = None) -> Extraction:
+        doc = self.nlp(text)
+        mentions = self._mentions(doc)
+        out_m = tuple(sorted({(m.ref, doc[m.start:m.end].start_char, doc[m.start:m.end].end_char): Mention(
+            m.ref, self.entities[m.ref].name, (doc[m.start:m.end].start_char, doc[m.start:m.end].end_char),
+            doc[m.start:m.end].text) for m in mentions}.values(), key=lambda x: (x.span, x.ref)))
+        props: dict[tuple[str, str, str], Proposal] = {}
+        new_ents: dict[str, EntityProposal] = {}
+        skipped: list[dict[str, Any]] = []
+        for sent in doc.sents:
+            date = find_date(sent.text)
+            when = to_us(_dt.datetime.fromisoformat(date[0]).replace(tzinfo=_dt.UTC)) if date else default_time
+            for clause in self._clauses(sent):
+                for p in self._clause(doc, clause, mentions, when, evidence, new_ents):
+                    # a negation or hedge counts when it comes before the end of what is proposed
+                    end_tok = next((t.i for t in clause if t.idx >= p.span[1]), clause.end)
+                    reason = self._hedged(doc[clause.start:end_tok], clause)
+                    if reason:
+                        skipped.append({"text": clause.text, "reason": reason, "would_propose": [p.key()]})
+                    else:
+                        props.setdefault(p.key(), p)
+        return Extraction(out_m, tuple(props.values()), tuple(new_ents.values()), tuple(skipped))
+
+    def _mentions(self, doc: Doc) -> list[_Ment]:
+        out = []
+        for match_id, start, end in self._ents(doc):
+            ref = self.nlp.vocab.strings[match_id]
+            out.append(_Ment(start, end, ref, self.etype(ref)))
+        out.sort(key=lambda m: (m.start, -(m.end - m.start), m.ref))
+        return out
+
+    @staticmethod
+    def _clauses(sent: Span) -> list[Span]:
+        """Split a sentence at ; : — and at ', but' so a negation reaches only its own clause."""
+        cuts = [sent.start]
+        for tok in sent:
+            if tok.text in CLAUSE_BREAKS and tok.i > sent.start:
+                cuts.append(tok.i + 1)
+            elif tok.lower_ == "but" and tok.i > sent.start and tok.nbor(-1).text == ",":
+                cuts.append(tok.i)
+        cuts.append(sent.end)
+        doc = sent.doc
+        return [doc[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+    @staticmethod
+    def _hedged(window: Span, clause: Span) -> str | None:
+        words = [t.lower_ for t in window]
+        sent = clause.sent
+        if any(t.text == "?" for t in sent):
+            return "question"
+        for i, w in enumerate(words):
+            if w in NEGATIONS or w.endswith("n't"):
+                if w == "no" and i + 1 < len(words) and words[i + 1] in ("longer",):
+                    return "negation"
+                return "negation"
+            if w in HEDGES:
+                if w == "going" and not (i + 1 < len(words) and words[i + 1] == "to"):
+                    continue
+                return "hedge"
+        return None
+
+    def _clause(self, doc: Doc, clause: Span, mentions: list[_Ment], when: int, evidence: str | None,
+                new_ents: dict[str, EntityProposal]) -> list[Proposal]:
+        ms = [m for m in mentions if m.start >= clause.start and m.end <= clause.end]
+        # a name inside a longer name ("Kuzu" in "Adopt Kuzu for the graph store") is not a party to a statement
+        ms = [m for m in ms if not any(o is not m and o.start <= m.start and m.end <= o.end
+                                       and (o.end - o.start) > (m.end - m.start) for o in ms)]
+        found: list[Proposal] = []
+        from spacy.util import filter_spans
+        spans = [doc[s:e] for k, s, e in self._triggers(doc) if s >= clause.start and e <= clause.end]
+        keys = {(s, e): k for k, s, e in self._triggers(doc)}
+        for span in filter_spans(spans):
+            key = self.nlp.vocab.strings[keys[(span.start, span.end)]]
+            pred_name, reverse = self._trigger_info[key]
+            p = self.registry.predicates[pred_name]
+            inside = [m for m in ms if not (m.end <= span.start or m.start >= span.end)]
+            if inside:
+                continue  # the phrase is part of an entity's name ("Use Neo4j for the graph store")
+            before = [m for m in ms if m.end <= span.start]
+            after = [m for m in ms if m.start >= span.end]
+            subj_side, obj_side = (after, before[::-1]) if reverse else (before[::-1], after)
+            # the nearest subject that has a fitting object ("Tidewater is built on DuckDB and depends on Ledger")
+            pair = next(((sm, om) for sm in subj_side if sm.type in p.subject_types
+                         for om in obj_side
+                         if self._fits(p, sm.type, om.type) and om.ref != sm.ref), None)
+            if pair is None:
+                if any(m.type in p.subject_types for m in subj_side):
+                    self._propose_entity(doc, span, p, clause, reverse, new_ents)
+                continue
+            subj, obj = pair
+            rule = f"{'reverse' if reverse else 'phrase'}:{span.text.lower()}"
+            found.append(self._proposal(doc, subj, obj.ref, "entity", p, when, evidence, span, obj, rule))
+            if not reverse:  # "uses FastAPI and Redis", "built on spaCy, Kuzu and DuckDB"
+                for extra in self._coordinated(doc, obj, after, clause):
+                    if self._fits(p, subj.type, extra.type) and extra.ref != subj.ref:
+                        found.append(self._proposal(doc, subj, extra.ref, "entity", p, when, evidence, span, extra,
+                                                    rule + "+and"))
+        found.extend(self._switch(doc, clause, ms, when, evidence))
+        found.extend(self._enum_rule(doc, clause, ms, when, evidence, self.status, "status"))
+        found.extend(self._enum_rule(doc, clause, ms, when, evidence, self.priority, "priority"))
+        return found
+
+    @staticmethod
+    def _coordinated(doc: Doc, first: _Ment, after: list[_Ment], clause: Span) -> list[_Ment]:
+        """Mentions joined to ``first`` by commas and 'and' / '&' / '/'."""
+        out, last = [], first
+        for m in after:
+            if m.start < last.end:
+                continue
+            gap = [t.lower_ for t in doc[last.end:m.start]]
+            if gap and all(w in (",", "and", "&", "/", "plus") for w in gap):
+                out.append(m)
+                last = m
+            elif m.start > last.end:
+                break
+        return out
+
+    def _fits(self, p: Predicate, stype: str, otype: str) -> bool:
+        if otype not in p.object_entity_types or p.edge is None:
+            return False
+        return (stype, otype) in self.ontology.edge_types[p.edge].pairs
+
+    def _proposal(self, doc: Doc, subj: _Ment, obj: Any, kind: str, p: Predicate, when: int, evidence: str | None,
+                  trigger: Span, obj_m: _Ment | None, rule: str) -> Proposal:
+        toks = [subj.start, subj.end, trigger.start, trigger.end] + ([obj_m.start, obj_m.end] if obj_m else [])
+        a, b = min(toks), max(toks)
+        return Proposal(subj.ref, p.name, obj, kind, when, (doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)),
+                        rule, evidence)
+
+    def _switch(self, doc: Doc, clause: Span, ms: list[_Ment], when: int, evidence: str | None) -> list[Proposal]:
+        """'X switched (from A) to B': X uses B."""
+        p = self.registry.predicates.get("uses")
+        if p is None:
+            return []
+        out = []
+        for tok in clause:
+            if tok.lower_ not in SWITCH_VERBS:
+                continue
+            to = next((t for t in doc[tok.i + 1:clause.end] if t.lower_ == "to"), None)
+            if to is None:
+                continue
+            subj = next((m for m in reversed(ms) if m.end <= tok.i and m.type in p.subject_types), None)
+            if subj is None:
+                subj = next((m for m in ms if tok.i < m.start < to.i and m.type in p.subject_types
+                             and not any(f.lower_ == "from" for f in doc[tok.i:m.start])), None)
+            if subj is None:
+                continue
+            obj = next((m for m in ms if m.start > to.i and self._fits(p, subj.type, m.type)), None)
+            if obj is None:
+                self._propose_entity(doc, doc[tok.i:to.i + 1], p, clause, False, new_ents)
+            else:
+                out.append(self._proposal(doc, subj, obj.ref, "entity", p, when, evidence, doc[tok.i:to.i + 1], obj,
+                                          "switch-from-to"))
+        return out
+
+    def _enum_rule(self, doc: Doc, clause: Span, ms: list[_Ment], when: int, evidence: str | None,
+                   p: Predicate | None, label: str) -> list[Proposal]:
+        """'X is (now) paused', 'X status -> done', 'X priority changed to p1', 'X is p2'."""
+        if p is None:
+            return []
+        out = []
+        values = set(p.enum_values)
+        for tok in clause:
+            v = tok.lower_
+            if v not in values:
+                continue
+            if v == "blocked" and tok.i + 1 < len(doc) and doc[tok.i + 1].lower_ == "by":
+                continue
+            subj = next((m for m in reversed(ms) if m.end <= tok.i and m.type in p.subject_types), None)
+            if subj is None:
+                continue
+            between = [t.lower_ for t in doc[subj.end:tok.i]]
+            if len(between) > 6 or not between or not all(w in COPULAS or w == label or w in ("-", ">", "now")
+                                                          for w in between):
+                continue
+            out.append(Proposal(subj.ref, p.name, v, "literal", when,
+                                (doc[subj.start].idx, tok.idx + len(tok.text)), f"{label}-copula", evidence))
+        return out
+
+    def _propose_entity(self, doc: Doc, trigger: Span, p: Predicate, clause: Span, reverse: bool,
+                        new_ents: dict[str, EntityProposal]) -> None:  # noqa: PLR0913
+        """An unknown capitalized name right after a trigger: propose it as a new entity."""
+        if reverse or not p.object_entity_types:
+            return
+        toks = []
+        for t in doc[trigger.end:clause.end]:
+            if t.is_title or (t.text[:1].isupper() and any(c.isalpha() for c in t.text)):
+                toks.append(t)
+            else:
+                break
+        if not toks:
+            return
+        name = doc[toks[0].i:toks[-1].i + 1].text
+        new_ents.setdefault(name.lower(), EntityProposal(p.object_entity_types[0], name,
+                                                         (toks[0].idx, toks[-1].idx + len(toks[-1].text)),
+                                                         f"unknown-after:{trigger.text.lower()}"))
