@@ -284,7 +284,7 @@ class Extractor:
                     if self._fits(p, subj.type, extra.type) and extra.ref != subj.ref:
                         found.append(self._proposal(doc, subj, extra.ref, "entity", p, when, evidence, span, extra,
                                                     rule + "+and"))
-        found.extend(self._switch(doc, clause, ms, when, evidence))
+        found.extend(self._switch(doc, clause, ms, when, evidence, new_ents))
         found.extend(self._enum_rule(doc, clause, ms, when, evidence, self.status, "status"))
         found.extend(self._enum_rule(doc, clause, ms, when, evidence, self.priority, "priority"))
         return found
@@ -316,7 +316,8 @@ class Extractor:
         return Proposal(subj.ref, p.name, obj, kind, when, (doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)),
                         rule, evidence)
 
-    def _switch(self, doc: Doc, clause: Span, ms: list[_Ment], when: int, evidence: str | None) -> list[Proposal]:
+    def _switch(self, doc: Doc, clause: Span, ms: list[_Ment], when: int, evidence: str | None,
+                new_ents: dict[str, EntityProposal]) -> list[Proposal]:
         """'X switched (from A) to B': X uses B."""
         p = self.registry.predicates.get("uses")
         if p is None:
@@ -367,7 +368,7 @@ class Extractor:
         return out
 
     def _propose_entity(self, doc: Doc, trigger: Span, p: Predicate, clause: Span, reverse: bool,
-                        new_ents: dict[str, EntityProposal]) -> None:  # noqa: PLR0913
+                        new_ents: dict[str, EntityProposal]) -> None:
         """An unknown capitalized name right after a trigger: propose it as a new entity."""
         if reverse or not p.object_entity_types:
             return
