@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from graphmem.model import Statement
 from graphmem.results import LintIssue, LintReport
-from graphmem.timeparse import format_instant
+from graphmem.temporal import holding
+from graphmem.timeparse import format_instant, now_us
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
@@ -19,6 +21,9 @@ def lint(m: Memory) -> LintReport:
     names = {e.ref: e.name for e in m.store.all_entities()}
     stmts = list(m.store.all_statements())
     reg = m.registry
+    cites_records = any(src.startswith("rec:") for st in stmts for src in st.sources)
+    record_ids = m.store.record_id_set() if cites_records else set()
+    now = now_us()
     seen: dict[tuple[object, ...], int] = {}
     for s in stmts:
         ref = s.ref
@@ -45,6 +50,10 @@ def lint(m: Memory) -> LintReport:
                 issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {s.object!r} does not "
                                         f"fit {p.name}, which expects {p.object_description()}", fact=ref,
                                         subject=s.subject))
+        for src in s.sources:
+            if src.startswith("rec:") and (not src[4:].isdigit() or int(src[4:]) not in record_ids):
+                issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not resolve to "
+                                        "a stored record", fact=ref, subject=s.subject, record=src))
         if s.op != "assert":
             continue
         if s.valid_to is not None and s.valid_to <= s.valid_from:
@@ -67,6 +76,7 @@ def lint(m: Memory) -> LintReport:
                                     f"after it was recorded ({format_instant(s.recorded_at)})", fact=ref,
                                     subject=s.subject))
     computed = m.computed_views(stmts, names)
+    issues.extend(_stale(m, computed, {s.id: s for s in stmts}, now))
     reported: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
     by_subject_conflicts: dict[str, list[tuple[int, tuple[int, ...], str]]] = defaultdict(list)
     for ref, (_, view) in computed.items():
@@ -87,6 +97,31 @@ def lint(m: Memory) -> LintReport:
     issues.sort(key=lambda i: (i.code, _fact_num(i.fact), i.subject or "", i.message))
     return LintReport(tuple(issues), {"statements": len(stmts), "entities": len(entity_types),
                                       "subjects": len(computed)})
+
+
+def _stale(m: Memory, computed: dict[str, Any], by_id: dict[int, Statement], now: int) -> list[LintIssue]:
+    """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
+    out: list[LintIssue] = []
+    record_ts: dict[str, int] = {}
+    for ref, (_, view) in computed.items():
+        for iv in holding(view, now):
+            p = m.registry.predicates.get(iv.predicate)
+            limit = p.stale_after_us if p else None
+            if limit is None or (p is not None and str(iv.object) in p.stale_exempt):
+                continue
+            newest = max(by_id[a].recorded_at for a in iv.assertions)
+            for src in iv.sources:
+                if src.startswith("rec:"):
+                    if src not in record_ts:
+                        rec = m.store.record(int(src[4:])) if src[4:].isdigit() else None
+                        record_ts[src] = rec.ts if rec else 0
+                    newest = max(newest, record_ts[src])
+            if now - newest > limit:
+                days = (now - newest) // 86_400_000_000
+                out.append(LintIssue("stale_fact", "warning", f"{ref} {iv.predicate} = {iv.object} has no evidence "
+                                     f"newer than {days} days (stale after {p.stale_after if p else '?'})",
+                                     fact=f"fact:{iv.assertions[-1]}", subject=ref))
+    return out
 
 
 def _fact_num(ref: str | None) -> int:

@@ -76,6 +76,7 @@ class Predicate:
     edge: str | None = None
     aliases: tuple[str, ...] = ()
     stale_after: str | None = None
+    stale_exempt: tuple[str, ...] = ()
 
     @property
     def stale_after_us(self) -> int | None:
@@ -210,7 +211,7 @@ def _predicate(fname: str, pname: str, spec: Any, ont: Ontology) -> Predicate:
         raise ConfigError(f"{where}: expected a snake_case name")
     if not isinstance(spec, dict):
         raise ConfigError(f"{where}: expected a table")
-    known = {"description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after"}
+    known = {"description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after", "stale_exempt"}
     extra = set(spec) - known
     if extra:
         raise ConfigError(f"{where}: unknown field {sorted(extra)[0]!r}; expected {', '.join(sorted(known))}")
@@ -232,10 +233,13 @@ def _predicate(fname: str, pname: str, spec: Any, ont: Ontology) -> Predicate:
     stale = spec.get("stale_after")
     if stale is not None and not (isinstance(stale, str) and _DURATION_RE.match(stale)):
         raise ConfigError(f"{where}: bad stale_after {stale!r}; expected an ISO-8601 duration such as P90D")
+    exempt = spec.get("stale_exempt", [])
+    if not isinstance(exempt, list) or not all(isinstance(v, str) for v in exempt):
+        raise ConfigError(f"{where}: bad stale_exempt {exempt!r}; expected a list of values that never go stale")
     common = dict(
         name=pname, description=str(spec.get("description", "")), subject_types=tuple(subj),
         cardinality=card, aliases=tuple(a.strip().lower() for a in aliases),
-        stale_after=stale,
+        stale_after=stale, stale_exempt=tuple(exempt),
     )
     if "entity_types" in obj:
         if "type" in obj:

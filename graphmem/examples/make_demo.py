@@ -545,6 +545,273 @@ def history() -> Journal:
 
 
 # --------------------------------------------------------------------------
+# Evidence: the raw records (chat, notes, PRs, ADRs, tool output) behind the
+# history, written to records.jsonl. Ingested into a fresh store in file
+# order they become rec:1, rec:2, ...; the refs are computed here, never
+# written by hand. Each record lists the assertions it supports as
+# (subject, predicate, object, valid_from); object "*" matches any value
+# (summaries) and valid_from defaults to the record's day. Every support
+# must match exactly one assertion, which then cites the record in its
+# sources. A record that supports nothing is noise, and says so.
+
+REC_OUT = HERE / "records.jsonl"
+NOISE = "noise"
+# A fake secret, AWS's documented example key pair: ingest must redact it.
+FAKE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+FAKE_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+# (key, ts, kind, source, scope, text, supports)
+RECORDS: list[tuple[str, str, str, str, str, str, list[tuple] | str]] = [
+    ("atlas-idea", "2025-01-06T08:40:00Z", "note", "notes:planning", "team:graph",
+     "Planning notes, 2025-01-06. New idea: Atlas, one graph of our services, docs and decisions that people and "
+     "agents can query. Maya Chen owns Atlas. It is only an idea for now; it relates to graph databases, which Maya "
+     "has used before.",
+     [("project:atlas", "status", "idea"), ("project:atlas", "owner", "person:maya-chen"),
+      ("project:atlas", "relates_to", "concept:graph-database"), ("project:atlas", "summary", "*")]),
+    ("beacon-standup", "2025-01-13T08:30:00Z", "note", "notes:standup", "team:search",
+     "Standup: Priya Raman owns Beacon, the internal search portal over engineering docs, tickets and runbooks. "
+     "Beacon is all about full-text search; first sketch of the index layout by Friday.",
+     [("project:beacon", "owner", "person:priya-raman"), ("project:beacon", "relates_to", "concept:full-text-search")]),
+    ("coffee", "2025-01-15T12:05:00Z", "message", "slack#random", "org:eng",
+     "Reminder: the coffee machine on the 3rd floor is fixed, and the lunch-and-learn moved to Thursday.",
+     NOISE),
+    ("drydock-pr44", "2025-01-20T08:45:00Z", "message", "git:platform-infra", "team:platform",
+     "PR 44 (platform-infra): Drydock runs the pytest suite inside Docker containers, split across 8 parallel "
+     "workers. Jonas Weber owns Drydock and the project is active as of today (issue 41).",
+     [("project:drydock", "status", "active"), ("project:drydock", "owner", "person:jonas-weber"),
+      ("project:drydock", "uses", "tool:pytest"), ("project:drydock", "uses", "tool:docker")]),
+    ("beacon-es", "2025-02-03T08:30:00Z", "message", "git:search-service", "team:search",
+     "PR 2 (search-service): Beacon indexes documents with Elasticsearch and keeps document metadata in "
+     "PostgreSQL. PR 5 adds the FastAPI query endpoint.",
+     [("project:beacon", "uses", "tool:elasticsearch"), ("project:beacon", "uses", "tool:postgresql"),
+      ("project:beacon", "uses", "tool:fastapi")]),
+    ("neo4j-eval", "2025-02-03T08:50:00Z", "message", "slack#eng-graph", "team:graph",
+     "Atlas is evaluating Neo4j this week; I have a sandbox running with last month's service inventory if "
+     "anyone wants to poke at it.",
+     [("project:atlas", "evaluates", "tool:neo4j")]),
+    ("ci-run", "2025-02-20T16:12:00Z", "tool_result", "ci:drydock", "team:platform",
+     "pytest -n 8 --dist loadfile\n412 passed, 3 skipped, 2 warnings in 48.20s\nimage: ci-py311:2025.02  "
+     "workers: 8  cache: hit",
+     NOISE),
+    ("atlas-kickoff", "2025-03-03T08:40:00Z", "note", "notes:kickoff", "team:graph",
+     "Atlas kickoff: Atlas is active from today. Atlas switched from SQLite to Neo4j (PR 17) and uses graph-core "
+     "for its storage layer. The v1 deadline is 2025-09-30.",
+     [("project:atlas", "status", "active", "2025-03-03"), ("project:atlas", "uses", "tool:neo4j"),
+      ("project:atlas", "uses", "repo:graph-core"), ("project:atlas", "deadline", "2025-09-30")]),
+    ("harbor-bootstrap", "2025-04-07T08:55:00Z", "message", "slack#eng-platform", "team:platform",
+     "Harbor bootstrap works: the staging Kubernetes cluster is up and the first namespaces are created. "
+     "Pasting the profile I used so you can reproduce it:\n[harbor-staging]\n"
+     f"aws_access_key_id = {FAKE_AWS_KEY}\naws_secret_access_key = {FAKE_AWS_SECRET}\nregion = eu-central-1",
+     [("project:harbor", "uses", "tool:kubernetes")]),
+    ("beacon-blocked", "2025-04-14T08:50:00Z", "note", "notes:standup", "team:search",
+     "Standup: Beacon is blocked by Harbor until the cluster is ready; the indexer needs the new Kubernetes "
+     "namespace (search-service issue 23).",
+     [("project:beacon", "status", "blocked"), ("project:beacon", "blocked_by", "project:harbor")]),
+    ("quill-idea", "2025-05-05T08:40:00Z", "message", "slack#eng-nlp", "team:search",
+     "New idea: Quill, which pulls people, projects and decisions out of meeting notes into Atlas. Priya Raman "
+     "owns Quill. Quill is evaluating spaCy for the entity extraction part.",
+     [("project:quill", "status", "idea"), ("project:quill", "owner", "person:priya-raman"),
+      ("project:quill", "evaluates", "tool:spacy")]),
+    ("kuzu-eval", "2025-05-12T08:30:00Z", "message", "git:atlas", "team:graph",
+     "Issue 31 (atlas): Atlas evaluates Kuzu as an embedded alternative to the Neo4j server. No server to run, "
+     "and Cypher carries over.",
+     [("project:atlas", "evaluates", "tool:kuzu")]),
+    ("vpn", "2025-05-14T13:20:00Z", "message", "slack#eng-graph", "team:graph",
+     "Anyone else seeing the VPN drop every 20 minutes? Restarting the client helps for a while.",
+     NOISE),
+    ("beacon-unblocked", "2025-06-09T08:30:00Z", "message", "slack#eng-search", "team:search",
+     "Harbor gave us the namespace, so Beacon is no longer blocked. Beacon is active again; closing "
+     "search-service issue 23.",
+     [("project:beacon", "status", "active", "2025-06-09")]),
+    ("adr-004", "2025-06-16T08:30:00Z", "doc", "wiki:adr", "team:graph",
+     "ADR-004 Adopt Kuzu for the graph store. Status: accepted; supersedes ADR-001 (Use Neo4j for the graph "
+     "store), which is archived. Owner: Maya Chen. Decision: Atlas moves from the Neo4j server to the embedded "
+     "Kuzu database. Kuzu needs no server and keeps the graph in a local file, in line with our local-first "
+     "direction.",
+     [("decision:adopt-kuzu-for-the-graph-store", "status", "active"),
+      ("decision:adopt-kuzu-for-the-graph-store", "owner", "person:maya-chen"),
+      ("decision:adopt-kuzu-for-the-graph-store", "decides", "tool:kuzu"),
+      ("decision:adopt-kuzu-for-the-graph-store", "decides", "project:atlas"),
+      ("decision:adopt-kuzu-for-the-graph-store", "replaces", "decision:use-neo4j-for-the-graph-store"),
+      ("decision:adopt-kuzu-for-the-graph-store", "relates_to", "concept:local-first"),
+      ("decision:use-neo4j-for-the-graph-store", "status", "archived")]),
+    ("tantivy-eval", "2025-07-07T08:45:00Z", "message", "slack#eng-search", "team:search",
+     "Beacon is evaluating Tantivy as a replacement for Elasticsearch (search-service issue 48). Priya Raman "
+     "is benchmarking it for the next six weeks.",
+     [("project:beacon", "evaluates", "tool:tantivy"), ("person:priya-raman", "evaluates", "tool:tantivy")]),
+    ("atlas-git-log", "2025-07-14T08:10:00Z", "tool_result", "git:atlas", "team:graph",
+     "$ git log --oneline -3 main\n"
+     "9f3c2e1 Switch storage backend from Neo4j to Kuzu (#52)\n"
+     "41b7a0d Drop Bolt driver settings from config (#51)\n"
+     "c02d9e8 Pin Kuzu 0.11 in requirements (#50)",
+     [("project:atlas", "uses", "tool:kuzu")]),
+    ("kuzu-switch", "2025-07-14T08:30:00Z", "message", "slack#eng-graph", "team:graph",
+     "Atlas switched from Neo4j to Kuzu today; Maya merged PR 52. graph-core moved its storage layer to Kuzu in "
+     "PR 40, so Kuzu replaces Neo4j everywhere. Atlas is now a graph of services, docs and decisions on embedded "
+     "Kuzu.",
+     [("project:atlas", "uses", "tool:kuzu"), ("repo:graph-core", "uses", "tool:kuzu"),
+      ("tool:kuzu", "replaces", "tool:neo4j"), ("project:atlas", "summary", "*")]),
+    ("kuzu-bench", "2025-07-14T15:40:00Z", "tool_result", "ci:graph-core", "team:graph",
+     "bench/import.py --edges 1200000\nimport: 38.4 s (31,250 edges/s)\nquery p50 0.9 ms, p99 4.1 ms\n"
+     "peak RSS 612 MB",
+     NOISE),
+    ("drydock-retro", "2025-08-04T08:30:00Z", "note", "notes:retro", "team:platform",
+     "Retro: Drydock is done. CI runs in containers, in parallel, and the median pipeline went from 31 to 9 "
+     "minutes.",
+     [("project:drydock", "status", "done")]),
+    ("jonas-out", "2025-08-11T08:05:00Z", "note", "notes:standup", "team:platform",
+     "Standup: Jonas out sick today; the Drydock follow-up review moves to Thursday.",
+     NOISE),
+    ("beacon-handover", "2025-09-01T08:40:00Z", "message", "slack#eng-leads", "org:eng",
+     "Tomas Ortega takes over Beacon from Priya today, including the search-service repo. Priya moves to Quill "
+     "full time.",
+     [("project:beacon", "owner", "person:tomas-ortega"), ("repo:search-service", "owner", "person:tomas-ortega")]),
+    ("tantivy-switch", "2025-09-15T08:30:00Z", "message", "git:search-service", "team:search",
+     "We switched Beacon from Elasticsearch to Tantivy on 2025-09-15 (search-service PR 77). Tantivy replaces "
+     "Elasticsearch for every index; the old cluster stays read-only until the end of the month.",
+     [("project:beacon", "uses", "tool:tantivy"), ("tool:tantivy", "replaces", "tool:elasticsearch")]),
+    ("quill-spacy", "2025-09-15T08:50:00Z", "message", "git:quill", "team:search",
+     "PR 3 (quill): Quill uses spaCy for its extraction pipeline; the rule-based matchers are in.",
+     [("project:quill", "uses", "tool:spacy")]),
+    ("ferry-postgres", "2025-09-22T14:02:00Z", "message", "slack#eng-apps", "team:apps",
+     "If we moved Ferry to PostgreSQL we would lose offline mode, so no, we are not doing that.",
+     NOISE),
+    ("atlas-paused", "2025-10-06T08:30:00Z", "note", "notes:planning", "team:graph",
+     "Planning: Atlas is now paused while the team finishes the Beacon search cutover.",
+     [("project:atlas", "status", "paused"), ("project:atlas", "summary", "*")]),
+    ("harbor-retro", "2025-10-20T08:30:00Z", "note", "notes:retro", "team:platform",
+     "Retro: Harbor is done. Every service now deploys to the shared Kubernetes cluster, so the decision to move "
+     "deployments to Kubernetes (ADR-002) is done too.",
+     [("project:harbor", "status", "done"), ("decision:move-deployments-to-kubernetes", "status", "done")]),
+    ("sextant-idea", "2025-10-27T08:40:00Z", "message", "slack#eng-search", "team:data",
+     "Starting Sextant, an experiment with vector search over engineering docs; Aiko Tanaka owns it. First up, "
+     "Sextant evaluates Qdrant (sextant issue 1).",
+     [("project:sextant", "status", "idea"), ("project:sextant", "owner", "person:aiko-tanaka"),
+      ("project:sextant", "relates_to", "concept:vector-search"), ("project:sextant", "evaluates", "tool:qdrant")]),
+    ("compass-idea", "2025-11-17T08:40:00Z", "message", "slack#eng-graph", "team:graph",
+     "Idea from Maya Chen: Compass, which matches new requests to existing projects by walking paths in the Atlas "
+     "graph. Maya owns Compass for now. Heavy graph database work, so it sits with us.",
+     [("project:compass", "status", "idea"), ("project:compass", "owner", "person:maya-chen"),
+      ("project:compass", "relates_to", "concept:graph-database")]),
+    ("compass-question", "2025-11-18T10:15:00Z", "message", "slack#eng-graph", "team:graph",
+     "Does Kuzu support recursive path queries with filters on the edges? Asking for Compass.",
+     NOISE),
+    ("ledger-paused", "2025-11-24T08:40:00Z", "note", "notes:standup", "team:data",
+     "Standup: for the record, Ledger has been paused since 2025-11-03. Aiko is on the Sextant experiment until "
+     "January.",
+     [("project:ledger", "status", "paused", "2025-11-03")]),
+    ("q1-2026", "2025-12-01T08:30:00Z", "doc", "wiki:planning", "org:eng",
+     "2026 Q1 planning: Atlas is active again, priority p0. Atlas v2 is the Kuzu graph with typed edges and "
+     "time-stamped facts; deadline 2026-03-31.",
+     [("project:atlas", "status", "active", "2025-12-01"), ("project:atlas", "priority", "p0"),
+      ("project:atlas", "deadline", "2026-03-31"), ("project:atlas", "summary", "*")]),
+    ("holidays", "2025-12-19T16:30:00Z", "message", "slack#random", "org:eng",
+     "The office is closed from Dec 24 to Jan 2. Happy holidays, everyone!",
+     NOISE),
+    ("owners-2026", "2026-02-02T08:40:00Z", "message", "slack#eng-leads", "org:eng",
+     "Ownership changes from today: Jonas Weber owns Atlas, and Aiko Tanaka takes over platform-infra.",
+     [("project:atlas", "owner", "person:jonas-weber"), ("repo:platform-infra", "owner", "person:aiko-tanaka")]),
+    ("compass-kickoff", "2026-02-02T09:00:00Z", "note", "notes:kickoff", "team:graph",
+     "Compass kickoff: Compass is active. It uses Kuzu through graph-core (compass PR 2). Maya set the priority "
+     "to p1.",
+     [("project:compass", "status", "active"), ("project:compass", "uses", "tool:kuzu"),
+      ("project:compass", "uses", "repo:graph-core"), ("project:compass", "priority", "p1")]),
+    ("roadmap-draft", "2026-02-03T08:30:00Z", "doc", "wiki:planning", "org:eng",
+     "Draft roadmap 2026 Q1 (not final). Compass: priority p2. Tidewater: not scheduled yet.",
+     [("project:compass", "priority", "p2", "2026-02-02")]),
+    ("lighthouse-archived", "2026-02-09T08:30:00Z", "note", "notes:planning", "team:platform",
+     "Planning: Lighthouse is archived. The Prometheus setup that Harbor ships (platform-infra PR 170) covers "
+     "the need.",
+     [("project:lighthouse", "status", "archived"), ("project:harbor", "uses", "tool:prometheus"),
+      ("project:lighthouse", "summary", "*")]),
+    ("kubectl", "2026-03-11T10:02:00Z", "tool_result", "cli:kubectl", "team:platform",
+     "$ kubectl get pods -n beacon\nNAME                      READY   STATUS    RESTARTS   AGE\n"
+     "beacon-api-5c8b7f-x2kq   2/2     Running   1          3d\nbeacon-indexer-7d9f-mm4t  1/1     Running   0"
+     "          3d",
+     NOISE),
+    ("atlas-deadline", "2026-03-30T08:30:00Z", "note", "notes:planning", "team:graph",
+     "Planning: the Atlas v2 deadline moves to 2026-06-30.",
+     [("project:atlas", "deadline", "2026-06-30")]),
+    ("ferry-paused", "2026-05-11T08:40:00Z", "note", "notes:planning", "team:apps",
+     "Planning: Ferry has been paused since 2026-04-06. The mobile team dropped offline sync from the 2026 "
+     "roadmap.",
+     [("project:ferry", "status", "paused", "2026-04-06"), ("project:ferry", "summary", "*", "2026-04-06")]),
+    ("beacon-retro", "2026-05-29T08:30:00Z", "note", "notes:retro", "team:search",
+     "Retro: Beacon is done. The search portal runs on Tantivy and covers all internal docs.",
+     [("project:beacon", "status", "done"), ("project:beacon", "summary", "*")]),
+    ("atlas-v2", "2026-06-29T08:30:00Z", "note", "notes:retro", "team:graph",
+     "Retro: Atlas v2 shipped on Kuzu, on time. Next: temporal queries and Quill ingestion.",
+     [("project:atlas", "summary", "*")]),
+    ("quill-blocked", "2026-09-28T08:30:00Z", "message", "git:quill", "team:search",
+     "Issue 58 (quill): Quill has been blocked since 2026-09-07. Quill is blocked by graph-core: the schema v3 "
+     "migration froze the ingestion API.",
+     [("project:quill", "status", "blocked", "2026-09-07"), ("project:quill", "blocked_by", "repo:graph-core", "2026-09-07")]),
+    ("graph-core-v3", "2026-10-19T08:30:00Z", "message", "git:graph-core", "team:graph",
+     "PR 212 (graph-core): schema v3 migration in progress; the ingestion API is frozen until it lands.",
+     [("repo:graph-core", "summary", "*")]),
+]
+
+
+def records() -> list[dict]:
+    """The evidence records in file order (by ts), each with its ``id`` (demo-NNN) and ``ref`` (rec:N)."""
+    out = []
+    keys: set[str] = set()
+    for key, ts, kind, source, scope, text, supports in RECORDS:
+        check(key not in keys, f"duplicate record key {key}")
+        keys.add(key)
+        out.append({"key": key, "ts": ts, "kind": kind, "source": source, "scope": scope, "text": text,
+                    "supports": supports})
+    out.sort(key=lambda r: parse_instant(r["ts"]))  # stable: ties keep table order
+    for i, r in enumerate(out, 1):
+        r["id"] = f"demo-{i:03d}"
+        r["ref"] = f"rec:{i}"
+    return out
+
+
+def record_line(r: dict) -> dict:
+    return {"id": r["id"], "ts": r["ts"], "kind": r["kind"], "source": r["source"], "scope": r["scope"],
+            "text": r["text"]}
+
+
+def check_records(recs: list[dict]) -> None:
+    ids = Counter(r["id"] for r in recs)
+    check(all(c == 1 for c in ids.values()), f"duplicate record ids: {[k for k, c in ids.items() if c > 1]}")
+    check(40 <= len(recs) <= 60, f"{len(recs)} records (want 40-60)")
+    for r in recs:
+        where = f"record {r['key']}"
+        check(re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", r["ts"]) is not None, f"{where}: ts not ISO UTC")
+        check(datetime(2025, 1, 1, tzinfo=UTC) <= parse_instant(r["ts"]) < CUTOFF, f"{where}: ts out of range")
+        check(r["kind"] in ("message", "note", "doc", "tool_result"), f"{where}: bad kind {r['kind']}")
+        check(r["text"].strip() != "" and r["text"].isascii(), f"{where}: empty or non-ASCII text")
+        check(r["supports"] == NOISE or bool(r["supports"]), f"{where}: supports nothing but is not marked noise")
+    times = [parse_instant(r["ts"]) for r in recs]
+    check(times == sorted(times), "records are not in ts order")
+    noise = [r for r in recs if r["supports"] == NOISE]
+    check(len(noise) >= 3, "the evidence has a few noise records")
+    secrets = [r for r in recs if re.search(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", r["text"])]
+    check(len(secrets) == 1 and FAKE_AWS_KEY in secrets[0]["text"], "exactly one record carries the fake AWS key")
+
+
+def cite_records(recs: list[dict], statements: list[dict]) -> None:
+    """Add each record's ref to the sources of the assertions it supports."""
+    for r in recs:
+        if r["supports"] == NOISE:
+            continue
+        day = r["ts"][:10]
+        for sup in r["supports"]:
+            subject, predicate, obj = sup[:3]
+            vf = sup[3] if len(sup) > 3 else day
+            match = [i for i in statements if i["line"]["op"] == "assert"
+                     and i["line"]["subject"] == subject and i["line"]["predicate"] == predicate
+                     and (obj == "*" or str(i["line"]["object"]) == obj) and i["line"]["valid_from"] == vf]
+            check(len(match) == 1, f"record {r['key']}: {sup} matches {len(match)} assertions (want 1)")
+            line = match[0]["line"]
+            check(bool(line["sources"]), f"record {r['key']}: {sup} is one of the unsourced assertions")
+            check(r["ref"] not in line["sources"], f"record {r['key']}: {sup} listed twice")
+            line["sources"].append(r["ref"])
+
+
+# --------------------------------------------------------------------------
 # Validation against the registry, the import rules and the story.
 
 def parse_instant(s: str) -> datetime:
@@ -562,7 +829,8 @@ def check(cond: bool, msg: str) -> None:
         raise Invalid(msg)
 
 
-def build() -> list[dict]:
+def build() -> tuple[list[dict], list[dict]]:
+    """The demo lines and the evidence records, both checked."""
     ontology = tomllib.loads(ONTOLOGY.read_text(encoding="utf-8"))
     registry = tomllib.loads(PREDICATES.read_text(encoding="utf-8"))
     etypes = ontology["entity_types"]
@@ -635,6 +903,12 @@ def build() -> list[dict]:
     statements = [i for i in items if i["line"]["op"] in ("assert", "end")]
     retracts = [i for i in items if i["line"]["op"] == "retract"]
 
+    # Evidence records: numbered, checked, and cited by the assertions they support.
+    recs = records()
+    check_records(recs)
+    cite_records(recs, statements)
+    rec_ts = {r["ref"]: parse_instant(r["ts"]) for r in recs}
+
     for item in statements:
         line = item["line"]
         where = f"fact:{item['fact']} ({line['subject']} {line['predicate']})"
@@ -656,7 +930,11 @@ def build() -> list[dict]:
                 check(parse_instant(line["valid_to"]) > vf, f"{where}: valid_to not after valid_from")
                 check(spec["cardinality"] == "many", f"{where}: valid_to on a one-valued predicate")
             for s in line["sources"]:
-                check(s.startswith("https://"), f"{where}: source {s!r} is not an external URI")
+                if s.startswith("rec:"):
+                    check(s in rec_ts, f"{where}: cites {s}, which is not in {REC_OUT.name}")
+                    check(rec_ts[s] <= rec, f"{where}: cites {s}, written after the fact was recorded")
+                else:
+                    check(s.startswith("https://"), f"{where}: source {s!r} is neither rec:N nor an external URI")
         else:
             if "object" in line:
                 check_object(where, stype, pred, spec, line["object"])
@@ -707,6 +985,15 @@ def build() -> list[dict]:
     nosrc = sum(1 for x in asserts if not x["sources"])
     ratio = nosrc / len(asserts)
     check(0.10 <= ratio <= 0.20, f"{ratio:.0%} of assertions lack sources (want about 15%)")
+    # ... and about half of the sourced ones cite a record.
+    sourced = [x for x in asserts if x["sources"]]
+    with_rec = sum(1 for x in sourced if any(s.startswith("rec:") for s in x["sources"]))
+    check(0.40 <= with_rec / len(sourced) <= 0.60,
+          f"{with_rec / len(sourced):.0%} of sourced assertions cite a record (want about half)")
+    # The retracted assertion keeps only its chat link (the walkthrough shows it as is).
+    for item in retracts:
+        check(not any(s.startswith("rec:") for s in numbered[item["key"]][1]["sources"]),
+              "the retracted assertion cites no record")
 
     # Every entity is used; the span is 2025-01 .. 2026-10.
     used = set()
@@ -722,7 +1009,7 @@ def build() -> list[dict]:
     check(150 <= len(out) <= 250, f"{len(out)} lines (want 150-250)")
 
     story_checks(statements, retracts)
-    return out
+    return out, recs
 
 
 # --------------------------------------------------------------------------
@@ -817,12 +1104,20 @@ def story_checks(statements: list[dict], retracts: list[dict]) -> None:
 
 
 def main() -> None:
-    out = build()
+    out, recs = build()
     OUT.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in out), encoding="utf-8")
+    REC_OUT.write_text("".join(json.dumps(record_line(r), ensure_ascii=False) + "\n" for r in recs),
+                       encoding="utf-8")
     ops = Counter(line["op"] for line in out)
     retract = next(line for line in out if line["op"] == "retract")
     print(f"wrote {OUT} ({len(out)} lines: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())) + ")")
     print(f"retracts {retract['fact']}: {retract['reason']}")
+    asserts = [line for line in out if line["op"] == "assert"]
+    citing = sum(1 for x in asserts if any(s.startswith("rec:") for s in x["sources"]))
+    sourced = sum(1 for x in asserts if x["sources"])
+    noise = sum(1 for r in recs if r["supports"] == NOISE)
+    print(f"wrote {REC_OUT} ({len(recs)} records, {noise} of them noise); {citing} of {sourced} sourced "
+          f"assertions cite a record, {len(asserts) - sourced} have no source")
 
 
 if __name__ == "__main__":
