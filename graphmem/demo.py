@@ -13,6 +13,8 @@ from graphmem.errors import BadInput
 from graphmem.memory import Memory
 
 MARKER = ".graphmem-demo"
+_NOTE = ("Standup 2026-11-02: Compass now runs on Kuzu and FastAPI. Sextant is active again. "
+         "We might move Ledger to DuckDB next quarter.")
 
 
 def demo_path(target: Path | None) -> Path:
@@ -29,10 +31,15 @@ def build_demo(target: Path | None = None) -> Memory:
     path.mkdir(parents=True, exist_ok=True)
     (path / MARKER).write_text("built by graphmem demo; safe to delete\n")
     m = Memory(path)
-    example = resources.files("graphmem").joinpath("examples/demo.jsonl")
-    with resources.as_file(example) as f:
+    examples = resources.files("graphmem").joinpath("examples")
+    with resources.as_file(examples.joinpath("records.jsonl")) as f:
+        ingested = m.ingest(f)
+    with resources.as_file(examples.joinpath("demo.jsonl")) as f:
         report = m.import_jsonl(f, strict=True)
-    if not report.ok:  # the bundled example is checked when it is made; this guards packaging
+    # the bundled example is checked when it is made; this guards packaging
+    if ingested.errors:
+        raise BadInput(f"bundled records are invalid: line {ingested.errors[0][0]}: {ingested.errors[0][1]}")
+    if not report.ok:
         raise BadInput(f"bundled example is invalid: line {report.errors[0][0]}: {report.errors[0][1]}")
     return m
 
@@ -55,6 +62,11 @@ def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]
             ("Which projects use Kuzu now?", "graphmem facts --predicate uses --object kuzu",
              m.facts(predicate="uses", object="kuzu").to_json()),
             ("Why was fact:120 withdrawn?", "graphmem why fact:120", m.why("fact:120").to_json()),
+            ("Why do we believe Atlas uses Kuzu?", "graphmem why fact:100", m.why("fact:100").to_json()),
+            ("What do the records say about Tantivy?", "graphmem search tantivy --limit 3",
+             m.search("tantivy", limit=3).to_json()),
+            ("What would the extractor propose from a new note? (nothing is written)",
+             f"graphmem extract --text {_NOTE!r}", m.extract_text(_NOTE, at="2026-11-02T09:00:00Z").to_json()),
             ("Is the store consistent?", "graphmem lint", m.lint().to_json()),
         ]
     finally:
@@ -68,7 +80,9 @@ def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]
 
 def show_demo(doc: dict[str, Any]) -> None:
     renderers = {"graphmem.current.v1": render.current, "graphmem.timeline.v1": render.timeline,
-                 "graphmem.facts.v1": render.facts, "graphmem.why.v1": render.why, "graphmem.lint.v1": render.lint}
+                 "graphmem.facts.v1": render.facts, "graphmem.why.v1": render.why,
+                 "graphmem.lint.v1": lambda d: render.lint(d, per_code=3),
+                 "graphmem.search.v1": render.search, "graphmem.extract.v1": render.extract}
     render.out(f"Built the example store at {doc['store']}")
     for step in doc["steps"]:
         render.out("")

@@ -19,7 +19,7 @@ def _width() -> int | None:
 def _console() -> Any:
     from rich.console import Console  # imported on first use: --json output never pays for it
 
-    return Console(highlight=False, soft_wrap=False, width=_width())
+    return Console(highlight=False, soft_wrap=False, emoji=False, width=_width())
 
 
 def out(text: str = "") -> None:
@@ -98,14 +98,23 @@ def facts(doc: dict[str, Any]) -> None:
     table(["subject", *FACT_COLUMNS], fact_rows(doc["facts"], with_subject=True))
 
 
-def lint(doc: dict[str, Any]) -> None:
+def lint(doc: dict[str, Any], per_code: int | None = None) -> None:
+    """The issues, errors first; ``per_code`` shows at most that many of each code (the demo's short form)."""
     c = doc["counts"]
     heading(f"lint: {c['error']} errors, {c['warning']} warnings "
             f"({c['statements']} statements, {c['entities']} entities)")
-    if doc["issues"]:
-        table(["severity", "code", "about", "message"],
-              [[i["severity"], i["code"], i.get("fact") or i.get("subject") or i.get("record") or "", i["message"]]
-               for i in doc["issues"]])
+    shown: dict[str, int] = {}
+    rows = []
+    for i in sorted(doc["issues"], key=lambda i: i["severity"] != "error"):
+        shown[i["code"]] = shown.get(i["code"], 0) + 1
+        if per_code is None or shown[i["code"]] <= per_code:
+            rows.append([i["severity"], i["code"], i.get("fact") or i.get("subject") or i.get("record") or "",
+                         i["message"]])
+    if rows:
+        table(["severity", "code", "about", "message"], rows)
+    hidden = {k: v - per_code for k, v in shown.items() if per_code is not None and v > per_code}
+    if hidden:
+        out("... and " + ", ".join(f"{v} more {k}" for k, v in sorted(hidden.items())) + " ('graphmem lint' lists all)")
 
 
 def why(doc: dict[str, Any]) -> None:

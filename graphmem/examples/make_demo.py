@@ -639,18 +639,17 @@ RECORDS: list[tuple[str, str, str, str, str, str, list[tuple] | str]] = [
      "Beacon is evaluating Tantivy as a replacement for Elasticsearch (search-service issue 48). Priya Raman "
      "is benchmarking it for the next six weeks.",
      [("project:beacon", "evaluates", "tool:tantivy"), ("person:priya-raman", "evaluates", "tool:tantivy")]),
-    ("atlas-git-log", "2025-07-14T08:10:00Z", "tool_result", "git:atlas", "team:graph",
-     "$ git log --oneline -3 main\n"
-     "9f3c2e1 Switch storage backend from Neo4j to Kuzu (#52)\n"
-     "41b7a0d Drop Bolt driver settings from config (#51)\n"
-     "c02d9e8 Pin Kuzu 0.11 in requirements (#50)",
-     [("project:atlas", "uses", "tool:kuzu")]),
+    ("graph-core-git-log", "2025-07-14T08:10:00Z", "tool_result", "git:graph-core", "team:graph",
+     "$ git -C graph-core log --oneline -3 main\n"
+     "9f3c2e1 Move the storage layer from Neo4j to Kuzu (#40)\n"
+     "41b7a0d Drop Bolt driver settings from config (#39)\n"
+     "c02d9e8 Pin Kuzu 0.11 in requirements (#38)",
+     [("repo:graph-core", "uses", "tool:kuzu")]),
     ("kuzu-switch", "2025-07-14T08:30:00Z", "message", "slack#eng-graph", "team:graph",
-     "Atlas switched from Neo4j to Kuzu today; Maya merged PR 52. graph-core moved its storage layer to Kuzu in "
-     "PR 40, so Kuzu replaces Neo4j everywhere. Atlas is now a graph of services, docs and decisions on embedded "
-     "Kuzu.",
-     [("project:atlas", "uses", "tool:kuzu"), ("repo:graph-core", "uses", "tool:kuzu"),
-      ("tool:kuzu", "replaces", "tool:neo4j"), ("project:atlas", "summary", "*")]),
+     "Atlas switched from Neo4j to Kuzu today; Maya merged PR 52. With graph-core already moved over in PR 40, "
+     "Kuzu replaces Neo4j everywhere. Atlas is now a graph of services, docs and decisions on embedded Kuzu.",
+     [("project:atlas", "uses", "tool:kuzu"), ("tool:kuzu", "replaces", "tool:neo4j"),
+      ("project:atlas", "summary", "*")]),
     ("kuzu-bench", "2025-07-14T15:40:00Z", "tool_result", "ci:graph-core", "team:graph",
      "bench/import.py --edges 1200000\nimport: 38.4 s (31,250 edges/s)\nquery p50 0.9 ms, p99 4.1 ms\n"
      "peak RSS 612 MB",

@@ -1,0 +1,117 @@
+"""Evidence benchmarks: ingest rate with extraction off and on, search p50/p99 beside the raw
+Kuzu full-text query, and the extraction rate.
+
+    python benchmarks/bench_evidence.py --records 100000 [--extract-records 2000] [--seed 42]
+
+Records are synthetic team chatter built from a fixed seed: sentences naming
+the bundled example's projects and tools in the phrasings the extractor knows,
+mixed with filler words, so full-text scores and extraction see realistic text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import graphmem
+from graphmem.demo import build_demo
+
+PROJECTS = ["Atlas", "Beacon", "Compass", "Ferry", "Quill", "Sextant", "Ledger", "Tidewater", "Lighthouse"]
+TOOLS = ["Kuzu", "SQLite", "PostgreSQL", "DuckDB", "spaCy", "FastAPI", "Redis", "Tantivy", "pytest", "Docker"]
+TEMPLATES = [
+    "{p} uses {t} for the {w} layer.", "We switched {p} from {t} to {t2} on 2026-0{m}-1{d}.",
+    "{p} is now paused while we {w} the {w2}.", "{p} is blocked by {p2}: {w} {w2} still open.",
+    "Standup: {w} {w2} on {p}, {t} upgrade done.", "Does {p} still depend on {t}?",
+    "{t} latency is {n} ms after the {w} change.", "We don't use {t} in {p} any more.",
+]
+FILLER = ("index cache schema deploy review migration query latency backup cluster ingest parser token shard "
+          "replica release ticket alert dashboard budget roadmap sprint retro vendor audit export import").split()
+
+
+def records(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        text = " ".join(rng.choice(TEMPLATES).format(
+            p=rng.choice(PROJECTS), p2=rng.choice(PROJECTS), t=rng.choice(TOOLS), t2=rng.choice(TOOLS),
+            w=rng.choice(FILLER), w2=rng.choice(FILLER), n=rng.randrange(5, 500), m=rng.randrange(1, 9),
+            d=rng.randrange(0, 9)) for _ in range(rng.randrange(1, 4)))
+        out.append(json.dumps({"id": f"b{i}", "ts": f"2026-0{1 + i % 9}-{10 + i % 18}T09:00:00Z",
+                               "kind": rng.choice(["message", "note", "tool_result"]), "text": text}))
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--extract-records", type=int, default=2000)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--out", type=Path, default=Path("bench-results"))
+    a = ap.parse_args(argv)
+    result: dict[str, object] = {"records": a.records, "seed": a.seed}
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = records(a.records, a.seed)
+        src = Path(tmp) / "records.jsonl"
+        src.write_text("\n".join(lines) + "\n")
+        m = build_demo(Path(tmp) / "store")
+        t0 = time.perf_counter()
+        rep = m.ingest(src)
+        dt = time.perf_counter() - t0
+        result["ingest_no_extraction"] = {"seconds": round(dt, 2), "records_per_s": round(len(rep.stored) / dt)}
+        rng = random.Random(a.seed)
+        words = [w.lower() for w in PROJECTS + TOOLS] + FILLER
+        queries = [" ".join(rng.sample(words, rng.randrange(1, 4))) for _ in range(a.queries)]
+        for q in queries[:20]:
+            m.search(q)  # warm
+        ours, raw = [], []
+        for q in queries:
+            t = time.perf_counter()
+            m.search(q, limit=10)
+            ours.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            m.store.cypher("CALL QUERY_FTS_INDEX('Record', 'record_text', $q, top := 10) RETURN node.id, score",
+                           {"q": q})
+            raw.append(time.perf_counter() - t)
+        result["search"] = {"p50_ms": round(pct(ours, .5), 3), "p99_ms": round(pct(ours, .99), 3),
+                            "raw_p50_ms": round(pct(raw, .5), 3), "raw_p99_ms": round(pct(raw, .99), 3),
+                            "ratio_p50": round(statistics.median(ours) / statistics.median(raw), 2)}
+        t = time.perf_counter()
+        ex = m.extractor()
+        result["extractor_build_s"] = round(time.perf_counter() - t, 3)
+        texts = [json.loads(x)["text"] for x in lines[: a.extract_records]]
+        t = time.perf_counter()
+        proposals = sum(len(ex.extract(x, default_time=0).assertions) for x in texts)
+        dt = time.perf_counter() - t
+        result["extraction"] = {"records": len(texts), "records_per_s": round(len(texts) / dt),
+                                "proposals": proposals}
+        extra = [json.dumps({**json.loads(x), "id": "x" + json.loads(x)["id"]}) for x in lines[: a.extract_records]]
+        src2 = Path(tmp) / "more.jsonl"
+        src2.write_text("\n".join(extra) + "\n")
+        t = time.perf_counter()
+        rep2 = m.ingest(src2)
+        applied = m.extract_records(list(rep2.stored), apply=True)
+        dt = time.perf_counter() - t
+        result["ingest_with_extraction"] = {"records": len(rep2.stored), "seconds": round(dt, 2),
+                                            "records_per_s": round(len(rep2.stored) / dt),
+                                            "assertions_written": len(applied.written)}
+        m.close()
+    a.out.mkdir(exist_ok=True)
+    (a.out / f"evidence-{a.records}.json").write_text(json.dumps(result, indent=2))
+    json.dump(result, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
