@@ -298,15 +298,19 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
     tmp = Path(tempfile.mkdtemp(prefix=f"graphmem-bench-{scale}-", dir=args.tmp))
     out_dir.mkdir(parents=True, exist_ok=True)
     out_file = out_dir / f"bench-{scale}.json"
+    partial = out_dir / f"bench-{scale}.partial.json"  # progress; becomes out_file when the run ends
     res: dict[str, Any] = {"scale": scale, "seed": args.seed, "entities_requested": entities, "reps": reps,
                            "complete": False, "errors": {}, "machine": machine(),
                            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": os.getloadavg()}
 
-    def save() -> None:
-        """Write what has been measured so far (a failure later keeps the earlier figures)."""
+    def save(final: bool = False) -> None:
+        """Write what has been measured so far, so a crash keeps the earlier figures (and the last
+        finished run's file stays until this one finishes)."""
         res["loadavg_end"] = os.getloadavg()
         res["targets"] = check_targets(res)
-        out_file.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        partial.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        if final:
+            partial.replace(out_file)
 
     def phase(name: str, fn: Callable[[], Any]) -> Any:
         try:
@@ -340,8 +344,7 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
         if not args.keep_jsonl:
             jsonl.unlink()
 
-        import graphmem
-        m = graphmem.open(store)
+        m = open_retrying(store, scale)
         try:
             measure_reads(m, scale, args, rng, res, phase)
             measure_whole_store(m, scale, reps, res, phase)
@@ -358,8 +361,29 @@ def bench_scale(scale: int, args: argparse.Namespace, out_dir: Path) -> dict[str
         res["warning"] = "graphmem's sources changed during this run; figures may mix two versions"
     res["complete"] = not res["errors"]
     res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    save()
+    save(final=True)
     return res
+
+
+def open_retrying(store: Path, scale: int, attempts: int = 6) -> Any:
+    """graphmem.open, retried for a couple of minutes: in a working tree the sources may be caught
+    half-edited (a config file ahead of its parser), and losing the import already done is costly."""
+    import importlib
+
+    import graphmem
+    for i in range(attempts):
+        try:
+            return graphmem.open(store)
+        except Exception as e:
+            if i == attempts - 1:
+                raise
+            log(f"{scale}: graphmem.open failed ({type(e).__name__}: {str(e).splitlines()[0]}); retrying in 20 s")
+            time.sleep(20)
+            for name in sorted(n for n in sys.modules if n == "graphmem" or n.startswith("graphmem.")):
+                del sys.modules[name]
+            importlib.invalidate_caches()
+            graphmem = importlib.import_module("graphmem")
+    raise AssertionError("unreachable")
 
 
 def measure_reads(m: Any, scale: int, args: argparse.Namespace, rng: random.Random, res: dict[str, Any],
