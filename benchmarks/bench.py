@@ -576,9 +576,10 @@ def table(res: dict[str, Any]) -> str:
     imp, q = res.get("import", {}), res.get("queries", {})
     rows: list[tuple[str, ...]] = []
 
-    def add(label: str, value: str, raw: str = "", prep: str = "", ratio: str = "", target: str | None = None) -> None:
+    def add(label: str, value: str, raw: str = "", prep: str = "", ratio: str = "", target: str | None = None,
+            ratio_prep: str = "") -> None:
         tgt, status = _t(target, res) if target else ("", "")
-        rows.append((label, value, raw, prep, ratio, tgt, status))
+        rows.append((label, value, raw, prep, ratio, ratio_prep, tgt, status))
 
     if "generate" in res:
         add("generate synth JSONL (not import)", f"{res['generate']['seconds']:.2f} s")
@@ -603,7 +604,7 @@ def table(res: dict[str, Any]) -> str:
             prep = d.get("raw_prepared", {}).get(f"{pc}_ms")
             add(f"{label} {pc}" + (f" (n={d['n']})" if pc == "p50" else ""), f"{d[f'{pc}_ms']:.3f} ms",
                 f"{d['raw'][f'{pc}_ms']:.3f} ms", "" if prep is None else f"{prep:.3f} ms",
-                f"{d[f'ratio_{pc}']:.1f}x", tgt)
+                f"{d[f'ratio_{pc}']:.1f}x", tgt, "" if prep is None else f"{d[f'{pc}_ms'] / prep:.1f}x")
     cold, ic = res.get("cold_cli", {}), res.get("import_cost", {})
     if cold:
         add("cold `graphmem current X --json`", f"{cold['median_ms']:.0f} ms", target="cold_cli_ms")
@@ -622,7 +623,7 @@ def table(res: dict[str, Any]) -> str:
             f"{ic['import_graphmem_cli_no_bytecode_cache']['median_ms']:.0f} ms")
         add("  python -c 'import kuzu'", f"{ic['import_kuzu']['median_ms']:.0f} ms")
         add("  python -c pass", f"{ic['python_startup']['median_ms']:.0f} ms")
-    head = ("measure", "graphmem", "raw kuzu", "raw prepared", "ours/raw", "SPEC 12 target", "")
+    head = ("measure", "graphmem", "raw kuzu", "raw prepared", "ours/raw", "ours/prep", "SPEC 12 target", "")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
     mach = res["machine"]
@@ -660,6 +661,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scales", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--show", nargs="+", metavar="JSON", help="print the tables of saved results and exit")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--entities", type=int, default=None,
                     help="entity count passed to synth.py (default: scale / 10, i.e. 100,000 at 1M)")
@@ -676,6 +678,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temporary store")
     ap.add_argument("--keep-jsonl", action="store_true", help="keep the generated JSONL")
     args = ap.parse_args(argv)
+    if args.show:
+        for f in args.show:
+            print(table(json.loads(Path(f).read_text("utf-8"))), end="\n\n")
+        return
     out_dir = Path(args.out)
     for scale in args.scales:
         res = bench_scale(scale, args, out_dir)

@@ -31,11 +31,18 @@ def export(m: Memory, fmt: str = "jsonl", as_of: str | None = None) -> str:
 
 
 def export_lines(m: Memory) -> list[dict[str, Any]]:
-    """Entities, then statements in id order, then retractions in record-time order."""
+    """Entities, then evidence records, then statements in id order, then retractions in record-time order."""
     out: list[dict[str, Any]] = [
         {"op": "entity", "type": e.type, "name": e.name, "aliases": list(e.aliases), "description": e.description}
         for e in m.store.all_entities()
     ]
+    mentions = m.store.all_mentions()
+    for r in m.store.all_records():
+        out.append({"op": "record", "ref": r.ref, "key": r.key, "text": r.text, "ts": format_instant(r.ts),
+                    "kind": r.kind, "source": r.source, "scope": r.scope, "importance": r.importance,
+                    "meta": r.meta, "original_sha256": r.original_sha256, "original_chars": r.original_chars,
+                    "truncated": r.truncated, "redactions": r.redactions,
+                    "mentions": [list(x) for x in mentions.get(r.id, [])]})
     stmts = list(m.store.all_statements())
     retracted: list[Statement] = []
     for s in stmts:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
 from graphmem.model import Entity, Statement
+from graphmem.records import Record, parse_record
 from graphmem.results import ImportReport
 from graphmem.temporal import view_for_subject
 from graphmem.timeparse import now_us, parse_instant
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from graphmem.memory import Memory
 
 BULK_LINES = 2000  # above this, preload the name index and use COPY for the view
-OPS = ("entity", "assert", "end", "retract")
+OPS = ("entity", "record", "assert", "end", "retract")
 
 
 class _Resolver:
@@ -119,6 +120,11 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
     created: dict[str, Entity] = {}
     updated: dict[str, tuple[Entity, tuple[str, ...], str | None]] = {}
     retractions: dict[int, tuple[int, str | None]] = {}
+    records: list[Record] = []
+    record_refs: dict[str, int] = {}  # "rec:N" as written in the file -> the id it has here
+    record_keys: dict[str, int] = {}
+    rec_mentions: dict[int, list[tuple[str, int, int, str]]] = {}
+    next_record = m.store.next_record_id()
     errors: list[tuple[int, str]] = []
     n_lines = 0
     for lineno, line in enumerate(lines, 1):
@@ -150,10 +156,11 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                         raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
                     st = m.build_assert(next_id, obj["subject"], obj["predicate"], obj["object"],
                                         _opt_str(obj, "valid_from"), _opt_str(obj, "valid_to"), srcs, by,
-                                        _opt_str(obj, "recorded_at"), now, resolve)
+                                        _opt_str(obj, "recorded_at"), now, resolve, record_refs)
                 else:
                     st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
-                                     _opt_str(obj, "at"), srcs, by, _opt_str(obj, "recorded_at"), now, resolve)
+                                     _opt_str(obj, "at"), srcs, by, _opt_str(obj, "recorded_at"), now, resolve,
+                                     record_refs)
                 if isinstance(obj.get("id"), str):
                     file_ids[obj["id"]] = next_id
                 by_id[next_id] = len(stmts)
@@ -178,6 +185,20 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                         else:
                             updated[ent.ref] = (have, extra, ent.description or None)
                         resolve.add(merged)
+            elif op == "record":
+                rec = _record_line(obj, now)
+                ref = obj.get("ref")
+                rid = record_keys.get(rec.key)
+                if rid is None:
+                    rid = m.store.record_ids_for_keys([rec.key]).get(rec.key)
+                if rid is None:
+                    rid = next_record
+                    records.append(replace(rec, id=next_record))
+                    rec_mentions[rid] = _mention_list(obj)
+                    record_keys[rec.key] = next_record
+                    next_record += 1
+                if isinstance(ref, str):
+                    record_refs[ref] = rid
             elif op == "retract":
                 ref = obj.get("fact")
                 if not isinstance(ref, str):
@@ -206,10 +227,35 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
             errors.append((lineno, str(e)))
     if strict and errors:
         return ImportReport(n_lines, 0, 0, 0, 0, None, None, tuple(errors), False, time.perf_counter() - t0)
-    _write(m, list(created.values()), list(updated.values()), stmts, by_id, retractions, now)
+    _write(m, list(created.values()), list(updated.values()), stmts, by_id, retractions, now, records, rec_mentions)
     return ImportReport(n_lines, len(created), len(updated), len(stmts), len(retractions),
                         first_id if stmts else None, next_id - 1 if stmts else None, tuple(errors), True,
                         time.perf_counter() - t0)
+
+
+def _record_line(obj: dict[str, Any], now: int) -> Record:
+    """A ``record`` line of an export: stored as written (it was redacted and bounded when first ingested)."""
+    rec = parse_record(obj, now=now, redact_secrets=False, max_chars=10**9)
+    key = obj.get("key")
+    if key is not None and not isinstance(key, str):
+        raise BadInput(f"bad key {key!r}: expected a string")
+    fields: dict[str, Any] = {"key": key or rec.key}
+    for name, kind in (("original_sha256", str), ("original_chars", int), ("truncated", bool), ("redactions", dict)):
+        if obj.get(name) is not None:
+            if not isinstance(obj[name], kind):
+                raise BadInput(f"bad {name} {obj[name]!r}: expected {kind.__name__}")
+            fields[name] = obj[name]
+    return replace(rec, **fields)
+
+
+def _mention_list(obj: dict[str, Any]) -> list[tuple[str, int, int, str]]:
+    raw = obj.get("mentions") or []
+    ok = isinstance(raw, list) and all(
+        isinstance(x, list) and len(x) == 4 and isinstance(x[0], str) and isinstance(x[1], int)
+        and isinstance(x[2], int) and isinstance(x[3], str) for x in raw)
+    if not ok:
+        raise BadInput(f"bad mentions {raw!r}: expected a list of [entity ref, start, end, rule]")
+    return [(x[0], x[1], x[2], x[3]) for x in raw]
 
 
 def _opt_str(obj: dict[str, Any], key: str) -> str | None:
@@ -230,7 +276,7 @@ def _str_list(obj: dict[str, Any], key: str) -> list[str]:
 
 def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[str, ...], str | None]],
            stmts: list[Statement], by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
-           now: int) -> None:
+           now: int, records: list[Record], rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
     store = m.store
     fresh_store = store.statement_count() == 0
     created_refs = {e.ref: i for i, e in enumerate(created)}
@@ -256,6 +302,9 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
                 store.add_entity(e, now)
         for have, extra, desc in updated:
             store.add_aliases(have, extra, desc)
+        store.add_records(records)
+        for rid, ms in rec_mentions.items():
+            store.add_mentions(rid, ms)
         if stmts:
             store.bulk_add_statements(stmts)
             store.set_next_fact_id(stmts[-1].id + 1)

@@ -223,17 +223,21 @@ class Memory:
             raise BadInput(f"bad value {raw!r} for {p.name!r}: expected a single line (use a text predicate)")
         return raw.strip() if lt == "string" else raw
 
-    def check_sources(self, sources: Iterable[str], known: set[int] | None = None) -> tuple[str, ...]:
-        """Sources are record refs that exist (``rec:N``) or URIs; ``known`` caches record ids for bulk use."""
+    def check_sources(self, sources: Iterable[str], pending: dict[str, int] | None = None) -> tuple[str, ...]:
+        """Sources are record refs that exist (``rec:N``) or URIs.
+
+        ``pending`` maps record refs written earlier in the same import to the ids they get.
+        """
         out: list[str] = []
+        known = self._known_records
         for s in sources:
             s = str(s).strip()
-            if s.startswith("rec:"):
+            if s.startswith("rec:") and pending and s in pending:
+                s = f"rec:{pending[s]}"
+            elif s.startswith("rec:"):
                 rid = parse_record_ref(s)
-                if known is None:
-                    known = self._known_records
-                    if rid not in known and self.store.record(rid) is not None:
-                        known.add(rid)  # records are never deleted, so a hit stays true
+                if rid not in known and self.store.record(rid) is not None:
+                    known.add(rid)  # records are never deleted, so a hit stays true
                 if rid not in known:
                     raise BadInput(f"unknown record {s!r}: expected the ref of an ingested record (see 'graphmem search')")
                 s = f"rec:{rid}"
@@ -300,7 +304,7 @@ class Memory:
 
     def build_assert(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
                      valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
-                     resolve: Any = None) -> Statement:
+                     resolve: Any = None, records: dict[str, int] | None = None) -> Statement:
         resolve = resolve or self.resolve
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
@@ -322,7 +326,7 @@ class Memory:
         vt = self._time(valid_to, "valid_to", now)
         if vt is not None and vt <= vf:
             raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
-        srcs = self.check_sources(sources)
+        srcs = self.check_sources(sources, records)
         return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
                          self.trust_for(by, srcs), oname)
 
@@ -342,7 +346,8 @@ class Memory:
         return WriteResult("end", (st.ref,), {"fact": st.to_json(), "closed": [iv.to_json() for iv in held]})
 
     def build_end(self, fid: int, subject: str, predicate: str, obj: Any, at: str | None,
-                  sources: Iterable[str], by: str, recorded_at: str | None, now: int, resolve: Any = None) -> Statement:
+                  sources: Iterable[str], by: str, recorded_at: str | None, now: int, resolve: Any = None,
+                  records: dict[str, int] | None = None) -> Statement:
         resolve = resolve or self.resolve
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
@@ -364,7 +369,7 @@ class Memory:
             else:
                 value, kind = self.literal(p, obj), "literal"
         t = parse_instant(at, now=now, what="at")
-        srcs = self.check_sources(sources)
+        srcs = self.check_sources(sources, records)
         return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
                          self.trust_for(by, srcs), oname)
 

@@ -709,6 +709,11 @@ class Store:
         lim = f" LIMIT {_int(limit)}" if limit else ""
         return [r[0] for r in self._q(f"MATCH (r:Record) WHERE r.extracted_at IS NULL RETURN r.id ORDER BY r.id{lim}")]
 
+    def all_records(self) -> Iterator[Any]:
+        from graphmem.records import Record
+        for r in self._iter(f"MATCH (r:Record) RETURN {self._RCOLS} ORDER BY r.id"):
+            yield self._record_from_row(r, Record)
+
     def record_count(self) -> int:
         return int(self._q("MATCH (r:Record) RETURN count(r)")[0][0])
 
@@ -736,6 +741,13 @@ class Store:
                     {"e": ref, "s": start, "t": end, "rule": rule})
             n += 1
         return n
+
+    def all_mentions(self) -> dict[int, list[tuple[str, int, int, str]]]:
+        out: dict[int, list[tuple[str, int, int, str]]] = {}
+        for rid, ref, a, b, rule in self._iter("MATCH (r:Record)-[m:MENTIONS]->(e) RETURN r.id, e.ref, m.span_start, "
+                                               "m.span_end, m.rule ORDER BY r.id, m.span_start, e.ref"):
+            out.setdefault(rid, []).append((ref, a, b, rule))
+        return out
 
     def mentions_of(self, rec_id: int) -> list[str]:
         rows = self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref")

@@ -252,7 +252,7 @@ def test_current_json_shape(demo_ro: Path) -> None:
     by_pred = {(f["predicate"], f["object"].get("ref", f["object"].get("value"))): f for f in d["facts"]}
     kuzu = by_pred[("uses", "tool:kuzu")]
     assert kuzu["object"] == {"kind": "entity", "ref": "tool:kuzu", "name": "Kuzu"}
-    assert kuzu["assertions"] == ["fact:100"] and kuzu["sources"] == ["https://git.example.org/atlas/pull/52"]
+    assert kuzu["assertions"] == ["fact:100"] and kuzu["sources"] == ["https://git.example.org/atlas/pull/52", "rec:18"]
     assert by_pred[("status", "active")]["object"] == {"kind": "literal", "value": "active"}
     assert ("uses", "tool:neo4j") not in by_pred
 
@@ -343,7 +343,7 @@ def test_facts_json(demo_ro: Path) -> None:
         assert set(f["subject"]) == {"ref", "type", "name"}
     atlas = d["facts"][0]
     assert atlas["subject"] == {"ref": "project:atlas", "type": "Project", "name": "Atlas"}
-    assert atlas["assertions"] == ["fact:100"] and atlas["sources"] == ["https://git.example.org/atlas/pull/52"]
+    assert atlas["assertions"] == ["fact:100"] and atlas["sources"] == ["https://git.example.org/atlas/pull/52", "rec:18"]
     early = doc(demo_ro, "facts", "--predicate", "uses", "--object", "kuzu", "--as-of", "2025-06-01",
                 schema="graphmem.facts.v1")
     assert early["facts"] == []
@@ -485,7 +485,10 @@ def test_export_import_roundtrip(demo_ro: Path, tmp_path: Path) -> None:
     lines = [json.loads(x) for x in exported.splitlines()]
     ops = [x["op"] for x in lines]
     first_stmt = ops.index("assert")
-    assert set(ops[:first_stmt]) == {"entity"}  # entities first
+    first_record = ops.index("record")
+    assert set(ops[:first_record]) == {"entity"}  # entities first
+    assert set(ops[first_record:first_stmt]) == {"record"}  # then the evidence records
+    assert [x["ref"] for x in lines if x["op"] == "record"] == [f"rec:{i}" for i in range(1, ops.count("record") + 1)]
     ids = [int(x["id"].split(":")[1]) for x in lines if x["op"] in ("assert", "end")]
     assert ids == list(range(1, len(ids) + 1))  # statements in id order
     assert ops[-1] == "retract"
@@ -592,7 +595,9 @@ def test_demo_command_fresh_dir(tmp_path: Path) -> None:
     ok(store, "entity", "add", "Tool", "Scratch")
     d = doc(store, "demo", schema="graphmem.demo.v1")
     assert [s["command"].split()[1] for s in d["steps"]] == [
-        "current", "current", "current", "current", "timeline", "facts", "why", "lint"]
+        "current", "current", "current", "current", "timeline", "facts", "why", "why", "search", "extract", "lint"]
+    extract = d["steps"][9]["result"]
+    assert extract["writes_performed"] is False and extract["assertions"]
     assert d["steps"][2]["result"]["facts"][0]["assertions"] == ["fact:120"]
     assert cli(store, "entity", "show", "tool:scratch").code == 2
 
