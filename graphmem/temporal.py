@@ -42,6 +42,11 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
             (ends if s.op == "end" else asserts).append(s)
     if not asserts:
         return []
+    if len(asserts) == 1 and not ends:  # the common case: one statement, nothing closing it
+        a = asserts[0]
+        assert a.object is not None
+        return [Interval(a.subject, a.predicate, a.object, a.object_kind, a.valid_from, a.valid_to, (a.id,),
+                         a.sources, (), a.object_name)]
     # (start, end, stmt, conflicts) segments, merged per object below
     segments: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
     if cardinality == "many":

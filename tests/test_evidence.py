@@ -81,6 +81,23 @@ def texts(m: graphmem.Memory) -> list[str]:
     return [r[0] for r in m.store.cypher("MATCH (r:Record) RETURN r.text ORDER BY r.id")]
 
 
+@pytest.fixture(scope="module")
+def empty_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Creating a store costs more than copying an empty one."""
+    path = tmp_path_factory.mktemp("empty") / "store"
+    graphmem.open(path).close()
+    return path
+
+
+@pytest.fixture
+def mem(empty_template: Path, store_path: Path) -> Iterator[graphmem.Memory]:
+    """An empty store (overrides conftest's to copy a template)."""
+    shutil.copytree(empty_template, store_path)
+    m = graphmem.open(store_path)
+    yield m
+    m.close()
+
+
 # ingest: storage, order, fields ---------------------------------------------------------
 
 
