@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-small bench-real clean
+.PHONY: demo test lint bench bench-small bench-evidence clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,13 @@ lint: $(STAMP)  ## ruff and mypy
 	$(BIN)/ruff check graphmem tests benchmarks
 	$(BIN)/mypy
 
-bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, plus the real data sets
+bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data sets, and evidence at 100k records
 	$(BIN)/python benchmarks/bench.py --scales 10000 100000 1000000
 	$(BIN)/python benchmarks/realdata/bench_real.py
+	$(BIN)/python benchmarks/bench_evidence.py --records 100000
+
+bench-evidence: $(STAMP)  ## ingest, search and extraction at 100k records
+	$(BIN)/python benchmarks/bench_evidence.py --records 100000
 
 bench-small: $(STAMP)  ## a quick benchmark at 10k assertions
 	$(BIN)/python benchmarks/bench.py --scales 10000

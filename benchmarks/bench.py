@@ -6,9 +6,10 @@
 For every scale: generate the synthetic JSONL (benchmarks/synth.py, timed on its
 own), import it into a fresh store in a child process (wall time of
 ``import_jsonl``, view included, and the child's peak RSS), then, in this
-process on the same store: rebuild, rebuild --check, lint, and warm latencies of
-``current``, ``timeline`` and ``facts`` with the raw Kuzu query that reads the
-same rows, and finally a cold ``graphmem current X --json`` as a fresh process.
+process on the same store: warm latencies of ``current``, ``timeline`` and
+``facts``, each interleaved with the raw Kuzu query that reads the same rows,
+then rebuild, rebuild --check and lint, and finally a cold
+``graphmem current X --json`` as a fresh process.
 A table per scale goes to stdout (progress to stderr) and the figures to
 ``<out>/bench-<scale>.json``. See docs/benchmarks.md for what each figure means.
 """

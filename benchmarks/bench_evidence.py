@@ -19,7 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import graphmem
 from graphmem.demo import build_demo
 
 PROJECTS = ["Atlas", "Beacon", "Compass", "Ferry", "Quill", "Sextant", "Ledger", "Tidewater", "Lighthouse"]
@@ -30,8 +29,9 @@ TEMPLATES = [
     "Standup: {w} {w2} on {p}, {t} upgrade done.", "Does {p} still depend on {t}?",
     "{t} latency is {n} ms after the {w} change.", "We don't use {t} in {p} any more.",
 ]
-FILLER = ("index cache schema deploy review migration query latency backup cluster ingest parser token shard "
-          "replica release ticket alert dashboard budget roadmap sprint retro vendor audit export import").split()
+FILLER = ("index", "cache", "schema", "deploy", "review", "migration", "query", "latency", "backup",
+          "cluster", "ingest", "parser", "token", "shard", "replica", "release", "ticket", "alert",
+          "dashboard", "budget", "roadmap", "sprint", "retro", "vendor", "audit", "export", "import")
 
 
 def records(n: int, seed: int) -> list[str]:

@@ -498,36 +498,36 @@ class Memory:
         stype = self.entity_type(subject_type) if subject_type else None
         filters: dict[str, Any] = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
         rows: list[tuple[str, Interval]] = []
-        from_edges = False
-        if object is not None:
-            if p is not None and not p.entity_valued:
-                value = self.literal(p, object)
-                filters["object"] = value
-                for ref, view in self.store.all_subject_views():
-                    rows.extend((ref, iv) for iv in holding(view, a) if iv.predicate == p.name and iv.object == value)
-            else:
-                o = self.resolve(object, role="object")
-                filters["object"] = o.ref
-                from_edges = True
-                preds = [p] if p else [q for q in self.registry.predicates.values() if q.entity_valued]
-                for q in preds:
-                    assert q.edge is not None
-                    rows.extend((iv.subject, iv) for iv in self.store.edges_into(o.ref, q.name, q.edge, a))
+        names: dict[str, str] = {}
+        views: dict[str, list[Interval]] = {}
+        prefix = self.ontology.entity_types[stype].prefix + ":" if stype else None
+        if object is not None and (p is None or p.entity_valued):
+            o = self.resolve(object, role="object")
+            filters["object"] = o.ref
+            preds = [p] if p else [q for q in self.registry.predicates.values() if q.entity_valued]
+            for q in preds:
+                assert q.edge is not None
+                for edge_iv in self.store.edges_into(o.ref, q.name, q.edge, a):
+                    ref = edge_iv.subject
+                    if prefix and not ref.startswith(prefix):
+                        continue
+                    if ref not in views:  # the edge carries interval and ids; the subject's row has sources too
+                        name, views[ref] = self.store.subject_name_and_view(ref)
+                        names[ref] = name or ref
+                    full = next((x for x in views[ref] if x.key()[:7] == edge_iv.key()[:7]), edge_iv)
+                    rows.append((ref, full))
         else:
-            for ref, view in self.store.all_subject_views():
-                if stype and self.ontology.type_for_prefix(ref.partition(":")[0]) != stype:
-                    continue
-                rows.extend((ref, iv) for iv in holding(view, a) if p is None or iv.predicate == p.name)
+            value = self.literal(p, object) if (object is not None and p is not None) else None
+            if object is not None:
+                filters["object"] = value
+            for ref, name, view in self.store.all_subject_rows(prefix):
+                names[ref] = name or ref
+                rows.extend((ref, iv) for iv in holding(view, a)
+                            if (p is None or iv.predicate == p.name) and (object is None or iv.object == value))
         out: list[tuple[Entity, Interval]] = []
-        cache: dict[str, Entity] = {}
         for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
-            if stype and self.ontology.type_for_prefix(ref.partition(":")[0]) != stype:
-                continue
-            if ref not in cache:
-                cache[ref] = self.store.entity(ref) or Entity(ref, "?", ref)
-            if from_edges:  # edges carry interval and ids; the subject's row has sources too
-                iv = next((x for x in self.store.subject_view(ref) if x.key()[:7] == iv.key()[:7]), iv)
-            out.append((cache[ref], iv))
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
+            out.append((Entity(ref, etype, names.get(ref, ref)), iv))
         return FactsResult(a, filters, tuple(out))
 
     def why(self, fact: str) -> WhyResult:

@@ -39,6 +39,8 @@ class TimelineResult:
 
 @dataclass(frozen=True)
 class FactsResult:
+    """Facts with their subjects; each subject carries ref, type and name (aliases are not loaded)."""
+
     as_of: int | None
     filters: dict[str, Any]
     facts: tuple[tuple[Entity, Interval], ...]

@@ -568,6 +568,12 @@ class Store:
         return (name, [_stmt_from_row(ref, r) for r in json.loads(log or "[]")],
                 [_iv_from_row(ref, r) for r in json.loads(view or "[]")])
 
+    def all_subject_rows(self, prefix: str | None = None) -> Iterator[tuple[str, str | None, list[Interval]]]:
+        """Every subject's ref, name and intervals (those whose ref starts with ``prefix``)."""
+        where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
+        for ref, name, view in self._iter(f"MATCH (s:Subject) {where}RETURN s.ref, s.name, s.view", params):
+            yield ref, name, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
+
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
             yield ref, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
