@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         dt = time.perf_counter() - t0
         result["ingest_no_extraction"] = {"seconds": round(dt, 2), "records_per_s": round(len(rep.stored) / dt)}
         rng = random.Random(a.seed)
-        words = [w.lower() for w in PROJECTS + TOOLS] + FILLER
+        words = [w.lower() for w in PROJECTS + TOOLS] + list(FILLER)
         queries = [" ".join(rng.sample(words, rng.randrange(1, 4))) for _ in range(a.queries)]
         for q in queries[:20]:
             m.search(q)  # warm

@@ -62,6 +62,48 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     return text, counts
 
 
+def _add(counts: dict[str, int], more: dict[str, int]) -> None:
+    for k, v in more.items():
+        counts[k] = counts.get(k, 0) + v
+
+
+def _redact_json(value: Any) -> tuple[Any, dict[str, int]]:
+    """Redact every string inside a JSON value (keys included)."""
+    counts: dict[str, int] = {}
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        out = []
+        for v in value:
+            r, c = _redact_json(v)
+            out.append(r)
+            _add(counts, c)
+        return out, counts
+    if isinstance(value, dict):
+        d = {}
+        for k, v in value.items():
+            rk, ck = redact(k)
+            rv, cv = _redact_json(v)
+            d[rk] = rv
+            _add(counts, ck)
+            _add(counts, cv)
+        return d, counts
+    return value, counts
+
+
+def fts_form(text: str) -> str:
+    """The text as the full-text index sees it: words split at any non-alphanumeric character
+    (Kuzu's tokenizer splits only at spaces), digits spelled as letters (its default filter drops
+    digits), so "p95", "2025" and "graph-core" stay searchable. Queries go through the same form.
+    """
+    words = _FTS_WORD.findall(text.lower())
+    return " ".join(w.translate(_DIGITS) if any(c.isdigit() for c in w) else w for w in words)
+
+
+_FTS_WORD = re.compile(r"[^\W_]+")
+_DIGITS = str.maketrans({str(d): "q" + "abcdefghij"[d] for d in range(10)})
+
+
 def bound(text: str, max_chars: int = MAX_CHARS) -> tuple[str, bool]:
     """Cut ``text`` to ``max_chars`` with a marker saying how much was dropped."""
     if len(text) <= max_chars:
@@ -168,11 +210,21 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     if caller_id is not None and not isinstance(caller_id, str | int):
         raise BadInput(f"bad id {caller_id!r}: expected a string or integer")
     source, scope = _opt(obj, "source"), _opt(obj, "scope")
+    for name, value in (("text", text), ("source", source), ("scope", scope), ("meta", meta)):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput(f"'{name}' holds a lone surrogate escape (such as \\ud800); expected valid Unicode") from None
     original = text
-    digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(original.encode("utf-8")).hexdigest()
     counts: dict[str, int] = {}
     if redact_secrets:
         text, counts = redact(text)
+        if source is not None:
+            source, more = redact(source)
+            _add(counts, more)
+        meta, more = _redact_json(meta)
+        _add(counts, more)
     text, truncated = bound(text, max_chars)
     key = f"id:{caller_id}" if caller_id is not None else "sha256:" + hashlib.sha256(
         json.dumps([original, ts_text, obj.get("kind"), source, scope], ensure_ascii=False).encode("utf-8", "surrogatepass")

@@ -33,6 +33,7 @@ import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.model import Entity, Interval, Statement, Value
+from graphmem.records import fts_form
 from graphmem.schema import RECORD_TYPE, Ontology, Registry
 from graphmem.timeparse import from_datetime
 
@@ -107,7 +108,7 @@ _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, l
 _RECORD_DDL = (
     "CREATE NODE TABLE Record(id INT64 PRIMARY KEY, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
     "scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, original_chars INT64, "
-    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP)")
+    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP, search STRING)")
 _FTS_INDEX = "record_text"
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
@@ -198,6 +199,10 @@ class Store:
             self._in_tx = False
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
+            # Kuzu 0.11.3 keeps version marks of rolled-back updates, and the next update of the same row
+            # then fails with a write-write conflict (or crashes); a checkpoint clears them
+            with contextlib.suppress(Exception):
+                self._conn.execute("CHECKPOINT")
             raise
         self._in_tx = False
         self._q("COMMIT")
@@ -254,7 +259,7 @@ class Store:
                 self._set_meta("ontology", dumps(self.ontology.fingerprint()))
                 self._set_meta("registry", dumps(self.registry.fingerprint()))
             # the full-text index can only be created outside a transaction
-            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['text'])")
+            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['search'])")
             tables = self._tables()
         else:
             self._meta_cache = {k: v for k, v in self._q("MATCH (m:Meta) RETURN m.key, m.value")}
@@ -297,7 +302,7 @@ class Store:
                 self._q(_RECORD_DDL)
                 self._q("CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
                 self._set_meta("next_record", "1")
-            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['text'])")
+            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['search'])")
             tables = tables | {"Record", "RecordKey"}
         changed = False
         missing = [t for t in self.ontology.entity_types if t not in tables] + [
@@ -679,7 +684,8 @@ class Store:
         if len(records) > 50:
             self._copy("Record", ([r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
                                    dumps(r.meta), r.text, r.original_sha256, r.original_chars,
-                                   "true" if r.truncated else "false", dumps(r.redactions), _ts(r.ingested_at), ""]
+                                   "true" if r.truncated else "false", dumps(r.redactions), _ts(r.ingested_at), "",
+                                   fts_form(r.text)]
                                   for r in records))
             self._copy("RecordKey", ([r.key, r.id] for r in records))
         else:
@@ -687,11 +693,11 @@ class Store:
                 self._q(
                     f"CREATE (:Record {{id: {_int(r.id)}, key: $key, ts: $ts, kind: $kind, source: $src, scope: $scope, "
                     "importance: $imp, meta: $meta, text: $text, original_sha256: $sha, original_chars: $n, "
-                    "truncated: $tr, redactions: $red, ingested_at: $at})",
+                    "truncated: $tr, redactions: $red, ingested_at: $at, search: $fts})",
                     {"key": r.key, "ts": _ts_param(r.ts), "kind": r.kind, "src": r.source, "scope": r.scope,
                      "imp": r.importance, "meta": dumps(r.meta), "text": r.text, "sha": r.original_sha256,
                      "n": r.original_chars, "tr": r.truncated, "red": dumps(r.redactions),
-                     "at": _ts_param(r.ingested_at)})
+                     "at": _ts_param(r.ingested_at), "fts": fts_form(r.text)})
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
 
@@ -727,16 +733,19 @@ class Store:
         return {r[0] for r in self._iter("MATCH (r:Record) RETURN r.id")}
 
     def search_records(self, query: str, limit: int) -> list[tuple[Any, float]]:
-        """BM25-ranked records for an already-sanitized query of plain words."""
+        """BM25-ranked records (ties by record number) for a query of plain words."""
         from graphmem.records import Record
+        # Kuzu's top-k keeps arbitrary rows among tied scores, so ask for a margin and cut after sorting
         rows = self._q(
             f"CALL QUERY_FTS_INDEX('Record', '{_FTS_INDEX}', $q, top := $k) RETURN {self._RCOLS.replace('r.', 'node.')}, "
             "score ORDER BY score DESC, node.id",
-            {"q": query, "k": limit})
-        return [(self._record_from_row(r[:-1], Record), float(r[-1])) for r in rows]
+            {"q": fts_form(query), "k": limit + 64})
+        ranked = sorted(rows, key=lambda r: (-round(float(r[-1]), 9), r[0]))[:limit]
+        return [(self._record_from_row(r[:-1], Record), float(r[-1])) for r in ranked]
 
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
-        """MENTIONS edges from a record to entities: (ref, span start, span end, rule)."""
+        """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
+        self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}})-[m:MENTIONS]->() DELETE m")
         n = 0
         for ref, start, end, rule in mentions:
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])

@@ -291,9 +291,6 @@ def test_reapply_does_not_duplicate_assertions(demo: graphmem.Memory) -> None:
                 and i["fact"] in first]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: applying extraction to a record again adds a second copy of every "
-                                      "MENTIONS edge (add_mentions always CREATEs; nothing checks the record was "
-                                      "extracted before)")
 def test_reapply_does_not_duplicate_mentions(demo: graphmem.Memory) -> None:
     refs = list(demo.ingest(jl(*({"text": t, "ts": "2026-01-10"} for t in APPLY_TEXTS))).stored)
     demo.extract_records(refs, apply=True)
@@ -423,7 +420,7 @@ def _labelled(path: Path, *items: dict[str, Any]) -> Path:
     return path
 
 
-GOOD_LABEL = {"id": "T1", "ts": "2026-01-05T08:00:00Z", "kind": "message", "text": "Atlas uses Kuzu as its store.",
+GOOD_LABEL: dict[str, Any] = {"id": "T1", "ts": "2026-01-05T08:00:00Z", "kind": "message", "text": "Atlas uses Kuzu as its store.",
               "expected": {"mentions": ["project:atlas", "tool:kuzu"],
                            "assertions": [{"subject": "project:atlas", "predicate": "uses", "object": "tool:kuzu",
                                            "valid_from": None}]}}
