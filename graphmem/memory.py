@@ -681,26 +681,33 @@ class Memory:
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []
+        views: dict[str, list[Interval]] = {}
+        names: dict[str, str] = {}
         for rec, ex in items:
             for p in ex.assertions:
-                view = self.store.subject_view(p.subject)
+                if p.subject not in views:
+                    views[p.subject] = self.store.subject_view(p.subject)
+                view = views[p.subject]
                 if any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
                        for iv in view):
                     continue
                 if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
                        for s in stmts):
                     continue
-                name = self.subject_name(p.object) if p.object_kind == "entity" else None
+                name = None
+                if p.object_kind == "entity":
+                    if p.object not in names:
+                        names[p.object] = self.subject_name(p.object)
+                    name = names[p.object]
                 srcs = (rec.ref,)
                 stmts.append(Statement(fid, "assert", p.subject, p.predicate, p.object, p.object_kind,
                                        p.valid_from, None, now, None, None, srcs, "extractor",
                                        self.trust_for("extractor", srcs), name))
                 fid += 1
         with self.store.transaction():
-            for rec, ex in items:
-                self.store.add_mentions(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
-                                                 for mm in ex.mentions])
-                self.store.mark_extracted(rec.id, now)
+            self.store.replace_mentions([(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
+                                                   for mm in ex.mentions]) for rec, ex in items])
+            self.store.mark_extracted_many([rec.id for rec, _ in items], now)
             if stmts:
                 self._write(stmts)
         return [s.ref for s in stmts]

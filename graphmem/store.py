@@ -734,14 +734,12 @@ class Store:
 
     def search_records(self, query: str, limit: int) -> list[tuple[Any, float]]:
         """BM25-ranked records (ties by record number) for a query of plain words."""
-        from graphmem.records import Record
-        # Kuzu's top-k keeps arbitrary rows among tied scores, so ask for a margin and cut after sorting
-        rows = self._q(
-            f"CALL QUERY_FTS_INDEX('Record', '{_FTS_INDEX}', $q, top := $k) RETURN {self._RCOLS.replace('r.', 'node.')}, "
-            "score ORDER BY score DESC, node.id",
-            {"q": fts_form(query), "k": limit + 64})
-        ranked = sorted(rows, key=lambda r: (-round(float(r[-1]), 9), r[0]))[:limit]
-        return [(self._record_from_row(r[:-1], Record), float(r[-1])) for r in ranked]
+        # Kuzu's top-k keeps arbitrary rows among tied scores, so ask for a margin and cut after sorting;
+        # only ids and scores come back from the index, then the chosen records by key
+        rows = self._q(f"CALL QUERY_FTS_INDEX('Record', '{_FTS_INDEX}', $q, top := $k) RETURN node.id, score",
+                       {"q": fts_form(query), "k": limit + 16})
+        ranked = sorted(((int(i), float(sc)) for i, sc in rows), key=lambda r: (-round(r[1], 9), r[0]))[:limit]
+        return [(self.record(i), sc) for i, sc in ranked]
 
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
@@ -763,6 +761,26 @@ class Store:
                                                "m.span_end, m.rule ORDER BY r.id, m.span_start, e.ref"):
             out.setdefault(rid, []).append((ref, a, b, rule))
         return out
+
+    def replace_mentions(self, items: list[tuple[int, list[tuple[str, int, int, str]]]]) -> int:
+        """MENTIONS of many records at once (their old ones removed), bulk-loaded; returns the edge count."""
+        if len(items) <= 20:
+            return sum(self.add_mentions(rid, ms) for rid, ms in items)
+        ids = ", ".join(_int(rid) for rid, _ in items)
+        self._q(f"MATCH (r:Record)-[m:MENTIONS]->() WHERE r.id IN [{ids}] DELETE m")
+        pairs = self.ontology.edge_types["MENTIONS"].pairs
+        by_type: dict[str, list[list[Any]]] = {}
+        for rid, ms in items:
+            for ref, start, end, rule in ms:
+                etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+                if etype is not None and (RECORD_TYPE, etype) in pairs:
+                    by_type.setdefault(etype, []).append([rid, ref, start, end, rule])
+        return sum(self._copy("MENTIONS", rows, f"from='{RECORD_TYPE}', to='{t}'") for t, rows in sorted(by_type.items()))
+
+    def mark_extracted_many(self, rec_ids: list[int], at: int) -> None:
+        if rec_ids:
+            ids = ", ".join(_int(i) for i in rec_ids)
+            self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
     def mentions_of(self, rec_id: int) -> list[str]:
         rows = self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref")
