@@ -34,14 +34,28 @@ FILLER = ("index", "cache", "schema", "deploy", "review", "migration", "query", 
           "dashboard", "budget", "roadmap", "sprint", "retro", "vendor", "audit", "export", "import")
 
 
-def records(n: int, seed: int) -> list[str]:
+def vocabulary(size: int, seed: int) -> tuple[list[str], list[float]]:
+    """The filler words and their Zipf weights: FILLER first, then made-up words (``size`` 0: FILLER only)."""
+    rng = random.Random(seed + 1)
+    syll = ["ka", "lo", "mi", "ne", "tor", "vex", "qua", "ri", "sen", "dul", "pra", "gho", "zin", "bel", "fas"]
+    words = list(FILLER)
+    while len(words) < size:
+        w = "".join(rng.choice(syll) for _ in range(rng.randrange(2, 4)))
+        if w not in words:
+            words.append(w)
+    return words, [1 / (r + 1) ** 1.1 for r in range(len(words))]
+
+
+def records(n: int, seed: int, vocab: int = 3000) -> list[str]:
     rng = random.Random(seed)
+    words, weights = vocabulary(vocab, seed)
     out = []
     for i in range(n):
+        filler = rng.choices(words, weights, k=12)
         text = " ".join(rng.choice(TEMPLATES).format(
             p=rng.choice(PROJECTS), p2=rng.choice(PROJECTS), t=rng.choice(TOOLS), t2=rng.choice(TOOLS),
-            w=rng.choice(FILLER), w2=rng.choice(FILLER), n=rng.randrange(5, 500), m=rng.randrange(1, 9),
-            d=rng.randrange(0, 9)) for _ in range(rng.randrange(1, 4)))
+            w=filler[0], w2=filler[1], n=rng.randrange(5, 500), m=rng.randrange(1, 9),
+            d=rng.randrange(0, 9)) for _ in range(rng.randrange(1, 4))) + " " + " ".join(filler[2:2 + rng.randrange(0, 10)])
         out.append(json.dumps({"id": f"b{i}", "ts": f"2026-0{1 + i % 9}-{10 + i % 18}T09:00:00Z",
                                "kind": rng.choice(["message", "note", "tool_result"]), "text": text}))
     return out
@@ -58,11 +72,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--extract-records", type=int, default=2000)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--vocab", type=int, default=3000,
+                    help="filler vocabulary, Zipf-distributed (0: the 26 FILLER words only, a worst case for BM25)")
     ap.add_argument("--out", type=Path, default=Path("bench-results"))
     a = ap.parse_args(argv)
-    result: dict[str, object] = {"records": a.records, "seed": a.seed}
+    result: dict[str, object] = {"records": a.records, "seed": a.seed, "vocab": a.vocab}
     with tempfile.TemporaryDirectory() as tmp:
-        lines = records(a.records, a.seed)
+        lines = records(a.records, a.seed, a.vocab)
         src = Path(tmp) / "records.jsonl"
         src.write_text("\n".join(lines) + "\n")
         m = build_demo(Path(tmp) / "store")
@@ -71,8 +87,12 @@ def main(argv: list[str] | None = None) -> None:
         dt = time.perf_counter() - t0
         result["ingest_no_extraction"] = {"seconds": round(dt, 2), "records_per_s": round(len(rep.stored) / dt)}
         rng = random.Random(a.seed)
-        words = [w.lower() for w in PROJECTS + TOOLS] + list(FILLER)
-        queries = [" ".join(rng.sample(words, rng.randrange(1, 4))) for _ in range(a.queries)]
+        vocab, weights = vocabulary(a.vocab, a.seed)
+        names = [w.lower() for w in PROJECTS + TOOLS]
+        # a query: one to three words, each a project or tool name a third of the time, else a filler word
+        # drawn with the corpus's own frequencies (so common words are asked for as often as they occur)
+        queries = [" ".join(rng.choice(names) if rng.random() < 1 / 3 else rng.choices(vocab, weights)[0]
+                            for _ in range(rng.randrange(1, 4))) for _ in range(a.queries)]
         for q in queries[:20]:
             m.search(q)  # warm
         ours, raw = [], []
@@ -108,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
                                             "assertions_written": len(applied.written)}
         m.close()
     a.out.mkdir(exist_ok=True)
-    (a.out / f"evidence-{a.records}.json").write_text(json.dumps(result, indent=2))
+    (a.out / f"evidence-{a.records}-v{a.vocab}.json").write_text(json.dumps(result, indent=2))
     json.dump(result, sys.stdout, indent=2)
     print()
 

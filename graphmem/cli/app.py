@@ -72,4 +72,17 @@ evidence.register(app)
 
 
 def main() -> None:
-    app()
+    """The console script. Every command has closed the store by the time it returns, so the
+    process ends right after flushing its output instead of tearing the interpreter down
+    module by module (a tenth of a second a command)."""
+    import os
+    try:
+        app()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if e.code is not None and not isinstance(e.code, int):
+            sys.stderr.write(f"{e.code}\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
