@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
 from graphmem.model import Entity, Statement
-from graphmem.records import Record, parse_record
+from graphmem.records import Record, opt_str, parse_record
 from graphmem.results import ImportReport
 from graphmem.temporal import view_for_subject
 from graphmem.timeparse import now_us, parse_instant
@@ -155,11 +155,11 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                     if obj["object"] is None or isinstance(obj["object"], list | dict):
                         raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
                     st = m.build_assert(next_id, obj["subject"], obj["predicate"], obj["object"],
-                                        _opt_str(obj, "valid_from"), _opt_str(obj, "valid_to"), srcs, by,
-                                        _opt_str(obj, "recorded_at"), now, resolve, record_refs)
+                                        opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
+                                        opt_str(obj, "recorded_at"), now, resolve, record_refs)
                 else:
                     st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
-                                     _opt_str(obj, "at"), srcs, by, _opt_str(obj, "recorded_at"), now, resolve,
+                                     opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
                                      record_refs)
                 if isinstance(obj.get("id"), str):
                     file_ids[obj["id"]] = next_id
@@ -205,7 +205,7 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                     raise BadInput("missing field 'fact': expected fact:N")
                 from graphmem.memory import parse_fact_ref
                 fid = file_ids.get(ref) or parse_fact_ref(ref)
-                at_text = _opt_str(obj, "at")
+                at_text = opt_str(obj, "at")
                 at = parse_instant(at_text, now=now, what="at") if at_text else now
                 if at > now:
                     raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
@@ -257,14 +257,6 @@ def _mention_list(obj: dict[str, Any]) -> list[tuple[str, int, int, str]]:
         raise BadInput(f"bad mentions {raw!r}: expected a list of [entity ref, start, end, rule]")
     return [(x[0], x[1], x[2], x[3]) for x in raw]
 
-
-def _opt_str(obj: dict[str, Any], key: str) -> str | None:
-    v = obj.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, str):
-        raise BadInput(f"bad {key} {v!r}: expected a string")
-    return v
 
 
 def _str_list(obj: dict[str, Any], key: str) -> list[str]:

@@ -302,10 +302,9 @@ class Memory:
         self._write([st])
         return WriteResult("assert", (st.ref,), {"fact": st.to_json()})
 
-    def build_assert(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
-                     valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
-                     resolve: Any = None, records: dict[str, int] | None = None) -> Statement:
-        resolve = resolve or self.resolve
+    def _head(self, subject: str, predicate: str, by: str, recorded_at: str | None, now: int,
+              resolve: Any) -> tuple[int, Entity, Predicate]:
+        """What every statement checks first: the asserter, the record time, the subject and the predicate."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
         rec = self._time(recorded_at, "recorded_at", now) if recorded_at is not None else now
@@ -315,6 +314,13 @@ class Memory:
         s = resolve(subject, role="subject")
         p = self.predicate(predicate)
         self.check_subject_type(p, s)
+        return rec, s, p
+
+    def build_assert(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
+                     valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
+                     resolve: Any = None, records: dict[str, int] | None = None) -> Statement:
+        resolve = resolve or self.resolve
+        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
         if p.entity_valued:
             o = resolve(str(obj), role=f"object of {p.name}")
             self.check_object_type(p, s.type, o.type, o.ref)
@@ -349,17 +355,9 @@ class Memory:
                   sources: Iterable[str], by: str, recorded_at: str | None, now: int, resolve: Any = None,
                   records: dict[str, int] | None = None) -> Statement:
         resolve = resolve or self.resolve
-        if by not in ASSERTERS:
-            raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
         if at is None:
             raise BadTime("missing 'at': expected the time at which the value stops holding")
-        rec = self._time(recorded_at, "recorded_at", now) if recorded_at is not None else now
-        assert rec is not None
-        if rec > now:
-            raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
-        s = resolve(subject, role="subject")
-        p = self.predicate(predicate)
-        self.check_subject_type(p, s)
+        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
         value: Value | None = None
         kind, oname = "", None
         if obj is not None:

@@ -177,7 +177,8 @@ class Record:
                 "ingested_at": format_instant(self.ingested_at)}
 
 
-def _opt(obj: dict[str, Any], key: str) -> str | None:
+def opt_str(obj: dict[str, Any], key: str) -> str | None:
+    """``obj[key]`` when it is a string, None when absent; anything else is bad input."""
     v = obj.get(key)
     if v is None:
         return None
@@ -195,9 +196,9 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
         raise BadInput("missing or empty 'text': expected a non-empty string")
     if "\x00" in text or len(_CONTROL.findall(text, 0, 4096)) > 8:
         raise BadInput("'text' looks like binary data (control characters); expected text")
-    ts_text = _opt(obj, "ts")
+    ts_text = opt_str(obj, "ts")
     ts = parse_instant(ts_text, now=now, what="ts") if ts_text else now
-    kind = _opt(obj, "kind") or "note"
+    kind = opt_str(obj, "kind") or "note"
     if not re.match(r"^[a-z][a-z0-9_]{0,31}$", kind):
         raise BadInput(f"bad kind {kind!r}: expected a short lower-case word such as {', '.join(KINDS)}")
     imp = obj.get("importance")
@@ -209,7 +210,7 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     caller_id = obj.get("id")
     if caller_id is not None and not isinstance(caller_id, str | int):
         raise BadInput(f"bad id {caller_id!r}: expected a string or integer")
-    source, scope = _opt(obj, "source"), _opt(obj, "scope")
+    source, scope = opt_str(obj, "source"), opt_str(obj, "scope")
     for name, value in (("text", text), ("source", source), ("scope", scope), ("meta", meta)):
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")

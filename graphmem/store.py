@@ -22,7 +22,6 @@ import csv
 import datetime
 import json
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
@@ -348,10 +347,6 @@ class Store:
 
     def _set_meta(self, key: str, value: str) -> None:
         self._q("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
-
-    def registry_fingerprint(self) -> dict[str, Any]:
-        fp: dict[str, Any] = json.loads(self.meta("registry") or "{}")
-        return fp
 
     # entities -------------------------------------------------------------------
 
@@ -714,9 +709,6 @@ class Store:
         return cls(rid, key, text, from_datetime(ts), kind, src or None, scope or None, imp, json.loads(meta or "{}"),
                    sha, n, bool(tr), json.loads(red or "{}"), from_datetime(at))
 
-    def mark_extracted(self, rec_id: int, at: int) -> None:
-        self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}}) SET r.extracted_at = $t", {"t": _ts_param(at)})
-
     def pending_record_ids(self, limit: int | None = None) -> list[int]:
         lim = f" LIMIT {_int(limit)}" if limit else ""
         return [r[0] for r in self._q(f"MATCH (r:Record) WHERE r.extracted_at IS NULL RETURN r.id ORDER BY r.id{lim}")]
@@ -830,6 +822,3 @@ class Store:
     def cypher(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         """Run a caller's read query (for notebooks and benchmarks; never user text from the CLI)."""
         return self._q(query, params)
-
-    def wipe_tmp(self) -> None:
-        shutil.rmtree(self.path / "tmp", ignore_errors=True)

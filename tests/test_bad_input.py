@@ -9,36 +9,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from helpers import Run, cli
 
 import graphmem
-from graphmem.cli import app
 
-runner = CliRunner()
 SRC = "https://example.org/evidence"
 
 
-class Run:
-    def __init__(self, result: Any) -> None:
-        self.code: int = result.exit_code
-        self.out: str = result.stdout
-        self.err: str = result.stderr
-        self.exception = result.exception
-
-    @property
-    def err_lines(self) -> list[str]:
-        return [x for x in self.err.splitlines() if x.strip()]
-
-    def __repr__(self) -> str:
-        return f"<exit {self.code} stdout={self.out[:300]!r} stderr={self.err[:600]!r}>"
 
 
-def cli(store: Path, *args: str, **kw: Any) -> Run:
-    r = runner.invoke(app, ["--store", str(store), *args], **kw)
-    return Run(r)
 
 
 def export(store: Path) -> str:

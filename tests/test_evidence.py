@@ -14,41 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from helpers import Run, cli, jl
 
 import graphmem
-from graphmem.cli import app
 from graphmem.ingest import MAX_LINE_BYTES
 from graphmem.records import MAX_CHARS, importance, importance_band
-
-runner = CliRunner()
-
 
 # helpers -----------------------------------------------------------------------------
 
 
-class Run:
-    def __init__(self, result: Any) -> None:
-        self.code: int = result.exit_code
-        self.out: str = result.stdout
-        self.err: str = result.stderr
-        self.exception = result.exception
-
-    @property
-    def err_lines(self) -> list[str]:
-        return [x for x in self.err.splitlines() if x.strip()]
-
-    def json(self) -> dict[str, Any]:
-        doc = json.loads(self.out)
-        assert isinstance(doc, dict)
-        return doc
-
-    def __repr__(self) -> str:
-        return f"<exit {self.code} stdout={self.out[:300]!r} stderr={self.err[:600]!r}>"
 
 
-def cli(store: Path, *args: str, **kw: Any) -> Run:
-    return Run(runner.invoke(app, ["--store", str(store), *args], **kw))
 
 
 def one_clear_line(r: Run, code: int, names: list[str]) -> str:
@@ -64,8 +40,6 @@ def one_clear_line(r: Run, code: int, names: list[str]) -> str:
     return line
 
 
-def jl(*objs: Any) -> list[bytes]:
-    return [json.dumps(o, ensure_ascii=False).encode("utf-8") for o in objs]
 
 
 def write_lines(path: Path, lines: list[bytes]) -> Path:

@@ -15,40 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from helpers import Run, cli, jl
 
 import graphmem
-from graphmem.cli import app
 from graphmem.extract_score import score
 
-runner = CliRunner()
 LABELLED = Path(__file__).parent / "data" / "extraction_labelled.jsonl"
 AT = "2026-01-05"
 AT_ISO = "2026-01-05T00:00:00Z"
 
 
-class Run:
-    def __init__(self, result: Any) -> None:
-        self.code: int = result.exit_code
-        self.out: str = result.stdout
-        self.err: str = result.stderr
-        self.exception = result.exception
-
-    @property
-    def err_lines(self) -> list[str]:
-        return [x for x in self.err.splitlines() if x.strip()]
-
-    def json(self) -> dict[str, Any]:
-        doc = json.loads(self.out)
-        assert isinstance(doc, dict)
-        return doc
-
-    def __repr__(self) -> str:
-        return f"<exit {self.code} stdout={self.out[:300]!r} stderr={self.err[:600]!r}>"
 
 
-def cli(store: Path, *args: str, **kw: Any) -> Run:
-    return Run(runner.invoke(app, ["--store", str(store), *args], **kw))
 
 
 def one_clear_line(r: Run, code: int, names: list[str], expected: bool = True) -> str:
@@ -65,8 +43,6 @@ def one_clear_line(r: Run, code: int, names: list[str], expected: bool = True) -
     return line
 
 
-def jl(*objs: Any) -> list[bytes]:
-    return [json.dumps(o, ensure_ascii=False).encode("utf-8") for o in objs]
 
 
 def mentions_of(m: graphmem.Memory, rec_ids: list[int] | None = None) -> list[tuple[int, str]]:

@@ -1,0 +1,44 @@
+"""What the CLI tests share: running the command line in process and reading its result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from graphmem.cli import app
+
+runner = CliRunner()
+
+
+class Run:
+    """One CLI run: exit code, stdout and stderr kept apart."""
+
+    def __init__(self, result: Any) -> None:
+        self.code: int = result.exit_code
+        self.out: str = result.stdout
+        self.err: str = result.stderr
+        self.exception = result.exception
+
+    @property
+    def err_lines(self) -> list[str]:
+        return [x for x in self.err.splitlines() if x.strip()]
+
+    def json(self) -> dict[str, Any]:
+        doc = json.loads(self.out)
+        assert isinstance(doc, dict)
+        return doc
+
+    def __repr__(self) -> str:
+        return f"<exit {self.code} stdout={self.out[:300]!r} stderr={self.err[:600]!r}>"
+
+
+def cli(store: Path, *args: str, **kw: Any) -> Run:
+    return Run(runner.invoke(app, ["--store", str(store), *args], **kw))
+
+
+def jl(*objs: Any) -> list[bytes]:
+    """JSON lines as bytes, the way a file holds them."""
+    return [json.dumps(o, ensure_ascii=False).encode("utf-8") for o in objs]
