@@ -662,10 +662,11 @@ class Memory:
     def extract_records(self, refs: list[str], *, apply: bool = False) -> Any:
         """Proposals from stored records; with ``apply``, write mentions and assertions citing them."""
         from graphmem.results import ExtractResult
-        items = []
-        for ref in refs:
-            rec = self.record(ref)
-            items.append((rec, self.extractor().extract(rec.text, default_time=rec.ts, evidence=rec.ref)))
+        ids = [parse_record_ref(r) for r in refs]
+        batch = self.store.records_between(min(ids), max(ids)) if len(ids) > 20 else {}
+        recs = [batch[i] if i in batch else self.record(f"rec:{i}") for i in ids]
+        extractor = self.extractor()
+        items = [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref)) for rec in recs]
         written: list[str] = []
         if apply:
             written = self._apply_extractions(items)
