@@ -37,8 +37,9 @@ _SECRETS: tuple[tuple[str, re.Pattern[str], int], ...] = (
 
 
 # Every secret pattern above contains one of these (lower-cased); text without any skips the eleven passes.
-_MAYBE_SECRET = ("private key", "akia", "asia", "aws", "gh", "github_pat", "xox", "aiza", "sk-", "eyj", "bearer",
-                 "://", "passw", "pwd", "secret", "api", "access", "token")
+_MAYBE_SECRET = ("private key", "akia", "asia", "aws", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "xox",
+                 "aiza", "sk-", "eyj", "bearer", "://", "passw", "pwd", "secret", "api_key", "api-key", "apikey",
+                 "access_token", "access-token", "accesstoken")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -115,7 +116,6 @@ _DECISIVE = re.compile(
     r"(?i)\b(decided|decision|agreed|must|never|always|switch(?:ed|ing)?|migrat\w+|adopt\w*|deprecat\w+|"
     r"deadline|due|blocked|blocker|owner|owns|remember|important|critical|breaking|retire\w*|replace\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_WORD = re.compile(r"\w+")
 
 
 def importance(text: str, kind: str | None) -> float:
@@ -124,7 +124,7 @@ def importance(text: str, kind: str | None) -> float:
     Decisive words (decided, switched, blocked, deadline, ...) weigh most, then an
     explicit date, then the kind (notes and docs over chatter), then length.
     """
-    words = len(_WORD.findall(text))
+    words = len(text.split())
     if words <= 3:
         return 0.1
     score = 0.3
@@ -213,7 +213,10 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     source, scope = opt_str(obj, "source"), opt_str(obj, "scope")
     for name, value in (("text", text), ("source", source), ("scope", scope), ("meta", meta)):
         try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
+            if isinstance(value, str):
+                value.encode("utf-8")
+            elif value:
+                json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise BadInput(f"'{name}' holds a lone surrogate escape (such as \\ud800); expected valid Unicode") from None
     original = text
