@@ -206,18 +206,21 @@ class Store:
         self._in_tx = False
         self._q("COMMIT")
 
-    def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "") -> int:
-        """Bulk-load rows through a temporary CSV file (Kuzu's fastest path)."""
+    def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
+        """Bulk-load rows through a temporary CSV file (Kuzu's fastest path).
+
+        ``multiline`` says whether any value holds a line break; None means look at every value.
+        """
         tmpdir = self.path / "tmp"
         tmpdir.mkdir(exist_ok=True)
         fd, name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
         n = 0
-        multiline = False
+        scan = multiline is None
         try:
             with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
                 w = csv.writer(f)
                 for row in rows:
-                    if not multiline:
+                    if scan and not multiline:
                         multiline = any(type(v) is str and ("\n" in v or "\r" in v) for v in row)
                     w.writerow(row)
                     n += 1
@@ -677,12 +680,16 @@ class Store:
         if not records:
             return
         if len(records) > 50:
+            breaks = any(any("\n" in v or "\r" in v for v in (r.text, r.key, r.kind, r.source or "", r.scope or ""))
+                         for r in records)
+            at = _ts(records[0].ingested_at)  # one ingest, one time
             self._copy("Record", ([r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
-                                   dumps(r.meta), r.text, r.original_sha256, r.original_chars,
-                                   "true" if r.truncated else "false", dumps(r.redactions), _ts(r.ingested_at), "",
+                                   dumps(r.meta) if r.meta else "{}", r.text, r.original_sha256, r.original_chars,
+                                   "true" if r.truncated else "false", dumps(r.redactions) if r.redactions else "{}",
+                                   at if r.ingested_at == records[0].ingested_at else _ts(r.ingested_at), "",
                                    fts_form(r.text)]
-                                  for r in records))
-            self._copy("RecordKey", ([r.key, r.id] for r in records))
+                                  for r in records), multiline=breaks)
+            self._copy("RecordKey", ([r.key, r.id] for r in records), multiline=breaks)
         else:
             for r in records:
                 self._q(
