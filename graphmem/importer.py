@@ -109,9 +109,16 @@ def _lines(source: str | Path | Iterable[str] | Iterable[bytes]) -> Iterator[str
 def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes], *, strict: bool = False) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
     t0 = time.perf_counter()
-    lines = list(_lines(source))
+    # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
+    lines: Iterable[str] = _lines(source)
+    if isinstance(source, str | Path):
+        size = Path(source).stat().st_size if Path(source).is_file() else 0
+        large = size > BULK_LINES * 200
+    else:
+        lines = list(lines)
+        large = len(lines) > BULK_LINES
     now = now_us()
-    resolve = _Resolver(m, preload=len(lines) > BULK_LINES)
+    resolve = _Resolver(m, preload=large)
     next_id = m.store.next_fact_id()
     first_id = next_id
     stmts: list[Statement] = []
@@ -306,12 +313,10 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             names = {e.ref: e.name for e in created}
             if len(names) < store.entity_count():
                 names = {e.ref: e.name for e in store.all_entities()}
-            computed = m.computed_views(stmts, names)
-            store.replace_view((ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
+            store.replace_view((ref, names.get(ref, ref), log, view) for ref, log, view in m.iter_views(stmts, names))
         elif len(touched) > 500:
             names = m.entity_names()
-            computed = m.computed_views(names=names)
-            store.replace_view((ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
+            store.replace_view((ref, names.get(ref, ref), log, view) for ref, log, view in m.iter_views(None, names))
         else:
             marks = {fid: (at, reason) for fid, at, reason in old_retractions}
             for subj, preds in touched.items():

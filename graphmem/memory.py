@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -573,12 +573,19 @@ class Memory:
         """Every subject's log and view, recomputed from the statements (the authority)."""
         if names is None:
             names = self.entity_names()
+        return {ref: (log, view) for ref, log, view in self.iter_views(stmts, names)}
+
+    def iter_views(self, stmts: Iterable[Statement] | None, names: dict[str, str]) -> Iterator[
+            tuple[str, list[Statement], list[Interval]]]:
+        """Each subject's log and freshly computed view, one subject at a time (bulk loads stream these)."""
         by_subject: dict[str, list[Statement]] = defaultdict(list)
         for s in (self.store.all_statements() if stmts is None else stmts):
             if s.object_kind == "entity" and s.object_name is None:
                 s = s._replace(object_name=names.get(str(s.object)))
             by_subject[s.subject].append(s)
-        return {ref: (log, view_for_subject(log, self.registry)) for ref, log in sorted(by_subject.items())}
+        for ref in sorted(by_subject):
+            log = by_subject.pop(ref)
+            yield ref, log, view_for_subject(log, self.registry)
 
     def drift(self, computed: dict[str, tuple[list[Statement], list[Interval]]], limit: int = 50) -> list[dict[str, Any]]:
         """Where the stored view differs from ``computed`` (at most ``limit`` subjects)."""
@@ -600,14 +607,14 @@ class Memory:
         """Recompute the view from the statements; with ``check``, only compare."""
         t0 = time.perf_counter()
         names = self.entity_names()
-        computed = self.computed_views(names=names)
         if check:
+            computed = self.computed_views(names=names)
             drift = self.drift(computed)
             counts = {"subjects": len(computed), "intervals": sum(len(v) for _, v in computed.values())}
             return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
         with self.store.transaction():
             counts = self.store.replace_view(
-                (ref, names.get(ref, ref), log, view) for ref, (log, view) in computed.items())
+                (ref, names.get(ref, ref), log, view) for ref, log, view in self.iter_views(None, names))
         return RebuildReport(False, (), counts, time.perf_counter() - t0)
 
     # evidence ---------------------------------------------------------------------
