@@ -190,6 +190,7 @@ class Extractor:
     def extract(self, text: str, *, default_time: int, evidence: str | None = None) -> Extraction:
         doc = self.nlp(text)
         mentions = self._mentions(doc)
+        triggers = [(self.nlp.vocab.strings[k], s, e) for k, s, e in self._triggers(doc)]
         out_m = tuple(sorted({(m.ref, doc[m.start:m.end].start_char, doc[m.start:m.end].end_char): Mention(
             m.ref, self.entities[m.ref].name, (doc[m.start:m.end].start_char, doc[m.start:m.end].end_char),
             doc[m.start:m.end].text) for m in mentions}.values(), key=lambda x: (x.span, x.ref)))
@@ -200,7 +201,7 @@ class Extractor:
             date = find_date(sent.text)
             when = to_us(_dt.datetime.fromisoformat(date[0]).replace(tzinfo=_dt.UTC)) if date else default_time
             for clause in self._clauses(sent):
-                for p in self._clause(doc, clause, mentions, when, evidence, new_ents):
+                for p in self._clause(doc, clause, mentions, triggers, when, evidence, new_ents):
                     # a negation or hedge counts when it comes before the end of what is proposed
                     end_tok = next((t.i for t in clause if t.idx >= p.span[1]), clause.end)
                     reason = self._hedged(doc[clause.start:end_tok], clause)
@@ -239,8 +240,6 @@ class Extractor:
             return "question"
         for i, w in enumerate(words):
             if w in NEGATIONS or w.endswith("n't"):
-                if w == "no" and i + 1 < len(words) and words[i + 1] in ("longer",):
-                    return "negation"
                 return "negation"
             if w in HEDGES:
                 if w == "going" and not (i + 1 < len(words) and words[i + 1] == "to"):
@@ -248,19 +247,18 @@ class Extractor:
                 return "hedge"
         return None
 
-    def _clause(self, doc: Doc, clause: Span, mentions: list[_Ment], when: int, evidence: str | None,
-                new_ents: dict[str, EntityProposal]) -> list[Proposal]:
+    def _clause(self, doc: Doc, clause: Span, mentions: list[_Ment], triggers: list[tuple[str, int, int]],
+                when: int, evidence: str | None, new_ents: dict[str, EntityProposal]) -> list[Proposal]:
         ms = [m for m in mentions if m.start >= clause.start and m.end <= clause.end]
         # a name inside a longer name ("Kuzu" in "Adopt Kuzu for the graph store") is not a party to a statement
         ms = [m for m in ms if not any(o is not m and o.start <= m.start and m.end <= o.end
                                        and (o.end - o.start) > (m.end - m.start) for o in ms)]
         found: list[Proposal] = []
         from spacy.util import filter_spans
-        spans = [doc[s:e] for k, s, e in self._triggers(doc) if s >= clause.start and e <= clause.end]
-        keys = {(s, e): k for k, s, e in self._triggers(doc)}
+        spans = [doc[s:e] for _, s, e in triggers if s >= clause.start and e <= clause.end]
+        keys = {(s, e): k for k, s, e in triggers}
         for span in filter_spans(spans):
-            key = self.nlp.vocab.strings[keys[(span.start, span.end)]]
-            pred_name, reverse = self._trigger_info[key]
+            pred_name, reverse = self._trigger_info[keys[(span.start, span.end)]]
             p = self.registry.predicates[pred_name]
             inside = [m for m in ms if not (m.end <= span.start or m.start >= span.end)]
             if inside:

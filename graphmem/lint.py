@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 def lint(m: Memory) -> LintReport:
     """Every issue in the store, ordered by code then what it is about."""
     issues: list[LintIssue] = []
-    entity_types = m.store.entity_refs()
-    names = {e.ref: e.name for e in m.store.all_entities()}
+    entities = list(m.store.all_entities())
+    entity_types = {e.ref: e.type for e in entities}
+    names = {e.ref: e.name for e in entities}
     stmts = list(m.store.all_statements())
     reg = m.registry
     cites_records = any(src.startswith("rec:") for st in stmts for src in st.sources)

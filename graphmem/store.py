@@ -447,13 +447,6 @@ class Store:
             for r, n, a, d, _ in rows:
                 yield Entity(r, t, n, tuple(json.loads(a or "[]")), d or "")
 
-    def entity_refs(self) -> dict[str, str]:
-        """Every entity ref with its type."""
-        out: dict[str, str] = {}
-        for t in self.ontology.entity_types:
-            for (r,) in self._q(f"MATCH (e:{t}) RETURN e.ref"):
-                out[r] = t
-        return out
 
     # statements -----------------------------------------------------------------
 

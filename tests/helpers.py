@@ -42,3 +42,18 @@ def cli(store: Path, *args: str, **kw: Any) -> Run:
 def jl(*objs: Any) -> list[bytes]:
     """JSON lines as bytes, the way a file holds them."""
     return [json.dumps(o, ensure_ascii=False).encode("utf-8") for o in objs]
+
+
+def one_clear_line(r: Run, code: int, names: list[str], expects: list[str] | tuple[str, ...] = ("expected",)) -> str:
+    """Exit ``code`` with exactly one stderr line naming each of ``names`` and saying ``expects``; no traceback."""
+    assert r.code == code, r
+    assert r.exception is None or isinstance(r.exception, SystemExit), r
+    assert "Traceback" not in r.out + r.err
+    assert len(r.err_lines) == 1, r
+    line = r.err_lines[0]
+    for n in names:
+        assert n in line, f"{n!r} not named in {line!r}"
+    for e in expects:
+        assert e in line, f"{e!r} (what was expected) not in {line!r}"
+    assert "internal error" not in line
+    return line

@@ -11,35 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Run, cli
+from helpers import cli, one_clear_line
 
 import graphmem
 
 SRC = "https://example.org/evidence"
 
 
-
-
-
-
 def export(store: Path) -> str:
     r = cli(store, "export")
     assert r.code == 0, r
     return r.out
-
-
-def assert_one_clear_line(r: Run, code: int, names: list[str], expects: list[str]) -> str:
-    assert r.code == code, r
-    assert r.exception is None or isinstance(r.exception, SystemExit), r
-    assert "Traceback" not in r.out + r.err
-    assert len(r.err_lines) == 1, r
-    line = r.err_lines[0]
-    for n in names:
-        assert n in line, f"{n!r} not named in {line!r}"
-    for e in expects:
-        assert e in line, f"{e!r} (what was expected) not in {line!r}"
-    assert "internal error" not in line
-    return line
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +122,7 @@ CASES: list[tuple[str, list[str], list[str], list[str]]] = [
 def test_bad_input_exit_2_one_line_store_unchanged(store: Path, before: str, argv: list[str], names: list[str],
                                                     expects: list[str]) -> None:
     r = cli(store, *argv)
-    assert_one_clear_line(r, 2, names, expects)
+    one_clear_line(r, 2, names, expects)
     assert r.out == ""
     assert export(store) == before
 
@@ -152,7 +134,7 @@ def test_bad_input_exit_2_one_line_store_unchanged(store: Path, before: str, arg
 ])
 def test_bad_input_with_json_prints_no_document(store: Path, before: str, argv: list[str], names: list[str]) -> None:
     r = cli(store, "--json", *argv)
-    assert_one_clear_line(r, 2, names, [])
+    one_clear_line(r, 2, names, [])
     assert r.out == ""
     assert export(store) == before
 
@@ -216,7 +198,7 @@ def test_import_one_bad_line(store: Path, before: str, tmp_path: Path, bad: byte
     f = tmp_path / "in.jsonl"
     f.write_bytes(VALID_ENTITY + b"\n" + bad + VALID_ASSERT)  # the bad line is line 3
     r = cli(store, "import", str(f))
-    assert_one_clear_line(r, 2, ["line 3"], words)
+    one_clear_line(r, 2, ["line 3"], words)
     after = export(store)
     assert after != before
     new_lines = [json.loads(x) for x in after.splitlines() if x not in before.splitlines()]
@@ -263,14 +245,14 @@ def test_import_empty_lines_are_fine(store: Path, before: str, tmp_path: Path) -
 
 def test_import_from_stdin(store: Path, before: str) -> None:
     r = cli(store, "import", "-", input=VALID_ENTITY + b"{oops\n" + VALID_ASSERT)
-    assert_one_clear_line(r, 2, ["line 2"], ["JSON"])
+    one_clear_line(r, 2, ["line 2"], ["JSON"])
     assert len(export(store).splitlines()) == len(before.splitlines()) + 2
 
 
 def test_import_from_stdin_non_utf8(store: Path, before: str) -> None:
     bad = b'{"op": "assert", "subject": "project:atlas", "predicate": "summary", "object": "caf\xe9"}\n'
     r = cli(store, "import", "--strict", "-", input=VALID_ENTITY + bad)
-    assert_one_clear_line(r, 2, ["line 2"], ["UTF-8"])
+    one_clear_line(r, 2, ["line 2"], ["UTF-8"])
     assert export(store) == before
 
 
@@ -286,7 +268,7 @@ def test_locked_store_exit_3(store: Path, before: str) -> None:
         assert holder.stdout.readline().strip() == "ready"
         for argv in (["current", "atlas"], ["assert", "atlas", "status", "paused"], ["lint"]):
             r = cli(store, *argv)
-            assert_one_clear_line(r, 3, [str(store)], ["locked"])
+            one_clear_line(r, 3, [str(store)], ["locked"])
     finally:
         holder.kill()
         holder.wait(timeout=10)
@@ -305,7 +287,7 @@ def v999(store: Path) -> Path:
                                   ["export"], ["rebuild"]], ids=lambda a: a[0])
 def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:
     r = cli(v999, *argv)
-    assert_one_clear_line(r, 3, [str(v999), "999"], ["version"])
+    one_clear_line(r, 3, [str(v999), "999"], ["version"])
     import kuzu  # the version marker is untouched (no silent migration): read it raw
     db = kuzu.Database(str(v999 / "graph.kuzu"))
     try:
@@ -322,16 +304,16 @@ def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:
 def test_read_on_missing_store_exit_3(tmp_path: Path, argv: list[str]) -> None:
     missing = tmp_path / "no" / "such" / "store"
     r = cli(missing, *argv)
-    assert_one_clear_line(r, 3, [str(missing)], ["init"])
+    one_clear_line(r, 3, [str(missing)], ["init"])
     assert not missing.exists() and not (tmp_path / "no").exists()
 
 
 def test_store_path_is_a_file_exit_3(tmp_path: Path) -> None:
     f = tmp_path / "file"
     f.write_text("not a store")
-    assert_one_clear_line(cli(f, "current", "atlas"), 3, [str(f)], [])
-    assert_one_clear_line(cli(f, "init"), 3, [str(f)], ["expected a directory"])
-    assert_one_clear_line(cli(f, "entity", "add", "Tool", "X"), 3, [str(f)], ["expected a directory"])
+    one_clear_line(cli(f, "current", "atlas"), 3, [str(f)], [])
+    one_clear_line(cli(f, "init"), 3, [str(f)], ["expected a directory"])
+    one_clear_line(cli(f, "entity", "add", "Tool", "X"), 3, [str(f)], ["expected a directory"])
     assert f.read_text() == "not a store"
 
 

@@ -14,32 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Run, cli, jl
+from helpers import cli, jl, one_clear_line
 
 import graphmem
 from graphmem.ingest import MAX_LINE_BYTES
 from graphmem.records import MAX_CHARS, importance, importance_band
 
 # helpers -----------------------------------------------------------------------------
-
-
-
-
-
-
-def one_clear_line(r: Run, code: int, names: list[str]) -> str:
-    assert r.code == code, r
-    assert r.exception is None or isinstance(r.exception, SystemExit), r
-    assert "Traceback" not in r.out + r.err
-    assert len(r.err_lines) == 1, r
-    line = r.err_lines[0]
-    for n in names:
-        assert n in line, f"{n!r} not named in {line!r}"
-    assert "expected" in line, line
-    assert "internal error" not in line
-    return line
-
-
 
 
 def write_lines(path: Path, lines: list[bytes]) -> Path:

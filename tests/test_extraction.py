@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Run, cli, jl
+from helpers import cli, jl, one_clear_line
 
 import graphmem
 from graphmem.extract_score import score
@@ -23,26 +23,6 @@ from graphmem.extract_score import score
 LABELLED = Path(__file__).parent / "data" / "extraction_labelled.jsonl"
 AT = "2026-01-05"
 AT_ISO = "2026-01-05T00:00:00Z"
-
-
-
-
-
-
-def one_clear_line(r: Run, code: int, names: list[str], expected: bool = True) -> str:
-    assert r.code == code, r
-    assert r.exception is None or isinstance(r.exception, SystemExit), r
-    assert "Traceback" not in r.out + r.err
-    assert len(r.err_lines) == 1, r
-    line = r.err_lines[0]
-    for n in names:
-        assert n in line, f"{n!r} not named in {line!r}"
-    if expected:
-        assert "expected" in line, line
-    assert "internal error" not in line
-    return line
-
-
 
 
 def mentions_of(m: graphmem.Memory, rec_ids: list[int] | None = None) -> list[tuple[int, str]]:
@@ -338,7 +318,7 @@ def test_cli_extract_needs_exactly_one_source(demo_path: Path, argv: list[str]) 
 def test_cli_extract_unknown_record(demo_path: Path, ref: str, apply: bool) -> None:
     before = cli(demo_path, "export").out
     r = cli(demo_path, "extract", "--record", ref, *(["--apply"] if apply else []))
-    one_clear_line(r, 2, [repr(ref)], expected=ref == "rec:x")
+    one_clear_line(r, 2, [repr(ref)], expects=("expected",) if ref == "rec:x" else ())
     assert cli(demo_path, "export").out == before
 
 
