@@ -29,6 +29,7 @@ from graphmem.results import (
     CurrentResult,
     FactsResult,
     RebuildReport,
+    SearchHit,
     SearchResult,
     TimelineResult,
     WhyResult,
@@ -634,9 +635,12 @@ class Memory:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words)."""
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
             raise BadInput(f"bad limit {limit!r}: expected a whole number from 1 to 1000")
+        from graphmem.textindex import terms as index_terms
         terms = search_terms(query)
-        hits = self.store.search_records(" ".join(terms), limit)
-        return SearchResult(query, tuple(terms), tuple((r, score, snippet(r.text, terms)) for r, score in hits))
+        hits = self.store.search_records(list(dict.fromkeys(index_terms(" ".join(terms)))), limit)
+        return SearchResult(query, tuple(terms), tuple(
+            SearchHit(f"rec:{i}", score, snippet(text, terms), ts, kind, src, scope, imp)
+            for i, score, text, ts, kind, src, scope, imp in hits))
 
     def extractor(self) -> Any:
         """The spaCy extractor for this store, built on first use and after entities change."""

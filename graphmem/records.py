@@ -93,18 +93,6 @@ def _redact_json(value: Any) -> tuple[Any, dict[str, int]]:
     return value, counts
 
 
-def fts_form(text: str) -> str:
-    """The text as the full-text index sees it: words split at any non-alphanumeric character
-    (Kuzu's tokenizer splits only at spaces), digits spelled as letters (its default filter drops
-    digits), so "p95", "2025" and "graph-core" stay searchable. Queries go through the same form.
-    """
-    return " ".join(_FTS_WORD.findall(text.lower().translate(_DIGITS)))
-
-
-_FTS_WORD = re.compile(r"[^\W_]+")
-_DIGITS = str.maketrans({str(d): "q" + "abcdefghij"[d] for d in range(10)})
-
-
 def bound(text: str, max_chars: int = MAX_CHARS) -> tuple[str, bool]:
     """Cut ``text`` to ``max_chars`` with a marker saying how much was dropped."""
     if len(text) <= max_chars:

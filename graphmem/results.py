@@ -186,16 +186,32 @@ class RebuildReport:
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """A ranked record: what a search shows of it (``Memory.record(ref)`` has the rest)."""
+
+    ref: str
+    score: float  # BM25
+    snippet: str
+    ts: int
+    kind: str
+    source: str | None
+    scope: str | None
+    importance: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_instant(self.ts),
+                "kind": self.kind, "source": self.source, "scope": self.scope, "importance": self.importance}
+
+
+@dataclass(frozen=True)
 class SearchResult:
     query: str
     terms: tuple[str, ...]
-    hits: tuple[tuple[Any, float, str], ...]  # (Record, BM25 score, snippet)
+    hits: tuple[SearchHit, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
-                "results": [{"ref": r.ref, "score": round(score, 6), "snippet": snip, "ts": format_instant(r.ts),
-                             "kind": r.kind, "source": r.source, "scope": r.scope, "importance": r.importance}
-                            for r, score, snip in self.hits]}
+                "results": [h.to_json() for h in self.hits]}
 
 
 @dataclass(frozen=True)

@@ -26,17 +26,21 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.model import Entity, Interval, Statement, Value
-from graphmem.records import fts_form
 from graphmem.schema import RECORD_TYPE, Ontology, Registry
 from graphmem.timeparse import from_datetime
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
+    import numpy as np
+
+    from graphmem.textindex import Postings
+
+SCHEMA_VERSION = 2  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index
 DB_FILE = "graph.kuzu"
 
 
@@ -105,10 +109,23 @@ def dumps(obj: Any) -> str:
 
 _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, log STRING, view STRING)"
 _RECORD_DDL = (
-    "CREATE NODE TABLE Record(id INT64 PRIMARY KEY, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
+    "CREATE NODE TABLE Record(ref STRING PRIMARY KEY, id INT64, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
     "scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, original_chars INT64, "
-    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP, search STRING)")
-_FTS_INDEX = "record_text"
+    "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP)")
+_INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
+              "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
+_POSTINGS_HELD_MAX = 8_000_000  # decoded postings kept in memory (8 bytes each)
+_TERM = "MATCH (t:Term {term: $t}) RETURN t.blocks"
+_POSTING = "MATCH (p:Posting {key: $k}) RETURN p.data"
+_INDEX_WRITES = {
+    "Term": ("CREATE (:Term {term: $k, blocks: $v})", "MATCH (x:Term {term: $k}) SET x.blocks = $v"),
+    "Posting": ("CREATE (:Posting {key: $k, data: $v})", "MATCH (x:Posting {key: $k}) SET x.data = $v"),
+}
+_POSTING_DROP = "MATCH (p:Posting {key: $k}) DELETE p"
+_RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r.meta, r.original_sha256, "
+          "r.original_chars, r.truncated, r.redactions, r.ingested_at")
+_RECORD = f"MATCH (r:Record {{ref: $r}}) RETURN {_RCOLS}"
+_RECORD_HIT = "MATCH (r:Record {ref: $r}) RETURN r.text, r.ts, r.kind, r.source, r.scope, r.importance"
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
 _SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
@@ -118,7 +135,8 @@ _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
 class Store:
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
 
-    _HOT = frozenset({_SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY})
+    _HOT = frozenset({_SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY, _RECORD, _RECORD_HIT, _TERM, _POSTING,
+                      _POSTING_DROP, *(q for pair in _INDEX_WRITES.values() for q in pair)})
 
     def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -142,6 +160,10 @@ class Store:
             raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
         self._in_tx = False
         self._plans: dict[str, Any] = {}
+        # decoded postings by term, with the block sizes they were read at; a write drops what it touches
+        self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
+        self._postings_held = 0
+        self._index_stats: tuple[int, int] | None = None
         self._ensure_schema()
 
     # plumbing -------------------------------------------------------------------
@@ -202,6 +224,8 @@ class Store:
             # then fails with a write-write conflict (or crashes); a checkpoint clears them
             with contextlib.suppress(Exception):
                 self._conn.execute("CHECKPOINT")
+            self.forget_postings()
+            self._index_stats = None
             raise
         self._in_tx = False
         self._q("COMMIT")
@@ -255,13 +279,13 @@ class Store:
                 self._q(_SUBJECT_DDL)
                 self._q(_RECORD_DDL)
                 self._q("CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
+                for ddl in _INDEX_DDL:
+                    self._q(ddl)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")
                 self._set_meta("ontology", dumps(self.ontology.fingerprint()))
                 self._set_meta("registry", dumps(self.registry.fingerprint()))
-            # the full-text index can only be created outside a transaction
-            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['search'])")
             tables = self._tables()
         else:
             self._meta_cache = {k: v for k, v in self._q("MATCH (m:Meta) RETURN m.key, m.value")}
@@ -299,13 +323,6 @@ class Store:
 
     def _create_type_tables(self, tables: set[str]) -> None:
         """Create tables for entity and edge types the store does not have yet (a migration)."""
-        if "Record" not in tables:  # stores made before evidence records existed
-            with self.transaction():
-                self._q(_RECORD_DDL)
-                self._q("CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
-                self._set_meta("next_record", "1")
-            self._q(f"CALL CREATE_FTS_INDEX('Record', '{_FTS_INDEX}', ['search'])")
-            tables = tables | {"Record", "RecordKey"}
         changed = False
         missing = [t for t in self.ontology.entity_types if t not in tables] + [
             e for e in self.ontology.edge_types if e not in tables and self._edge_ddl(e)]
@@ -650,9 +667,6 @@ class Store:
 
     # evidence records ---------------------------------------------------------------
 
-    _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r.meta, r.original_sha256, "
-              "r.original_chars, r.truncated, r.redactions, r.ingested_at")
-
     def next_record_id(self) -> int:
         return int(self.meta("next_record") or "1")
 
@@ -676,29 +690,145 @@ class Store:
             breaks = any(any("\n" in v or "\r" in v for v in (r.text, r.key, r.kind, r.source or "", r.scope or ""))
                          for r in records)
             at = _ts(records[0].ingested_at)  # one ingest, one time
-            self._copy("Record", ([r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
+            self._copy("Record", ([r.ref, r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
                                    dumps(r.meta) if r.meta else "{}", r.text, r.original_sha256, r.original_chars,
                                    "true" if r.truncated else "false", dumps(r.redactions) if r.redactions else "{}",
-                                   at if r.ingested_at == records[0].ingested_at else _ts(r.ingested_at), "",
-                                   fts_form(r.text)]
+                                   at if r.ingested_at == records[0].ingested_at else _ts(r.ingested_at), ""]
                                   for r in records), multiline=breaks)
             self._copy("RecordKey", ([r.key, r.id] for r in records), multiline=breaks)
         else:
             for r in records:
                 self._q(
-                    f"CREATE (:Record {{id: {_int(r.id)}, key: $key, ts: $ts, kind: $kind, source: $src, scope: $scope, "
+                    f"CREATE (:Record {{ref: $ref, id: {_int(r.id)}, key: $key, ts: $ts, kind: $kind, source: $src, scope: $scope, "
                     "importance: $imp, meta: $meta, text: $text, original_sha256: $sha, original_chars: $n, "
-                    "truncated: $tr, redactions: $red, ingested_at: $at, search: $fts})",
-                    {"key": r.key, "ts": _ts_param(r.ts), "kind": r.kind, "src": r.source, "scope": r.scope,
+                    "truncated: $tr, redactions: $red, ingested_at: $at})",
+                    {"ref": r.ref, "key": r.key, "ts": _ts_param(r.ts), "kind": r.kind, "src": r.source, "scope": r.scope,
                      "imp": r.importance, "meta": dumps(r.meta), "text": r.text, "sha": r.original_sha256,
                      "n": r.original_chars, "tr": r.truncated, "red": dumps(r.redactions),
-                     "at": _ts_param(r.ingested_at), "fts": fts_form(r.text)})
+                     "at": _ts_param(r.ingested_at)})
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
+        self._index_texts([(r.id, r.text) for r in records])
+
+    # full-text index (graphmem/textindex.py) -------------------------------------------
+
+    def _index_texts(self, records: list[tuple[int, str]]) -> None:
+        """Add records (rising ids, above every indexed one) to the full-text index, in the caller's transaction.
+
+        A term's postings are blocks ``Posting {key: "<term> <i>"}``; ``Term.blocks`` lists their sizes.
+        Each batch appends one block per term it holds, merged with the last blocks as
+        ``textindex.merge_plan`` says, so a term keeps about log2(postings) blocks.
+        """
+        from graphmem.textindex import Postings, merge_plan, postings_of
+        added, docs, tokens = postings_of(records)
+        old = self._term_blocks(list(added))
+        new_terms: list[list[str]] = []
+        changed_terms: list[list[str]] = []
+        new_blocks: list[list[str]] = []
+        changed_blocks: list[list[str]] = []
+        dropped: list[str] = []
+        for term, p in added.items():
+            self._forget(term)
+            sizes_before = old.get(term, [])
+            sizes, first = merge_plan(sizes_before, len(p))
+            parts = [self._block(term, i) for i in range(first, len(sizes_before))]
+            data = Postings.concat([*parts, p]).encode()
+            if first < len(sizes_before):
+                changed_blocks.append([f"{term} {first}", data])
+            else:
+                new_blocks.append([f"{term} {first}", data])
+            dropped.extend(f"{term} {i}" for i in range(first + 1, len(sizes_before)))
+            blocks = ",".join(map(str, sizes))
+            if sizes_before:
+                changed_terms.append([term, blocks])
+            else:
+                new_terms.append([term, blocks])
+        self._put_rows("Term", new_terms)
+        self._put_rows("Posting", new_blocks)
+        self._set_rows("Term", changed_terms)
+        self._set_rows("Posting", changed_blocks)
+        for key in dropped:
+            self._q(_POSTING_DROP, {"k": key})
+        n_docs, n_tokens = self.index_stats()
+        self._set_meta("index_docs", str(n_docs + docs))
+        self._set_meta("index_terms", str(n_tokens + tokens))
+        self._index_stats = None
+
+    def _put_rows(self, table: str, rows: list[list[str]]) -> None:
+        """New index rows (key, value): plain text (terms and hex; no quotes, commas or line breaks)."""
+        if len(rows) > 50:
+            self._copy(table, rows, multiline=False)
+            return
+        for k, v in rows:
+            self._q(_INDEX_WRITES[table][0], {"k": k, "v": v})
+
+    def _set_rows(self, table: str, rows: list[list[str]]) -> None:
+        """New values for existing index rows (key, value)."""
+        key = "term" if table == "Term" else "key"
+        col = "blocks" if table == "Term" else "data"
+        if len(rows) > 50:  # one join beats many lookups
+            self._q(f"UNWIND $rows AS r MATCH (x:{table} {{{key}: r.k}}) SET x.{col} = r.v",
+                    {"rows": [{"k": k, "v": v} for k, v in rows]})
+            return
+        for k, v in rows:
+            self._q(_INDEX_WRITES[table][1], {"k": k, "v": v})
+
+    def _term_blocks(self, terms: list[str]) -> dict[str, list[int]]:
+        """Block sizes of the terms already indexed (a scan when there are many to look up)."""
+        if len(terms) > 300:
+            want = set(terms)
+            rows: Iterable[list[Any]] = (r for r in self._iter("MATCH (t:Term) RETURN t.term, t.blocks") if r[0] in want)
+        else:
+            rows = ([t, r[0][0]] for t in terms if (r := self._q(_TERM, {"t": t})))
+        return {t: [int(x) for x in b.split(",")] for t, b in rows}
+
+    def _block(self, term: str, i: int) -> Postings:
+        from graphmem.textindex import Postings
+        rows = self._q(_POSTING, {"k": f"{term} {i}"})
+        if not rows:
+            raise StoreUnavailable(f"store {str(self.path)!r}: full-text index block {term!r} {i} is missing")
+        return Postings.decode(rows[0][0])
+
+    def _forget(self, term: str) -> None:
+        held = self._postings.pop(term, None)
+        if held is not None:
+            self._postings_held -= len(held[1])
+
+    def term_postings(self, term: str) -> tuple[Postings, np.ndarray] | None:
+        """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
+        from graphmem.textindex import Postings, weights
+        rows = self._q(_TERM, {"t": term})
+        if not rows:
+            return None
+        blocks = rows[0][0]
+        stats = self.index_stats()
+        held = self._postings.get(term)
+        if held is None or held[0] != blocks:
+            p = Postings.concat([self._block(term, i) for i in range(blocks.count(",") + 1)])
+            self._forget(term)
+            if self._postings_held + len(p) > _POSTINGS_HELD_MAX:
+                self.forget_postings()
+            held = (blocks, p, stats, weights(p, *stats))
+            self._postings_held += len(p)
+        elif held[2] != stats:
+            held = (blocks, held[1], stats, weights(held[1], *stats))
+        self._postings[term] = held
+        return held[1], held[3]
+
+    def forget_postings(self) -> None:
+        """Drop every decoded posting list held in memory (the next search reads them from the store)."""
+        self._postings.clear()
+        self._postings_held = 0
+
+    def index_stats(self) -> tuple[int, int]:
+        """Records in the full-text index and terms in them."""
+        if self._index_stats is None:
+            self._index_stats = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))
+        return self._index_stats
 
     def record(self, rec_id: int) -> Any:
         from graphmem.records import Record
-        rows = self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}}) RETURN {self._RCOLS}")
+        rows = self._q(_RECORD, {"r": f"rec:{_int(rec_id)}"})
         if not rows:
             return None
         return self._record_from_row(rows[0], Record)
@@ -706,7 +836,7 @@ class Store:
     def records_between(self, lo: int, hi: int) -> dict[int, Any]:
         """Records with ids in [lo, hi], in one scan (cheaper than many key lookups for a batch)."""
         from graphmem.records import Record
-        rows = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(lo)} AND r.id <= {_int(hi)} RETURN {self._RCOLS}")
+        rows = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(lo)} AND r.id <= {_int(hi)} RETURN {_RCOLS}")
         return {r[0]: self._record_from_row(r, Record) for r in rows}
 
     @staticmethod
@@ -721,7 +851,7 @@ class Store:
 
     def all_records(self) -> Iterator[Any]:
         from graphmem.records import Record
-        for r in self._iter(f"MATCH (r:Record) RETURN {self._RCOLS} ORDER BY r.id"):
+        for r in self._iter(f"MATCH (r:Record) RETURN {_RCOLS} ORDER BY r.id"):
             yield self._record_from_row(r, Record)
 
     def record_count(self) -> int:
@@ -730,26 +860,30 @@ class Store:
     def record_id_set(self) -> set[int]:
         return {r[0] for r in self._iter("MATCH (r:Record) RETURN r.id")}
 
-    def search_records(self, query: str, limit: int) -> list[tuple[Any, float]]:
-        """BM25-ranked records (ties by record number) for a query of plain words."""
-        # Kuzu's top-k keeps arbitrary rows among tied scores, so ask for a margin and cut after sorting;
-        # only ids and scores come back from the index, then the chosen records by key
-        rows = self._q(f"CALL QUERY_FTS_INDEX('Record', '{_FTS_INDEX}', $q, top := $k) RETURN node.id, score",
-                       {"q": fts_form(query), "k": limit + 16})
-        ranked = sorted(((int(i), float(sc)) for i, sc in rows), key=lambda r: (-round(r[1], 9), r[0]))[:limit]
-        return [(self.record(i), sc) for i, sc in ranked]
+    def search_records(self, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """BM25-ranked records (ties by record number) for distinct index terms:
+        (id, score, text, ts, kind, source, scope, importance), best first."""
+        from graphmem.textindex import bm25_top
+        lists = [(p.ids, w) for t in terms if (held := self.term_postings(t)) is not None for p, w in [held]]
+        out = []
+        for i, score in bm25_top(lists, limit):
+            rows = self._q(_RECORD_HIT, {"r": f"rec:{_int(i)}"})
+            if rows:
+                text, ts, kind, src, scope, imp = rows[0]
+                out.append((i, score, text, from_datetime(ts), kind, src or None, scope or None, imp))
+        return out
 
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
-        self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}})-[m:MENTIONS]->() DELETE m")
+        self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->() DELETE m", {"r": f"rec:{_int(rec_id)}"})
         n = 0
         for ref, start, end, rule in mentions:
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])
             if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
                 continue
-            self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}}), (e:{etype} {{ref: $e}}) "
+            self._q(f"MATCH (r:Record {{ref: $r}}), (e:{etype} {{ref: $e}}) "
                     "CREATE (r)-[:MENTIONS {span_start: $s, span_end: $t, rule: $rule}]->(e)",
-                    {"e": ref, "s": start, "t": end, "rule": rule})
+                    {"r": f"rec:{_int(rec_id)}", "e": ref, "s": start, "t": end, "rule": rule})
             n += 1
         return n
 
@@ -772,7 +906,7 @@ class Store:
             for ref, start, end, rule in ms:
                 etype = self.ontology.type_for_prefix(ref.partition(":")[0])
                 if etype is not None and (RECORD_TYPE, etype) in pairs:
-                    by_type.setdefault(etype, []).append([rid, ref, start, end, rule])
+                    by_type.setdefault(etype, []).append([f"rec:{_int(rid)}", ref, start, end, rule])
         return sum(self._copy("MENTIONS", rows, f"from='{RECORD_TYPE}', to='{t}'") for t, rows in sorted(by_type.items()))
 
     def mark_extracted_many(self, rec_ids: list[int], at: int) -> None:
@@ -781,7 +915,8 @@ class Store:
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
     def mentions_of(self, rec_id: int) -> list[str]:
-        rows = self._q(f"MATCH (r:Record {{id: {_int(rec_id)}}})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref")
+        rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref",
+                       {"r": f"rec:{_int(rec_id)}"})
         return [r[0] for r in rows]
 
     # graph reads ------------------------------------------------------------------

@@ -1,0 +1,159 @@
+"""The full-text index over evidence records (SPEC 7): words, postings and BM25.
+
+Pure functions; ``store.py`` keeps the postings in Kuzu and caches decoded ones.
+
+A record's terms are its words (split at any character that is not a letter or a digit,
+so "p95", "2025" and "graph-core" are searchable), lower-cased and reduced to their
+English stem ("migrated" and "migration" both become "migrat"). Every word counts:
+there is no stop list, BM25's idf already makes common words weigh little.
+
+A term's postings are the records it occurs in, each with the term's count there
+and the record's length in terms, stored as one or more blocks in record order.
+Blocks are packed arrays written as hex text (Kuzu strings carry text, not bytes).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+K1 = 1.2
+B = 0.75
+MAX_TERM_CHARS = 64  # longer "words" (hashes, base64 runs) are not indexed
+MAX_BLOCKS_FACTOR = 2  # merge the last two blocks while the older is at most this many times the newer
+
+_WORD = re.compile(r"[^\W_]+")
+_stems: dict[str, str] = {}
+_stemmer: Any = None
+
+
+def _stem(word: str) -> str:
+    global _stemmer
+    s = _stems.get(word)
+    if s is None:
+        if _stemmer is None:
+            import snowballstemmer  # type: ignore[import-untyped]
+            _stemmer = snowballstemmer.stemmer("english")
+        if len(_stems) > 500_000:  # a bound on the memo, not on correctness
+            _stems.clear()
+        s = _stems[word] = _stemmer.stemWord(word)
+    return s
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``, in order, with repeats."""
+    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) <= MAX_TERM_CHARS]
+
+
+class Postings(NamedTuple):
+    """Record ids (rising), the term's count in each, and each record's length in terms."""
+
+    ids: np.ndarray
+    tfs: np.ndarray
+    dls: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def encode(self) -> str:
+        return (self.ids.astype("<u4").tobytes() + self.tfs.astype("<u2").tobytes()
+                + self.dls.astype("<u2").tobytes()).hex()
+
+    @staticmethod
+    def decode(text: str) -> Postings:
+        raw = bytes.fromhex(text)
+        n = len(raw) // 8
+        return Postings(np.frombuffer(raw, "<u4", n, 0), np.frombuffer(raw, "<u2", n, 4 * n),
+                        np.frombuffer(raw, "<u2", n, 6 * n))
+
+    @staticmethod
+    def concat(parts: list[Postings]) -> Postings:
+        if len(parts) == 1:
+            return parts[0]
+        return Postings(*(np.concatenate([getattr(p, f) for p in parts]) for f in Postings._fields))
+
+
+def postings_of(records: Iterable[tuple[int, str]]) -> tuple[dict[str, Postings], int, int]:
+    """The postings of a batch of records (rising ids), with the number of records and of terms in them."""
+    cols: dict[str, tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
+    docs = tokens = 0
+    for rid, text in records:
+        ts = terms(text)
+        dl = min(len(ts), 65535)
+        docs += 1
+        tokens += len(ts)
+        for t, tf in Counter(ts).items():
+            c = cols[t]
+            c[0].append(rid)
+            c[1].append(min(tf, 65535))
+            c[2].append(dl)
+    out = {t: Postings(np.array(i, "<u4"), np.array(f, "<u2"), np.array(d, "<u2")) for t, (i, f, d) in cols.items()}
+    return out, docs, tokens
+
+
+def merge_plan(counts: list[int], added: int) -> tuple[list[int], int]:
+    """Block sizes after appending a block of ``added`` postings, and the index of the first block rewritten.
+
+    The last two blocks merge while the older holds at most twice the newer, so a term has
+    about log2(postings) blocks and each posting is rewritten about that many times.
+    """
+    sizes = [*counts, added]
+    while len(sizes) >= 2 and sizes[-2] <= MAX_BLOCKS_FACTOR * sizes[-1]:
+        sizes[-2:] = [sizes[-2] + sizes[-1]]
+    return sizes, len(sizes) - 1
+
+
+def idf(n_docs: int, df: int) -> float:
+    return math.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+
+
+def weights(p: Postings, n_docs: int, n_tokens: int) -> np.ndarray:
+    """Each posting's BM25 contribution: idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))."""
+    avgdl = max(n_tokens / max(n_docs, 1), 1e-9)
+    tf = p.tfs.astype(np.float64)
+    return idf(n_docs, len(p)) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * p.dls / avgdl))
+
+
+def bm25_top(lists: list[tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best records, best first, ties by id, from each query term's (ids rising, weights).
+
+    Exact BM25, computed the cheap way first: score only the records of the shortest lists;
+    when the k-th of those beats anything the other lists could give a record outside them,
+    that is the answer (as in MaxScore). Otherwise every record is scored.
+    """
+    lists = sorted((x for x in lists if len(x[0])), key=lambda x: len(x[0]))
+    if not lists:
+        return []
+    if len(lists) == 1:
+        return _top(*lists[0], k)
+    bounds = [float(w.max()) for _, w in lists]
+    for m in range(1, len(lists)):
+        cand = lists[0][0] if m == 1 else np.unique(np.concatenate([i for i, _ in lists[:m]]))
+        if len(cand) < k or len(cand) * 4 > len(lists[-1][0]):
+            break
+        scores = np.zeros(len(cand))
+        for ids, w in lists:
+            pos = np.minimum(np.searchsorted(ids, cand), len(ids) - 1)
+            scores += np.where(ids[pos] == cand, w[pos], 0.0)
+        best = _top(cand, scores, k)
+        if best[-1][1] > sum(bounds[m:]) + 1e-6:  # a margin over the rounding that orders ties
+            return best
+    size = int(max(i[-1] for i, _ in lists)) + 1
+    every = np.bincount(np.concatenate([i for i, _ in lists]), np.concatenate([w for _, w in lists]), size)
+    return _top(np.arange(size), every, k)
+
+
+def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    if len(scores) > k:
+        cut = np.partition(scores, len(scores) - k)[len(scores) - k]
+        top = np.flatnonzero(scores >= cut)
+        ids, scores = ids[top], scores[top]
+    positive = scores > 0
+    ids, scores = ids[positive], scores[positive]
+    order = np.lexsort((ids, -np.round(scores, 9)))[:k]
+    return [(int(ids[i]), float(scores[i])) for i in order]

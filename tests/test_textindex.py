@@ -1,0 +1,119 @@
+"""The full-text index (graphmem/textindex.py and its tables in store.py): terms, postings, BM25, upkeep."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphmem
+from graphmem.textindex import K1, B, Postings, bm25_top, idf, merge_plan, postings_of, terms, weights
+
+
+def test_terms_split_lower_and_stem() -> None:
+    assert terms("We MIGRATED the graph-core; p95 was 120ms in 2025!") == [
+        "we", "migrat", "the", "graph", "core", "p95", "was", "120ms", "in", "2025"]
+    assert terms("Migration, migrating") == ["migrat", "migrat"]
+    assert terms("naïve Zürich") == ["naïv", "zürich"]  # accents are kept
+    assert terms("x" * 65 + " ok") == ["ok"]  # longer runs (hashes, base64) are not words
+    assert terms("snake_case") == ["snake", "case"]
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 65535), st.integers(1, 65535)), max_size=50))
+def test_postings_round_trip(rows: list[tuple[int, int, int]]) -> None:
+    p = Postings(np.array([r[0] for r in rows], "<u4"), np.array([r[1] for r in rows], "<u2"),
+                 np.array([r[2] for r in rows], "<u2"))
+    q = Postings.decode(p.encode())
+    assert [q.ids.tolist(), q.tfs.tolist(), q.dls.tolist()] == [p.ids.tolist(), p.tfs.tolist(), p.dls.tolist()]
+
+
+@given(st.lists(st.integers(1, 500), min_size=1, max_size=300))
+def test_merge_plan_keeps_every_posting_in_few_blocks(batches: list[int]) -> None:
+    sizes: list[int] = []
+    for n in batches:
+        before = list(sizes)
+        sizes, first = merge_plan(sizes, n)
+        assert sizes[:first] == before[:first]  # blocks before the first rewritten one stay as they are
+        assert first <= len(before)
+    assert sum(sizes) == sum(batches)
+    assert len(sizes) <= math.log2(sum(batches)) + 2
+    assert all(sizes[i] > 2 * sizes[i + 1] for i in range(len(sizes) - 1))
+
+
+def brute_bm25(docs: dict[int, list[str]], query: list[str]) -> dict[int, float]:
+    n = len(docs)
+    avgdl = sum(len(t) for t in docs.values()) / n
+    out: dict[int, float] = {}
+    for d, ts in docs.items():
+        c = Counter(ts)
+        s = sum(idf(n, sum(q in t for t in docs.values())) * c[q] * (K1 + 1) / (c[q] + K1 * (1 - B + B * len(ts) / avgdl))
+                for q in query if c[q])
+        if s > 0:
+            out[d] = s
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_bm25_top_is_exact(data: st.DataObject) -> None:
+    """The pruned ranking equals scoring every record by hand: same records, same order, same scores."""
+    words = ["w" + str(i) for i in range(data.draw(st.integers(2, 8)))]
+    n_docs = data.draw(st.integers(1, 120))
+    rng = random.Random(data.draw(st.integers(0, 10**6)))
+    # skewed word frequencies, so some terms are rare and some are in most records (the pruning's cases)
+    docs = {i + 1: rng.choices(words, [1 / (r + 1) ** 2 for r in range(len(words))], k=rng.randrange(1, 12))
+            for i in range(n_docs)}
+    query = data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=4, unique=True))
+    k = data.draw(st.integers(1, 15))
+    post, n, tokens = postings_of((d, " ".join(ts)) for d, ts in docs.items())
+    got = bm25_top([(post[q].ids, weights(post[q], n, tokens)) for q in query if q in post], k)
+    want = sorted(brute_bm25(docs, query).items(), key=lambda x: (-round(x[1], 9), x[0]))[:k]
+    assert [d for d, _ in got] == [d for d, _ in want]
+    assert all(math.isclose(a, b, rel_tol=1e-9) for (_, a), (_, b) in zip(got, want, strict=True))
+
+
+def _hits(m: graphmem.Memory, q: str) -> list[tuple[str, float]]:
+    return [(h["ref"], h["score"]) for h in m.search(q, limit=50).to_json()["results"]]
+
+
+def test_index_kept_in_batches_equals_one_built_at_once(tmp_path: Path) -> None:
+    """Records added one by one, in small batches and all at once rank the same, also after reopening."""
+    rng = random.Random(7)
+    vocab = ["kuzu", "graph", "index", "migration", "latency", "atlas", "beacon", "cache", "query", "p95"]
+    lines = [json.dumps({"text": " ".join(rng.choices(vocab, [9, 5, 4, 3, 3, 2, 2, 1, 1, 1], k=rng.randrange(2, 15)))
+                         + f" note{i}"}).encode() for i in range(400)]
+    whole = graphmem.open(tmp_path / "whole")
+    whole.ingest(lines)
+    parts = graphmem.open(tmp_path / "parts")
+    i = 0
+    while i < len(lines):
+        step = rng.choice([1, 1, 1, 2, 5, 60])
+        parts.ingest(lines[i:i + step])
+        i += step
+    queries = ["kuzu", "p95 latency", "atlas beacon cache", "migration", "note17", "note399 kuzu", "graph index query"]
+    for q in queries:
+        assert _hits(parts, q) == _hits(whole, q), q
+    assert len(_hits(whole, "kuzu")) == 50
+    want = {q: _hits(whole, q) for q in queries}
+    whole.close()
+    parts.close()
+    reopened = graphmem.open(tmp_path / "parts")
+    assert {q: _hits(reopened, q) for q in queries} == want
+
+
+def test_blocks_stay_few_under_one_record_per_call(tmp_path: Path) -> None:
+    m = graphmem.open(tmp_path / "s")
+    for i in range(130):
+        m.ingest([json.dumps({"text": f"shared word {i}"}).encode()])
+    (blocks,) = m.store.cypher("MATCH (t:Term {term: 'share'}) RETURN t.blocks")[0]
+    sizes = [int(x) for x in blocks.split(",")]
+    assert sum(sizes) == 130 and len(sizes) <= 8
+    n_blocks = m.store.cypher("MATCH (p:Posting) WHERE p.key STARTS WITH 'share ' RETURN count(p)")[0][0]
+    assert n_blocks == len(sizes)  # merged blocks are gone, not left behind
+    assert [h["ref"] for h in m.search("shared", limit=200).to_json()["results"]] == [f"rec:{i}" for i in range(1, 131)]
