@@ -115,6 +115,7 @@ _RECORD_DDL = (
 _INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
               "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
 _POSTINGS_HELD_MAX = 8_000_000  # decoded postings kept in memory (8 bytes each)
+_SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 _TERM = "MATCH (t:Term {term: $t}) RETURN t.blocks"
 _POSTING = "MATCH (p:Posting {key: $k}) RETURN p.data"
 _INDEX_WRITES = {
@@ -135,7 +136,7 @@ _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
 class Store:
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
 
-    _HOT = frozenset({_SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY, _RECORD, _RECORD_HIT, _TERM, _POSTING,
+    _HOT = frozenset({_SET_META, _SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY, _RECORD, _RECORD_HIT, _TERM, _POSTING,
                       _POSTING_DROP, *(q for pair in _INDEX_WRITES.values() for q in pair)})
 
     def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True) -> None:
@@ -366,7 +367,7 @@ class Store:
         return rows[0][0] if rows else None
 
     def _set_meta(self, key: str, value: str) -> None:
-        self._q("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+        self._q(_SET_META, {"k": key, "v": value})
 
     # entities -------------------------------------------------------------------
 
@@ -752,7 +753,7 @@ class Store:
         n_docs, n_tokens = self.index_stats()
         self._set_meta("index_docs", str(n_docs + docs))
         self._set_meta("index_terms", str(n_tokens + tokens))
-        self._index_stats = None
+        self._index_stats = (n_docs + docs, n_tokens + tokens)  # a rollback forgets it
 
     def _put_rows(self, table: str, rows: list[list[str]]) -> None:
         """New index rows (key, value): plain text (terms and hex; no quotes, commas or line breaks)."""
