@@ -149,11 +149,13 @@ def bm25_top(lists: list[tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[i
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-    if len(scores) > k:
-        cut = np.partition(scores, len(scores) - k)[len(scores) - k]
-        top = np.flatnonzero(scores >= cut)
-        ids, scores = ids[top], scores[top]
-    positive = scores > 0
-    ids, scores = ids[positive], scores[positive]
-    order = np.lexsort((ids, -np.round(scores, 9)))[:k]
+    """The k best by score rounded to 9 places (so float noise cannot split a tie), then by id."""
+    rounded = np.round(scores, 9)
+    if len(rounded) > k:
+        cut = np.partition(rounded, len(rounded) - k)[len(rounded) - k]
+        top = np.flatnonzero(rounded >= cut)
+        ids, scores, rounded = ids[top], scores[top], rounded[top]
+    positive = rounded > 0
+    ids, scores, rounded = ids[positive], scores[positive], rounded[positive]
+    order = np.lexsort((ids, -rounded))[:k]
     return [(int(ids[i]), float(scores[i])) for i in order]

@@ -59,7 +59,7 @@ def brute_bm25(docs: dict[int, list[str]], query: list[str]) -> dict[int, float]
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_bm25_top_is_exact(data: st.DataObject) -> None:
     """The pruned ranking equals scoring every record by hand: same records, same order, same scores."""
