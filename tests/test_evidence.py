@@ -745,3 +745,16 @@ def test_lint_stale_fact(mem: graphmem.Memory) -> None:
     assert [i["subject"] for i in stale] == ["project:alpha"]
     assert stale[0]["severity"] == "warning"
     assert "active" in stale[0]["message"]
+
+
+def test_bulk_load_keeps_tricky_text_exactly(tmp_path: Path) -> None:
+    """Over 50 records take the bulk (COPY) path: quotes, tabs, line breaks, commas and "None" survive as written."""
+    tricky = ['say "hi" to Atlas', '"quoted" start', 'tab\there', 'line\nbreak', 'comma, and "both",\t"x"',
+              'None', 'ends with quote"', '\\backslash\\ and \\"', '""', 'crlf\r\nhere']
+    lines = [json.dumps({"text": f"{t} #{i}"}).encode() for i in range(60) for t in [tricky[i % len(tricky)]]]
+    m = graphmem.open(tmp_path / "s")
+    r = m.ingest(lines)
+    assert len(r.stored) == 60 and not r.errors
+    assert [m.record(ref).text for ref in r.stored] == [json.loads(x)["text"] for x in lines]
+    assert [h["ref"] for h in m.search("backslash", limit=100).to_json()["results"]] == [
+        f"rec:{i + 1}" for i in range(60) if i % len(tricky) == 7]
