@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -100,19 +101,26 @@ def main(argv: list[str] | None = None) -> None:
         t = time.perf_counter()
         m.store.cypher("CALL CREATE_FTS_INDEX('Record', 'bench_text', ['text'])")
         result["kuzu_fts_index_build_s"] = round(time.perf_counter() - t, 2)
+        # three passes over the same queries, each on its own, so one kind of query does not evict what the
+        # other keeps warm: graphmem warm, graphmem with no postings held in memory, Kuzu's own index
         ours, cold, raw = [], [], []
         for q in queries:
             t = time.perf_counter()
             m.search(q, limit=10)
             ours.append(time.perf_counter() - t)
+        for q in queries:
             m.store.forget_postings()
             t = time.perf_counter()
             m.search(q, limit=10)
             cold.append(time.perf_counter() - t)
+        for q in queries[:20]:
+            m.store.cypher("CALL QUERY_FTS_INDEX('Record', 'bench_text', $q, top := 10) RETURN node.id, score", {"q": q})
+        for q in queries:
             t = time.perf_counter()
             m.store.cypher("CALL QUERY_FTS_INDEX('Record', 'bench_text', $q, top := 10) RETURN node.id, score",
                            {"q": q})
             raw.append(time.perf_counter() - t)
+        result["load_average"] = [round(x, 2) for x in os.getloadavg()]
         result["search"] = {"p50_ms": round(pct(ours, .5), 3), "p99_ms": round(pct(ours, .99), 3),
                             "uncached_p50_ms": round(pct(cold, .5), 3), "uncached_p99_ms": round(pct(cold, .99), 3),
                             "raw_p50_ms": round(pct(raw, .5), 3), "raw_p99_ms": round(pct(raw, .99), 3),
