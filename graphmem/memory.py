@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from graphmem.bulk import gc_paused
 from graphmem.errors import (
     AmbiguousEntity,
     BadInput,
@@ -580,10 +581,14 @@ class Memory:
             tuple[str, list[Statement], list[Interval]]]:
         """Each subject's log and freshly computed view, one subject at a time (bulk loads stream these)."""
         by_subject: dict[str, list[Statement]] = defaultdict(list)
-        for s in (self.store.all_statements() if stmts is None else stmts):
-            if s.object_kind == "entity" and s.object_name is None:
-                s = s._replace(object_name=names.get(str(s.object)))
-            by_subject[s.subject].append(s)
+        if stmts is None:
+            for s in self.store.all_statements(names):
+                by_subject[s.subject].append(s)
+        else:
+            for s in stmts:
+                if s.object_kind == "entity" and s.object_name is None:
+                    s = s._replace(object_name=names.get(str(s.object)))
+                by_subject[s.subject].append(s)
         for ref in sorted(by_subject):
             log = by_subject.pop(ref)
             yield ref, log, view_for_subject(log, self.registry)
@@ -606,6 +611,10 @@ class Memory:
 
     def rebuild(self, *, check: bool = False) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare."""
+        with gc_paused():
+            return self._rebuild(check)
+
+    def _rebuild(self, check: bool) -> RebuildReport:
         t0 = time.perf_counter()
         names = self.entity_names()
         if check:
@@ -726,7 +735,8 @@ class Memory:
 
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False) -> Any:
         from graphmem.importer import import_lines
-        return import_lines(self, source, strict=strict)
+        with gc_paused():
+            return import_lines(self, source, strict=strict)
 
     def export(self, fmt: str = "jsonl", as_of: str | None = None) -> str:
         from graphmem.export import export
@@ -734,7 +744,8 @@ class Memory:
 
     def lint(self) -> Any:
         from graphmem.lint import lint
-        return lint(self)
+        with gc_paused():
+            return lint(self)
 
     def graph(self, as_of: str | None = None) -> Any:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""

@@ -17,6 +17,8 @@ _INF = 1 << 62  # an open end, for comparisons only
 
 def _end_for(ends: Sequence[Statement], obj: object, start: int) -> int | None:
     """The first end at or after ``start`` that closes ``obj`` (or every value)."""
+    if not ends:
+        return None
     best: int | None = None
     for e in ends:
         if e.valid_from >= start and (e.object is None or e.object == obj) and (best is None or e.valid_from < best):
@@ -24,9 +26,13 @@ def _end_for(ends: Sequence[Statement], obj: object, start: int) -> int | None:
     return best
 
 
-def _min_end(*ends: int | None) -> int | None:
-    vals = [e for e in ends if e is not None]
-    return min(vals) if vals else None
+def _min_end(a: int | None, b: int | None, c: int | None = None) -> int | None:
+    """The earliest of up to three ends (None is open)."""
+    if a is None or (b is not None and b < a):
+        a = b
+    if a is None or (c is not None and c < a):
+        a = c
+    return a
 
 
 def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | None = None) -> list[Interval]:
@@ -37,9 +43,14 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
     """
     asserts: list[Statement] = []
     ends: list[Statement] = []
-    for s in stmts:
-        if s.visible_at(known_at):
-            (ends if s.op == "end" else asserts).append(s)
+    if known_at is None:  # the view as known now: everything not retracted
+        for s in stmts:
+            if s.retracted_at is None:
+                (ends if s.op == "end" else asserts).append(s)
+    else:
+        for s in stmts:
+            if s.visible_at(known_at):
+                (ends if s.op == "end" else asserts).append(s)
     if not asserts:
         return []
     if len(asserts) == 1 and not ends:  # the common case: one statement, nothing closing it
@@ -51,55 +62,90 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
     segments: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
     if cardinality == "many":
         for a in asserts:
-            end = _min_end(a.valid_to, _end_for(ends, a.object, a.valid_from))
+            end = _min_end(a.valid_to, _end_for(ends, a.object, a.valid_from)) if ends else a.valid_to
             segments.append((a.valid_from, end, a, ()))
     else:
         segments = _one_segments(asserts, ends)
     return _merge(segments)
 
 
+def _rank(s: Statement) -> tuple[int, int]:
+    return s.recorded_at, s.id
+
+
 def _one_segments(
     asserts: list[Statement], ends: list[Statement]
 ) -> list[tuple[int, int | None, Statement, tuple[int, ...]]]:
-    groups: dict[int, list[Statement]] = defaultdict(list)
+    groups: dict[int, list[Statement]] = {}
     for a in asserts:
-        groups[a.valid_from].append(a)
+        g = groups.get(a.valid_from)
+        if g is None:
+            groups[a.valid_from] = [a]
+        else:
+            g.append(a)
     starts = sorted(groups)
-    winners: dict[int, Statement] = {}
-    tie_losers: dict[int, tuple[int, ...]] = {}
+    winners: list[Statement] = []
+    tie_losers: list[tuple[int, ...]] = []
     for t in starts:
         g = groups[t]
-        w = max(g, key=lambda s: (s.recorded_at, s.id))
-        winners[t] = w
-        tie_losers[t] = tuple(sorted(s.id for s in g if s.object != w.object))
+        if len(g) == 1:
+            winners.append(g[0])
+            tie_losers.append(())
+        else:
+            w = max(g, key=_rank)
+            winners.append(w)
+            tie_losers.append(tuple(sorted(s.id for s in g if s.object != w.object)))
+    # the next start whose winner is a different value, found for every start in one backward pass
+    n = len(starts)
+    next_diffs: list[int | None] = [None] * n
+    for i in range(n - 2, -1, -1):
+        next_diffs[i] = starts[i + 1] if winners[i + 1].object != winners[i].object else next_diffs[i + 1]
     segments = []
     for i, t in enumerate(starts):
-        w = winners[t]
-        next_diff = next((u for u in starts[i + 1:] if winners[u].object != w.object), None)
+        w = winners[i]
+        next_diff = next_diffs[i]
         for a in groups[t]:
             if a.object != w.object:
                 continue
-            closed = _end_for(ends, a.object, a.valid_from)
-            end = _min_end(a.valid_to, next_diff, closed)
-            conflicts = tie_losers[t]
-            if (a.valid_to is not None and next_diff is not None and next_diff < a.valid_to
-                    and end == next_diff):
+            vt = a.valid_to
+            end = _min_end(vt, next_diff, _end_for(ends, a.object, a.valid_from))
+            conflicts = tie_losers[i]
+            if vt is not None and next_diff is not None and next_diff < vt and end == next_diff:
                 # an explicit valid_to cut short by supersession
-                conflicts = conflicts + tuple(sorted(s.id for s in groups[next_diff] if s.object == winners[next_diff].object))
+                nw = groups[next_diff]
+                wobj = winners[starts.index(next_diff, i)].object
+                conflicts = conflicts + tuple(sorted(s.id for s in nw if s.object == wobj))
             segments.append((t, end, a, conflicts))
     return segments
 
 
+def _seg_order(seg: tuple[int, int | None, Statement, tuple[int, ...]]) -> tuple[int, int]:
+    return seg[0], seg[2].id
+
+
+def _iv_order(iv: Interval) -> tuple[int, str]:
+    return iv.valid_from, str(iv.object)
+
+
 def _merge(segments: list[tuple[int, int | None, Statement, tuple[int, ...]]]) -> list[Interval]:
-    by_obj: dict[tuple[str, object], list[tuple[int, int | None, Statement, tuple[int, ...]]]] = defaultdict(list)
+    by_obj: dict[tuple[str, object], list[tuple[int, int | None, Statement, tuple[int, ...]]]] = {}
     for seg in segments:
         start, end, s, _ = seg
         if end is not None and end <= start:
             continue  # closed at its own start: never held
-        by_obj[(type(s.object).__name__, s.object)].append(seg)
+        key = (type(s.object).__name__, s.object)
+        segs = by_obj.get(key)
+        if segs is None:
+            by_obj[key] = [seg]
+        else:
+            segs.append(seg)
     out: list[Interval] = []
     for segs in by_obj.values():
-        segs.sort(key=lambda x: (x[0], x[2].id))
+        if len(segs) == 1:
+            seg = segs[0]
+            out.append(_interval(segs, _INF if seg[1] is None else seg[1]))
+            continue
+        segs.sort(key=_seg_order)
         cur: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
         cur_end = 0
         for seg in segs:
@@ -112,7 +158,7 @@ def _merge(segments: list[tuple[int, int | None, Statement, tuple[int, ...]]]) -
                 cur = [seg]
                 cur_end = _INF if seg[1] is None else seg[1]
         out.append(_interval(cur, cur_end))
-    out.sort(key=lambda iv: (iv.valid_from, str(iv.object)))
+    out.sort(key=_iv_order)
     return out
 
 
@@ -121,8 +167,10 @@ def _interval(segs: list[tuple[int, int | None, Statement, tuple[int, ...]]], en
     assert first.object is not None  # asserts always have an object; only ends may not
     open_end = None if end >= _INF else end
     if len(segs) == 1:  # the common case, without the set and list work below
+        conflicts = segs[0][3]
         return Interval(first.subject, first.predicate, first.object, first.object_kind, segs[0][0], open_end,
-                        (first.id,), first.sources, tuple(sorted(set(segs[0][3]))), first.object_name)
+                        (first.id,), first.sources, tuple(sorted(set(conflicts))) if conflicts else (),
+                        first.object_name)
     ids = tuple(sorted({s.id for _, _, s, _ in segs}))
     sources: list[str] = []
     for _, _, s, _ in sorted(segs, key=lambda x: x[2].id):
