@@ -20,7 +20,7 @@ def lint(m: Memory) -> LintReport:
     entities = list(m.store.all_entities())
     entity_types = {e.ref: e.type for e in entities}
     names = {e.ref: e.name for e in entities}
-    stmts = list(m.store.all_statements())
+    stmts = m.store.all_statements(names)
     reg = m.registry
     cites_records = any(src.startswith("rec:") for st in stmts for src in st.sources)
     record_ids = m.store.record_id_set() if cites_records else set()

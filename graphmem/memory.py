@@ -597,8 +597,7 @@ class Memory:
         """Where the stored view differs from ``computed`` (at most ``limit`` subjects)."""
         out: list[dict[str, Any]] = []
         seen: set[str] = set()
-        for ref, stored in self.store.all_subject_views():
-            seen.add(ref)
+        for ref, stored in self.store.subject_views_unlike({r: v for r, (_, v) in computed.items()}, seen):
             want = computed.get(ref, ([], []))[1]
             a = {iv.key() for iv in stored}
             b = {iv.key() for iv in want}
