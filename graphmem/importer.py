@@ -234,9 +234,10 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
             errors.append((lineno, str(e)))
     if strict and errors:
         return ImportReport(n_lines, 0, 0, 0, 0, None, None, tuple(errors), False, time.perf_counter() - t0)
+    n_stmts = len(stmts)
     _write(m, list(created.values()), list(updated.values()), stmts, by_id, retractions, now, records, rec_mentions)
-    return ImportReport(n_lines, len(created), len(updated), len(stmts), len(retractions),
-                        first_id if stmts else None, next_id - 1 if stmts else None, tuple(errors), True,
+    return ImportReport(n_lines, len(created), len(updated), n_stmts, len(retractions),
+                        first_id if n_stmts else None, next_id - 1 if n_stmts else None, tuple(errors), True,
                         time.perf_counter() - t0)
 
 
@@ -273,9 +274,18 @@ def _str_list(obj: dict[str, Any], key: str) -> list[str]:
     return v
 
 
+def _drain(items: list[Statement]) -> Iterator[Statement]:
+    """The items in order, each dropped from the list as it is handed out."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
 def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[str, ...], str | None]],
            stmts: list[Statement], by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            now: int, records: list[Record], rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
+    """Write everything in one transaction. Consumes ``stmts`` and ``by_id`` (a large import frees
+    each subject's statements once its view is loaded)."""
     store = m.store
     fresh_store = store.statement_count() == 0
     created_refs = {e.ref: i for i, e in enumerate(created)}
@@ -286,6 +296,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             stmts[i] = stmts[i]._replace(retracted_at=at, retract_reason=reason)
         else:
             old_retractions.append((fid, at, reason))
+    by_id.clear()
     touched: dict[str, set[str]] = defaultdict(set)
     for s in stmts:
         touched[s.subject].add(s.predicate)
@@ -313,7 +324,8 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             names = {e.ref: e.name for e in created}
             if len(names) < store.entity_count():
                 names = {e.ref: e.name for e in store.all_entities()}
-            store.replace_view((ref, names.get(ref, ref), log, view) for ref, log, view in m.iter_views(stmts, names))
+            store.replace_view((ref, names.get(ref, ref), log, view)
+                               for ref, log, view in m.iter_views(_drain(stmts), names))
         elif len(touched) > 500:
             names = m.entity_names()
             store.replace_view((ref, names.get(ref, ref), log, view) for ref, log, view in m.iter_views(None, names))

@@ -84,8 +84,54 @@ def _tsv(rows: list[list[Any]]) -> tuple[str, bool]:
     return text, any(("\n" in v or "\r" in v) for r in rows for v in r if type(v) is str)
 
 
+_CHUNK = 4096
+
+
+class _BulkFile:
+    """A temporary tab-separated file for COPY, written a chunk of rows at a time.
+
+    A field is quoted only when it must be (a tab, a line break or a leading quote), which
+    ``_tsv`` checks for a whole chunk at once: quoting every JSON column, as a CSV writer
+    does, costs more than the load itself.
+    """
+
+    def __init__(self, tmpdir: Path, breaks: bool = False) -> None:
+        tmpdir.mkdir(exist_ok=True)
+        fd, self.name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
+        self._f = os.fdopen(fd, "w", encoding="utf-8")
+        self.rows = 0
+        self.breaks = breaks
+
+    def write(self, rows: list[list[Any]]) -> None:
+        text, breaks = _tsv(rows)
+        self._f.write(text)
+        self.rows += len(rows)
+        self.breaks = self.breaks or breaks
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> _BulkFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._f.close()
+        os.unlink(self.name)
+
+
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 _ONE_US = datetime.timedelta(microseconds=1)
+
+
+def _sources_json(sources: tuple[str, ...]) -> str:
+    """A source list as JSON; one plain source (most statements) skips the JSON encoder."""
+    if not sources:
+        return "[]"
+    if len(sources) == 1:
+        src = sources[0]
+        if '"' not in src and "\\" not in src and src.isprintable():
+            return '["' + src + '"]'
+    return dumps(list(sources))
 
 
 def _sources(text: str | None) -> tuple[str, ...]:
@@ -305,33 +351,24 @@ class Store:
     def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
         """Bulk-load rows through a temporary tab-separated file (Kuzu's fastest path).
 
-        Values are written as ``str(v)``; ``""`` loads as NULL. A field is quoted only when it must be
-        (a tab, a line break or a leading quote), which a whole chunk is checked for at once: quoting
-        every JSON column, as a CSV writer does, costs more than the load itself. ``multiline`` says a
-        value may hold a line break (None: find out); such files are read serially.
+        Values are written as ``str(v)``; ``""`` loads as NULL. ``multiline`` says a value may
+        hold a line break (None: find out); such files are read serially.
         """
-        tmpdir = self.path / "tmp"
-        tmpdir.mkdir(exist_ok=True)
-        fd, name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
-        n = 0
-        breaks = bool(multiline)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                for chunk in _chunks(rows, 4096):
-                    text, has_breaks = _tsv(chunk)
-                    breaks = breaks or has_breaks
-                    f.write(text)
-                    n += len(chunk)
-            if n:
-                self._bulk_written = True
-                # explicit dialect: Kuzu's sniffer guesses from the first lines and can miss later quotes;
-                # Kuzu's parallel reader cannot split quoted newlines, so those files are read serially
-                opts = "HEADER=false, AUTO_DETECT=false, DELIM='\t', QUOTE='\"', ESCAPE='\"'" + (
-                    ", PARALLEL=false" if breaks else "") + (", " + options if options else "")
-                self._q(f"COPY {table} FROM '{name}' ({opts})")
-        finally:
-            os.unlink(name)
-        return n
+        with _BulkFile(self.path / "tmp", bool(multiline)) as bulk:
+            for chunk in _chunks(rows, _CHUNK):
+                bulk.write(chunk)
+            self._load(bulk, table, options)
+            return bulk.rows
+
+    def _load(self, bulk: _BulkFile, table: str, options: str = "") -> None:
+        bulk.close()
+        if bulk.rows:
+            self._bulk_written = True
+            # explicit dialect: Kuzu's sniffer guesses from the first lines and can miss later quotes;
+            # Kuzu's parallel reader cannot split quoted newlines, so those files are read serially
+            opts = "HEADER=false, AUTO_DETECT=false, DELIM='\t', QUOTE='\"', ESCAPE='\"'" + (
+                ", PARALLEL=false" if bulk.breaks else "") + (", " + options if options else "")
+            self._q(f"COPY {table} FROM '{bulk.name}' ({opts})")
 
     # schema and meta --------------------------------------------------------------
 
@@ -573,12 +610,24 @@ class Store:
         )
 
     def bulk_add_statements(self, stmts: Iterable[Statement]) -> int:
+        days: dict[int | None, str] = {}  # valid_from and valid_to repeat (often whole days): convert each once
+        otypes: dict[tuple[str, str], str] = {}
+
+        def day(us: int | None) -> str:
+            text = days.get(us)
+            if text is None:
+                text = days[us] = _ts(us)
+            return text
+
         def rows() -> Iterator[list[Any]]:
             for s in stmts:
                 obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
-                yield [s.id, s.op, s.subject, s.predicate, obj, self._object_type(s) or "", _ts(s.valid_from),
-                       _ts(s.valid_to), _ts(s.recorded_at), _ts(s.retracted_at), s.retract_reason or "",
-                       dumps(list(s.sources)) if s.sources else "[]", s.asserted_by, s.trust]
+                otype = otypes.get((s.predicate, s.object_kind))
+                if otype is None:
+                    otype = otypes[(s.predicate, s.object_kind)] = self._object_type(s) or ""
+                yield [s.id, s.op, s.subject, s.predicate, obj, otype, day(s.valid_from), day(s.valid_to),
+                       _ts(s.recorded_at), _ts(s.retracted_at), s.retract_reason or "", _sources_json(s.sources),
+                       s.asserted_by, s.trust]
         return self._copy("Assertion", rows())
 
     def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:
@@ -732,11 +781,11 @@ class Store:
             ddl = self._edge_ddl(e)
             if ddl:
                 self._q(ddl)
-        edge_rows: dict[tuple[str, str, str], list[list[Any]]] = {}
         counts = {"subjects": 0, "intervals": 0, "edges": 0}
-
         edges_for: dict[tuple[str, str, str], tuple[str, str] | None] = {}  # (subject type, predicate, prefix)
         ts_text: dict[int | None, str] = {}
+        # edge rows go to their files a chunk at a time, so a large view is never held whole
+        edge_files: dict[tuple[str, str, str], tuple[_BulkFile, list[list[Any]]]] = {}
 
         def ts(us: int | None) -> str:
             text = ts_text.get(us)
@@ -759,14 +808,27 @@ class Store:
                         edge = edges_for[key] = self._edge_for(stype, iv)
                     if edge is None:
                         continue
-                    edge_rows.setdefault((edge[0], stype, edge[1]), []).append(
-                        [ref, iv.object, iv.predicate, ts(iv.valid_from), ts(iv.valid_to),
-                         _int_list(iv.assertions), _int_list(iv.conflicts)])
+                    target = (edge[0], stype, edge[1])
+                    if target not in edge_files:
+                        edge_files[target] = (_BulkFile(self.path / "tmp"), [])
+                    bulk, pending = edge_files[target]
+                    pending.append([ref, iv.object, iv.predicate, ts(iv.valid_from), ts(iv.valid_to),
+                                    _int_list(iv.assertions), _int_list(iv.conflicts)])
+                    if len(pending) == _CHUNK:
+                        bulk.write(pending)
+                        pending.clear()
                 yield [ref, name, dumps([_stmt_row(s) for s in log]), dumps([_iv_row(iv) for iv in view])]
 
-        self._copy("Subject", subject_rows())
-        for (label, a, b), rows in sorted(edge_rows.items()):
-            counts["edges"] += self._copy(label, rows, f"from='{a}', to='{b}'")
+        try:
+            self._copy("Subject", subject_rows())
+            for (label, a, b), (bulk, pending) in sorted(edge_files.items()):
+                if pending:
+                    bulk.write(pending)
+                self._load(bulk, label, f"from='{a}', to='{b}'")
+                counts["edges"] += bulk.rows
+        finally:
+            for bulk, _ in edge_files.values():
+                bulk.__exit__()
         return counts
 
     # evidence records ---------------------------------------------------------------
