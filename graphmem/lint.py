@@ -27,7 +27,7 @@ def lint(m: Memory) -> LintReport:
     now = now_us()
     seen: dict[tuple[object, ...], int] = {}
     for s in stmts:
-        ref = s.ref
+        ref = f"fact:{s.id}"
         stype = entity_types.get(s.subject)
         if stype is None:
             issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {s.subject!r}, which does "
@@ -51,10 +51,11 @@ def lint(m: Memory) -> LintReport:
                 issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {s.object!r} does not "
                                         f"fit {p.name}, which expects {p.object_description()}", fact=ref,
                                         subject=s.subject))
-        for src in s.sources:
-            if src.startswith("rec:") and (not src[4:].isdigit() or int(src[4:]) not in record_ids):
-                issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not resolve to "
-                                        "a stored record", fact=ref, subject=s.subject, record=src))
+        if cites_records:
+            for src in s.sources:
+                if src.startswith("rec:") and (not src[4:].isdigit() or int(src[4:]) not in record_ids):
+                    issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
+                                            "resolve to a stored record", fact=ref, subject=s.subject, record=src))
         if s.op != "assert":
             continue
         if s.valid_to is not None and s.valid_to <= s.valid_from:
@@ -104,11 +105,17 @@ def _stale(m: Memory, computed: dict[str, Any], by_id: dict[int, Statement], now
     """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
     out: list[LintIssue] = []
     record_ts: dict[str, int] = {}
+    limits: dict[str, int | None] = {}  # each predicate's limit, parsed once (None: never stale)
     for ref, (_, view) in computed.items():
         for iv in holding(view, now):
-            p = m.registry.predicates.get(iv.predicate)
-            limit = p.stale_after_us if p else None
-            if limit is None or (p is not None and str(iv.object) in p.stale_exempt):
+            if iv.predicate not in limits:
+                known = m.registry.predicates.get(iv.predicate)
+                limits[iv.predicate] = known.stale_after_us if known else None
+            limit = limits[iv.predicate]
+            if limit is None:
+                continue
+            p = m.registry.predicates[iv.predicate]
+            if str(iv.object) in p.stale_exempt:
                 continue
             newest = max(by_id[a].recorded_at for a in iv.assertions)
             for src in iv.sources:
