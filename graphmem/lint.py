@@ -22,8 +22,7 @@ def lint(m: Memory) -> LintReport:
     names = {e.ref: e.name for e in entities}
     stmts = m.store.all_statements(names)
     reg = m.registry
-    cites_records = any(src.startswith("rec:") for st in stmts for src in st.sources)
-    record_ids = m.store.record_id_set() if cites_records else set()
+    record_ids: set[int] | None = None  # read when the first record source turns up
     now = now_us()
     seen: dict[tuple[object, ...], int] = {}
     # per predicate, once: the definition, the subject types, entity-valued, the object types
@@ -54,9 +53,11 @@ def lint(m: Memory) -> LintReport:
                 issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {obj!r} does not "
                                         f"fit {p.name}, which expects {p.object_description()}", fact=ref,
                                         subject=subj))
-        if cites_records:
-            for src in sources:
-                if src.startswith("rec:") and (not src[4:].isdigit() or int(src[4:]) not in record_ids):
+        for src in sources:
+            if src.startswith("rec:"):
+                if record_ids is None:
+                    record_ids = m.store.record_id_set()
+                if not src[4:].isdigit() or int(src[4:]) not in record_ids:
                     issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
                                             "resolve to a stored record", fact=ref, subject=subj, record=src))
         if op != "assert":
