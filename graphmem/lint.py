@@ -22,60 +22,63 @@ def lint(m: Memory) -> LintReport:
     names = {e.ref: e.name for e in entities}
     stmts = m.store.all_statements(names)
     reg = m.registry
-    cites_records = any(src.startswith("rec:") for st in stmts for src in st.sources)
-    record_ids = m.store.record_id_set() if cites_records else set()
+    record_ids: set[int] | None = None  # read when the first record source turns up
     now = now_us()
     seen: dict[tuple[object, ...], int] = {}
-    for s in stmts:
-        ref = s.ref
-        stype = entity_types.get(s.subject)
+    # per predicate, once: the definition, the subject types, entity-valued, the object types
+    preds = {name: (p, frozenset(p.subject_types), p.entity_valued, frozenset(p.object_entity_types))
+             for name, p in reg.predicates.items()}
+    for fid, op, subj, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ in stmts:
+        ref = f"fact:{fid}"
+        stype = entity_types.get(subj)
         if stype is None:
-            issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {s.subject!r}, which does "
-                                    "not exist", fact=ref, subject=s.subject))
-        if s.object_kind == "entity" and s.object not in entity_types:
-            issues.append(LintIssue("dangling_entity", "error", f"{ref} names object {s.object!r}, which does "
-                                    "not exist", fact=ref, subject=s.subject))
-        p = reg.predicates.get(s.predicate)
-        if p is None:
-            issues.append(LintIssue("unknown_predicate", "error", f"{ref} uses predicate {s.predicate!r}, which "
-                                    "the registry does not define", fact=ref, subject=s.subject))
+            issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {subj!r}, which does "
+                                    "not exist", fact=ref, subject=subj))
+        if kind == "entity" and obj not in entity_types:
+            issues.append(LintIssue("dangling_entity", "error", f"{ref} names object {obj!r}, which does "
+                                    "not exist", fact=ref, subject=subj))
+        info = preds.get(pred)
+        if info is None:
+            issues.append(LintIssue("unknown_predicate", "error", f"{ref} uses predicate {pred!r}, which "
+                                    "the registry does not define", fact=ref, subject=subj))
             continue
-        if stype is not None and stype not in p.subject_types:
-            issues.append(LintIssue("subject_type_mismatch", "error", f"{ref}: subject {s.subject} is a {stype}; "
+        p, subject_types, entity_valued, object_types = info
+        if stype is not None and stype not in subject_types:
+            issues.append(LintIssue("subject_type_mismatch", "error", f"{ref}: subject {subj} is a {stype}; "
                                     f"{p.name} expects " + " or ".join(p.subject_types), fact=ref,
-                                    subject=s.subject))
-        if s.object_kind:
-            otype = entity_types.get(str(s.object)) if s.object_kind == "entity" else None
-            if p.entity_valued != (s.object_kind == "entity") or (
-                    otype is not None and otype not in p.object_entity_types):
-                issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {s.object!r} does not "
+                                    subject=subj))
+        if kind:
+            otype = entity_types.get(str(obj)) if kind == "entity" else None
+            if entity_valued != (kind == "entity") or (otype is not None and otype not in object_types):
+                issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {obj!r} does not "
                                         f"fit {p.name}, which expects {p.object_description()}", fact=ref,
-                                        subject=s.subject))
-        for src in s.sources:
-            if src.startswith("rec:") and (not src[4:].isdigit() or int(src[4:]) not in record_ids):
-                issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not resolve to "
-                                        "a stored record", fact=ref, subject=s.subject, record=src))
-        if s.op != "assert":
+                                        subject=subj))
+        for src in sources:
+            if src.startswith("rec:"):
+                if record_ids is None:
+                    record_ids = m.store.record_id_set()
+                if not src[4:].isdigit() or int(src[4:]) not in record_ids:
+                    issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
+                                            "resolve to a stored record", fact=ref, subject=subj, record=src))
+        if op != "assert":
             continue
-        if s.valid_to is not None and s.valid_to <= s.valid_from:
-            issues.append(LintIssue("interval_invalid", "error", f"{ref}: valid_to {format_instant(s.valid_to)} "
-                                    f"is not after valid_from {format_instant(s.valid_from)}", fact=ref,
-                                    subject=s.subject))
-        if s.retracted_at is not None:
+        if vt is not None and vt <= vf:
+            issues.append(LintIssue("interval_invalid", "error", f"{ref}: valid_to {format_instant(vt)} "
+                                    f"is not after valid_from {format_instant(vf)}", fact=ref, subject=subj))
+        if retracted is not None:
             continue
-        key = (s.subject, s.predicate, s.object_kind, s.object, s.valid_from, s.valid_to)
+        key = (subj, pred, kind, obj, vf, vt)
         if key in seen:
             issues.append(LintIssue("duplicate_assertion", "warning", f"{ref} repeats fact:{seen[key]} (same "
-                                    "statement and interval)", fact=ref, subject=s.subject))
+                                    "statement and interval)", fact=ref, subject=subj))
         else:
-            seen[key] = s.id
-        if not s.sources:
-            issues.append(LintIssue("missing_source", "warning", f"{ref} ({s.subject} {s.predicate}) cites no "
-                                    "source", fact=ref, subject=s.subject))
-        if s.valid_from > s.recorded_at:
-            issues.append(LintIssue("future_fact", "warning", f"{ref} is valid from {format_instant(s.valid_from)}, "
-                                    f"after it was recorded ({format_instant(s.recorded_at)})", fact=ref,
-                                    subject=s.subject))
+            seen[key] = fid
+        if not sources:
+            issues.append(LintIssue("missing_source", "warning", f"{ref} ({subj} {pred}) cites no "
+                                    "source", fact=ref, subject=subj))
+        if vf > rec:
+            issues.append(LintIssue("future_fact", "warning", f"{ref} is valid from {format_instant(vf)}, "
+                                    f"after it was recorded ({format_instant(rec)})", fact=ref, subject=subj))
     computed = m.computed_views(stmts, names)
     issues.extend(_stale(m, computed, {s.id: s for s in stmts}, now))
     reported: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
@@ -104,11 +107,17 @@ def _stale(m: Memory, computed: dict[str, Any], by_id: dict[int, Statement], now
     """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
     out: list[LintIssue] = []
     record_ts: dict[str, int] = {}
+    limits: dict[str, int | None] = {}  # each predicate's limit, parsed once (None: never stale)
     for ref, (_, view) in computed.items():
         for iv in holding(view, now):
-            p = m.registry.predicates.get(iv.predicate)
-            limit = p.stale_after_us if p else None
-            if limit is None or (p is not None and str(iv.object) in p.stale_exempt):
+            if iv.predicate not in limits:
+                known = m.registry.predicates.get(iv.predicate)
+                limits[iv.predicate] = known.stale_after_us if known else None
+            limit = limits[iv.predicate]
+            if limit is None:
+                continue
+            p = m.registry.predicates[iv.predicate]
+            if str(iv.object) in p.stale_exempt:
                 continue
             newest = max(by_id[a].recorded_at for a in iv.assertions)
             for src in iv.sources:

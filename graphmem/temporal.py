@@ -58,6 +58,10 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
         assert a.object is not None
         return [Interval(a.subject, a.predicate, a.object, a.object_kind, a.valid_from, a.valid_to, (a.id,),
                          a.sources, (), a.object_name)]
+    if not ends:
+        plain = _many_plain(asserts) if cardinality == "many" else _one_plain(asserts)
+        if plain is not None:
+            return plain
     # (start, end, stmt, conflicts) segments, merged per object below
     segments: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
     if cardinality == "many":
@@ -67,6 +71,77 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
     else:
         segments = _one_segments(asserts, ends)
     return _merge(segments)
+
+
+def _many_plain(asserts: list[Statement]) -> list[Interval] | None:
+    """A ``many`` predicate with no ends and no value asserted twice: one interval per assertion.
+
+    None when the general path is needed (a repeated value, or values of mixed types).
+    """
+    kind = type(asserts[0].object)
+    seen: set[object] = set()
+    out: list[Interval] = []
+    for a in asserts:
+        o = a.object
+        if type(o) is not kind or o in seen:
+            return None
+        seen.add(o)
+        vt = a.valid_to
+        if vt is not None and vt <= a.valid_from:
+            continue  # closed at its own start: never held
+        assert o is not None
+        out.append(Interval(a.subject, a.predicate, o, a.object_kind, a.valid_from, vt, (a.id,), a.sources, (),
+                            a.object_name))
+    out.sort(key=_iv_order)
+    return out
+
+
+def _start(s: Statement) -> int:
+    return s.valid_from
+
+
+def _id(s: Statement) -> int:
+    return s.id
+
+
+def _one_plain(asserts: list[Statement]) -> list[Interval] | None:
+    """A ``one`` predicate with no ends, no ``valid_to`` and no two assertions at the same start.
+
+    Each value holds until the next different value starts; a run of the same value is one
+    interval. None when the general path is needed.
+    """
+    kind = type(asserts[0].object)
+    for a in asserts:
+        if a.valid_to is not None or type(a.object) is not kind:
+            return None
+    asserts = sorted(asserts, key=_start)
+    n = len(asserts)
+    for i in range(n - 1):
+        if asserts[i].valid_from == asserts[i + 1].valid_from:
+            return None
+    out: list[Interval] = []
+    i = 0
+    while i < n:
+        a = asserts[i]
+        j = i + 1
+        while j < n and asserts[j].object == a.object:
+            j += 1
+        end = asserts[j].valid_from if j < n else None
+        assert a.object is not None
+        if j == i + 1:
+            out.append(Interval(a.subject, a.predicate, a.object, a.object_kind, a.valid_from, end, (a.id,),
+                                a.sources, (), a.object_name))
+        else:
+            run = sorted(asserts[i:j], key=_id)
+            sources: list[str] = []
+            for s in run:
+                for src in s.sources:
+                    if src not in sources:
+                        sources.append(src)
+            out.append(Interval(a.subject, a.predicate, a.object, a.object_kind, a.valid_from, end,
+                                tuple(s.id for s in run), tuple(sources), (), a.object_name))
+        i = j
+    return out
 
 
 def _rank(s: Statement) -> tuple[int, int]:
