@@ -292,11 +292,11 @@ class Store:
         rows: list[list[Any]] = result.get_all()  # type: ignore[assignment]
         return rows
 
-    def _stream(self, query: str) -> Iterator[list[Any]]:
-        """The rows of a large result, read from Kuzu's result object directly (the Python
-        wrapper's checks on each row cost a third of the read)."""
+    def _iter(self, query: str, params: dict[str, Any] | None = None) -> Iterator[list[Any]]:
+        """Stream the rows of a large result instead of materializing them all, read from Kuzu's
+        result object directly (the Python wrapper's checks on each row cost a third of the read)."""
         try:
-            result = self._conn.execute(query)
+            result = self._conn.execute(query, params or {})
             assert not isinstance(result, list)
             raw = getattr(result, "_query_result", None)
             if raw is None:
@@ -305,16 +305,6 @@ class Store:
             has_next, get_next = raw.hasNext, raw.getNext
             while has_next():
                 yield get_next()
-        except RuntimeError as e:
-            raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
-
-    def _iter(self, query: str, params: dict[str, Any] | None = None) -> Iterator[list[Any]]:
-        """Stream the rows of a large result instead of materializing them all."""
-        try:
-            result = self._conn.execute(query, params or {})
-            assert not isinstance(result, list)
-            while result.has_next():
-                yield result.get_next()  # type: ignore[misc]
         except RuntimeError as e:
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
 
@@ -656,7 +646,7 @@ class Store:
         append = stmts.append
         epoch, one_us = _EPOCH_NAIVE, _ONE_US
         get_name = (names or {}).get
-        for fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust in self._stream(
+        for fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust in self._iter(
                 f"MATCH (a:Assertion) RETURN {self._COLS}"):
             name = None
             if otype == "entity":
@@ -724,7 +714,7 @@ class Store:
         (lint and ``rebuild --check`` compare a million intervals this way). Every stored
         ref is added to ``seen``.
         """
-        for ref, text in self._stream("MATCH (s:Subject) RETURN s.ref, s.view"):
+        for ref, text in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
             seen.add(ref)
             want = views.get(ref)
             if want is not None and text == dumps([_iv_row(iv) for iv in want]):
@@ -921,7 +911,7 @@ class Store:
         self._index_stats = (n_docs + docs, n_tokens + tokens)  # a rollback forgets it
 
     def _put_rows(self, table: str, rows: list[list[str]]) -> None:
-        """New index rows (key, value): plain text (terms and hex; no quotes, commas or line breaks)."""
+        """New index rows (key, value): plain text (terms and hex: no tabs, quotes or line breaks)."""
         if len(rows) > 50:
             self._copy(table, rows, multiline=False)
             return
@@ -1030,7 +1020,8 @@ class Store:
         """BM25-ranked records (ties by record number) for distinct index terms:
         (id, score, text, ts, kind, source, scope, importance), best first."""
         from graphmem.textindex import bm25_top
-        lists = [(p.ids, w) for t in terms if (held := self.term_postings(t)) is not None for p, w in [held]]
+        found = [self.term_postings(t) for t in terms]
+        lists = [(p.ids, w) for p, w in filter(None, found)]
         out = []
         for i, score in bm25_top(lists, limit):
             rows = self._q(_RECORD_HIT, {"r": f"rec:{_int(i)}"})
