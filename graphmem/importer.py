@@ -287,7 +287,6 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
     """Write everything in one transaction. Consumes ``stmts`` and ``by_id`` (a large import frees
     each subject's statements once its view is loaded)."""
     store = m.store
-    fresh_store = store.statement_count() == 0
     created_refs = {e.ref: i for i, e in enumerate(created)}
     old_retractions: list[tuple[int, int, str | None]] = []
     for fid, (at, reason) in retractions.items():
@@ -316,19 +315,15 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
         for rid, ms in rec_mentions.items():
             store.add_mentions(rid, ms)
         if stmts:
-            store.bulk_add_statements(stmts)
-            store.set_next_fact_id(stmts[-1].id + 1)
+            last_id = stmts[-1].id
+            store.bulk_add_statements(_drain(stmts) if len(touched) > 500 else stmts)
+            store.set_next_fact_id(last_id + 1)
         for fid, at, reason in old_retractions:
             store.mark_retracted(fid, at, reason)
-        if fresh_store and stmts:
-            names = {e.ref: e.name for e in created}
-            if len(names) < store.entity_count():
-                names = {e.ref: e.name for e in store.all_entities()}
-            store.replace_view((ref, names.get(ref, ref), log, view)
-                               for ref, log, view in m.iter_views(_drain(stmts), names))
-        elif len(touched) > 500:
-            names = m.entity_names()
-            store.replace_view((ref, names.get(ref, ref), log, view) for ref, log, view in m.iter_views(None, names))
+        if len(touched) > 500:  # recompute every view from the store (Kuzu groups the statements by subject)
+            names = store.entity_names()
+            store.replace_view((ref, names.get(ref, ref), text, view_for_subject(log, m.registry))
+                               for ref, log, text, _, _, _ in m.stored_logs(names))
         else:
             marks = {fid: (at, reason) for fid, at, reason in old_retractions}
             for subj, preds in touched.items():

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from graphmem.model import Statement
+from graphmem.model import Interval, Statement
 from graphmem.results import LintIssue, LintReport
 from graphmem.temporal import holding
 from graphmem.timeparse import format_instant, now_us
@@ -15,123 +14,144 @@ if TYPE_CHECKING:
 
 
 def lint(m: Memory) -> LintReport:
-    """Every issue in the store, ordered by code then what it is about."""
+    """Every issue in the store, ordered by code then what it is about.
+
+    One pass over the subjects: each one's statements (in id order), its recomputed view,
+    and how its stored rows differ from that view.
+    """
     issues: list[LintIssue] = []
-    entities = list(m.store.all_entities())
-    entity_types = {e.ref: e.type for e in entities}
-    names = {e.ref: e.name for e in entities}
-    stmts = m.store.all_statements(names)
-    reg = m.registry
-    record_ids: set[int] | None = None  # read when the first record source turns up
-    now = now_us()
-    seen: dict[tuple[object, ...], int] = {}
-    # per predicate, once: the definition, the subject types, entity-valued, the object types
-    preds = {name: (p, frozenset(p.subject_types), p.entity_valued, frozenset(p.object_entity_types))
-             for name, p in reg.predicates.items()}
-    for fid, op, subj, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ in stmts:
+    check = _Checker(m)
+
+    def each(subject: str, log: list[Statement], text: str, view: list[Interval], n_edges: int,
+             parts: list[str]) -> tuple[str, int, list[LintIssue], list[Interval], list[str]]:
+        found: list[LintIssue] = []
+        for s in log:
+            check.statement(s, found)
+        if log:
+            check.stale(subject, view, {s.id: s for s in log}, found)
+            _conflicts(subject, view, found)
+        return subject, len(log), found, view if parts else [], parts
+
+    n_statements = n_subjects = 0
+    for subject, n, found, view, parts in m.compare_views(check.names, True, each):
+        issues.extend(found)
+        if parts:
+            issues.append(_drift_issue(m, subject, view, parts))
+        if n:
+            n_subjects += 1
+            n_statements += n
+    issues.sort(key=lambda i: (i.code, _fact_num(i.fact), i.subject or "", i.message))
+    return LintReport(tuple(issues), {"statements": n_statements, "entities": len(check.entity_types),
+                                      "subjects": n_subjects})
+
+
+class _Checker:
+    """The per-statement and per-fact checks, with what they look up once."""
+
+    def __init__(self, m: Memory) -> None:
+        self.m = m
+        self.entity_types = m.store.entity_types()
+        self.names = m.store.entity_names()
+        self.now = now_us()
+        self.seen: dict[tuple[object, ...], int] = {}
+        # records, read up front: the checks run in two processes, away from the store
+        self.record_ts = m.store.record_times()
+        # per predicate, once: the definition, the subject types, entity-valued, the object types, the stale limit
+        self.preds = {name: (p, frozenset(p.subject_types), p.entity_valued, frozenset(p.object_entity_types))
+                      for name, p in m.registry.predicates.items()}
+        self.limits: dict[str, int | None] = {}  # each predicate's stale limit, parsed once (None: never stale)
+
+    def statement(self, s: Statement, issues: list[LintIssue]) -> None:
+        fid, op, subj, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ = s
         ref = f"fact:{fid}"
-        stype = entity_types.get(subj)
+        stype = self.entity_types.get(subj)
         if stype is None:
             issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {subj!r}, which does "
                                     "not exist", fact=ref, subject=subj))
-        if kind == "entity" and obj not in entity_types:
+        if kind == "entity" and obj not in self.entity_types:
             issues.append(LintIssue("dangling_entity", "error", f"{ref} names object {obj!r}, which does "
                                     "not exist", fact=ref, subject=subj))
-        info = preds.get(pred)
+        info = self.preds.get(pred)
         if info is None:
             issues.append(LintIssue("unknown_predicate", "error", f"{ref} uses predicate {pred!r}, which "
                                     "the registry does not define", fact=ref, subject=subj))
-            continue
+            return
         p, subject_types, entity_valued, object_types = info
         if stype is not None and stype not in subject_types:
             issues.append(LintIssue("subject_type_mismatch", "error", f"{ref}: subject {subj} is a {stype}; "
                                     f"{p.name} expects " + " or ".join(p.subject_types), fact=ref,
                                     subject=subj))
         if kind:
-            otype = entity_types.get(str(obj)) if kind == "entity" else None
+            otype = self.entity_types.get(str(obj)) if kind == "entity" else None
             if entity_valued != (kind == "entity") or (otype is not None and otype not in object_types):
                 issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {obj!r} does not "
                                         f"fit {p.name}, which expects {p.object_description()}", fact=ref,
                                         subject=subj))
         for src in sources:
-            if src.startswith("rec:"):
-                if record_ids is None:
-                    record_ids = m.store.record_id_set()
-                if not src[4:].isdigit() or int(src[4:]) not in record_ids:
-                    issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
-                                            "resolve to a stored record", fact=ref, subject=subj, record=src))
+            if src.startswith("rec:") and src not in self.record_ts:
+                issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
+                                        "resolve to a stored record", fact=ref, subject=subj, record=src))
         if op != "assert":
-            continue
+            return
         if vt is not None and vt <= vf:
             issues.append(LintIssue("interval_invalid", "error", f"{ref}: valid_to {format_instant(vt)} "
                                     f"is not after valid_from {format_instant(vf)}", fact=ref, subject=subj))
         if retracted is not None:
-            continue
+            return
         key = (subj, pred, kind, obj, vf, vt)
-        if key in seen:
-            issues.append(LintIssue("duplicate_assertion", "warning", f"{ref} repeats fact:{seen[key]} (same "
+        if key in self.seen:
+            issues.append(LintIssue("duplicate_assertion", "warning", f"{ref} repeats fact:{self.seen[key]} (same "
                                     "statement and interval)", fact=ref, subject=subj))
         else:
-            seen[key] = fid
+            self.seen[key] = fid
         if not sources:
             issues.append(LintIssue("missing_source", "warning", f"{ref} ({subj} {pred}) cites no "
                                     "source", fact=ref, subject=subj))
         if vf > rec:
             issues.append(LintIssue("future_fact", "warning", f"{ref} is valid from {format_instant(vf)}, "
                                     f"after it was recorded ({format_instant(rec)})", fact=ref, subject=subj))
-    computed = m.computed_views(stmts, names)
-    issues.extend(_stale(m, computed, {s.id: s for s in stmts}, now))
-    reported: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
-    by_subject_conflicts: dict[str, list[tuple[int, tuple[int, ...], str]]] = defaultdict(list)
-    for ref, (_, view) in computed.items():
-        for iv in view:
-            if iv.conflicts and (iv.assertions, iv.conflicts) not in reported:
-                reported.add((iv.assertions, iv.conflicts))
-                by_subject_conflicts[ref].append((iv.assertions[-1], iv.conflicts, iv.predicate))
-    for ref, items in sorted(by_subject_conflicts.items()):
-        for winner, losers, pred in items:
-            issues.append(LintIssue(
-                "single_value_conflict", "error",
-                f"{ref} {pred}: fact:{winner} conflicts with " + ", ".join(f"fact:{c}" for c in losers),
-                fact=f"fact:{winner}", subject=ref))
-    for d in m.drift(computed):
-        issues.append(LintIssue("view_drift", "error", f"the stored view of {d['subject']} differs from a rebuild "
-                                f"({d['stored_only']} stored only, {d['missing']} missing); run 'graphmem rebuild'",
-                                subject=d["subject"]))
-    issues.sort(key=lambda i: (i.code, _fact_num(i.fact), i.subject or "", i.message))
-    return LintReport(tuple(issues), {"statements": len(stmts), "entities": len(entity_types),
-                                      "subjects": len(computed)})
 
-
-def _stale(m: Memory, computed: dict[str, Any], by_id: dict[int, Statement], now: int) -> list[LintIssue]:
-    """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
-    out: list[LintIssue] = []
-    record_ts: dict[str, int] = {}
-    limits: dict[str, int | None] = {}  # each predicate's limit, parsed once (None: never stale)
-    for ref, (_, view) in computed.items():
+    def stale(self, ref: str, view: list[Interval], by_id: dict[int, Statement], issues: list[LintIssue]) -> None:
+        """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
+        now = self.now
         for iv in holding(view, now):
-            if iv.predicate not in limits:
-                known = m.registry.predicates.get(iv.predicate)
-                limits[iv.predicate] = known.stale_after_us if known else None
-            limit = limits[iv.predicate]
+            if iv.predicate not in self.limits:
+                known = self.m.registry.predicates.get(iv.predicate)
+                self.limits[iv.predicate] = known.stale_after_us if known else None
+            limit = self.limits[iv.predicate]
             if limit is None:
                 continue
-            p = m.registry.predicates[iv.predicate]
+            p = self.m.registry.predicates[iv.predicate]
             if str(iv.object) in p.stale_exempt:
                 continue
             newest = max(by_id[a].recorded_at for a in iv.assertions)
             for src in iv.sources:
                 if src.startswith("rec:"):
-                    if src not in record_ts:
-                        rec = m.store.record(int(src[4:])) if src[4:].isdigit() else None
-                        record_ts[src] = rec.ts if rec else 0
-                    newest = max(newest, record_ts[src])
+                    newest = max(newest, self.record_ts.get(src, 0))
             if now - newest > limit:
                 days = (now - newest) // 86_400_000_000
-                out.append(LintIssue("stale_fact", "warning", f"{ref} {iv.predicate} = {iv.object} has no evidence "
-                                     f"newer than {days} days (stale after {p.stale_after if p else '?'})",
-                                     fact=f"fact:{iv.assertions[-1]}", subject=ref))
-    return out
+                issues.append(LintIssue("stale_fact", "warning", f"{ref} {iv.predicate} = {iv.object} has no "
+                                        f"evidence newer than {days} days (stale after {p.stale_after})",
+                                        fact=f"fact:{iv.assertions[-1]}", subject=ref))
+
+
+def _conflicts(ref: str, view: list[Interval], issues: list[LintIssue]) -> None:
+    """One issue per set of single-valued facts that hold together (an interval names the others)."""
+    reported: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+    for iv in view:
+        if iv.conflicts and (iv.assertions, iv.conflicts) not in reported:
+            reported.add((iv.assertions, iv.conflicts))
+            issues.append(LintIssue(
+                "single_value_conflict", "error",
+                f"{ref} {iv.predicate}: fact:{iv.assertions[-1]} conflicts with "
+                + ", ".join(f"fact:{c}" for c in iv.conflicts), fact=f"fact:{iv.assertions[-1]}", subject=ref))
+
+
+def _drift_issue(m: Memory, ref: str, view: list[Interval], parts: list[str]) -> LintIssue:
+    d: dict[str, Any] = m.drift_entry(ref, view, parts)
+    return LintIssue("view_drift", "error", f"the stored view of {ref} differs from a rebuild "
+                     f"({d['stored_only']} stored only, {d['missing']} missing; {', '.join(parts)}); "
+                     "run 'graphmem rebuild'", subject=ref)
 
 
 def _fact_num(ref: str | None) -> int:

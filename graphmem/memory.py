@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from graphmem.bulk import gc_paused
+from graphmem.bulk import forked_map, gc_paused
 from graphmem.errors import (
     AmbiguousEntity,
     BadInput,
@@ -37,7 +37,7 @@ from graphmem.results import (
     WriteResult,
 )
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
-from graphmem.store import Store
+from graphmem.store import Store, log_text, statements_from_log, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
 
@@ -53,6 +53,9 @@ def slug(name: str) -> str:
 
 
 _TERM_RE = re.compile(r"\w+")
+R = TypeVar("R")
+_REWRITE_MAX = 2000  # a rebuild rewrites up to this many subjects one by one, more in one bulk load
+_DRIFT_MAX = 50  # subjects listed in a drift report
 
 
 def search_terms(query: str) -> list[str]:
@@ -81,6 +84,12 @@ def parse_record_ref(text: str) -> int:
     if not m:
         raise BadInput(f"bad record ref {text!r}: expected rec:N")
     return int(m[1])
+
+
+def _same_statements(ref: str, stored_log: str, log: list[Statement]) -> bool:
+    """Whether a stored log (of any row form) holds the statements of ``log``, names aside."""
+    stored, _ = statements_from_log(ref, stored_log, lambda _: None)
+    return [s[:14] for s in stored] == [s[:14] for s in log]
 
 
 def parse_fact_ref(text: str) -> int:
@@ -418,7 +427,7 @@ class Memory:
         return e.name if e else ref
 
     def entity_names(self) -> dict[str, str]:
-        return {e.ref: e.name for e in self.store.all_entities()}
+        return self.store.entity_names()
 
     # reads ------------------------------------------------------------------------
 
@@ -570,6 +579,32 @@ class Memory:
 
     # rebuild ----------------------------------------------------------------------
 
+    def stored_logs(self, names: dict[str, str], compare: bool = False) -> Iterator[
+            tuple[str, list[Statement], str, str | None, str | None, str | None]]:
+        """Each subject's statements as stored in ``Assertion`` (the authority), one subject at a time:
+        (ref, statements, the log's stored form, the stored log text when it is not that form ("" when
+        it is), stored name, stored view text); the last three only with ``compare``."""
+        get = names.get
+        for ref, text, stored_log, stored_name, stored_view in self.store.subject_logs(compare):
+            log, ordered = statements_from_log(ref, text, get)
+            yield ref, log, text if ordered else log_text(log), stored_log, stored_name, stored_view
+
+    def iter_views(self, stmts: Iterable[Statement] | None, names: dict[str, str]) -> Iterator[
+            tuple[str, list[Statement], list[Interval]]]:
+        """Each subject's log and freshly computed view, one subject at a time (from ``stmts``, else the store)."""
+        if stmts is None:
+            for ref, log, _, _, _, _ in self.stored_logs(names):
+                yield ref, log, view_for_subject(log, self.registry)
+            return
+        by_subject: dict[str, list[Statement]] = defaultdict(list)
+        for s in stmts:
+            if s.object_kind == "entity" and s.object_name is None:
+                s = s._replace(object_name=names.get(str(s.object)))
+            by_subject[s.subject].append(s)
+        for ref in sorted(by_subject):
+            log = by_subject.pop(ref)
+            yield ref, log, view_for_subject(log, self.registry)
+
     def computed_views(self, stmts: Iterable[Statement] | None = None,
                        names: dict[str, str] | None = None) -> dict[str, tuple[list[Statement], list[Interval]]]:
         """Every subject's log and view, recomputed from the statements (the authority)."""
@@ -577,54 +612,107 @@ class Memory:
             names = self.entity_names()
         return {ref: (log, view) for ref, log, view in self.iter_views(stmts, names)}
 
-    def iter_views(self, stmts: Iterable[Statement] | None, names: dict[str, str]) -> Iterator[
-            tuple[str, list[Statement], list[Interval]]]:
-        """Each subject's log and freshly computed view, one subject at a time (bulk loads stream these)."""
-        by_subject: dict[str, list[Statement]] = defaultdict(list)
-        if stmts is None:
-            for s in self.store.all_statements(names):
-                by_subject[s.subject].append(s)
-        else:
-            for s in stmts:
-                if s.object_kind == "entity" and s.object_name is None:
-                    s = s._replace(object_name=names.get(str(s.object)))
-                by_subject[s.subject].append(s)
-        for ref in sorted(by_subject):
-            log = by_subject.pop(ref)
-            yield ref, log, view_for_subject(log, self.registry)
-
-    def drift(self, computed: dict[str, tuple[list[Statement], list[Interval]]], limit: int = 50) -> list[dict[str, Any]]:
-        """Where the stored view differs from ``computed`` (at most ``limit`` subjects)."""
-        out: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        for ref, stored in self.store.subject_views_unlike({r: v for r, (_, v) in computed.items()}, seen):
-            want = computed.get(ref, ([], []))[1]
-            a = {iv.key() for iv in stored}
-            b = {iv.key() for iv in want}
-            if a != b and len(out) < limit:
-                out.append({"subject": ref, "stored_only": len(a - b), "missing": len(b - a)})
-        for ref, (_, view) in computed.items():
-            if ref not in seen and view and len(out) < limit:
-                out.append({"subject": ref, "stored_only": 0, "missing": len(view)})
-        return out
-
     def rebuild(self, *, check: bool = False) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare."""
         with gc_paused():
             return self._rebuild(check)
 
+    def compare_views(self, names: dict[str, str], content_only: bool,
+                      each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R]) -> list[R]:
+        """Recompute every subject from its statements, compare it with its stored rows, and collect
+        ``each(ref, statements, log text, view, edge count, parts that differ)``; then, for stored
+        subjects or edges that have no statements, ``each(ref, [], "", [], 0, ["orphan"])``.
+
+        Parts are ``name``, ``log``, ``view`` and ``edges``. ``content_only`` (checks) does not count
+        a log stored in another row form or order that holds the same statements; a rebuild rewrites it.
+        The subjects are shared out between two processes (``bulk.forked_map``), so ``each`` must not
+        touch the store.
+        """
+        store = self.store
+        stored_edges = store.fact_edge_keys()
+        orphans = store.subject_refs()
+        rows = list(store.subject_logs(compare=True))
+        get = names.get
+
+        def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> list[R]:
+            out = []
+            for ref, text, stored_log, stored_name, stored_view in part:
+                log, ordered = statements_from_log(ref, text, get)
+                if not ordered:  # Kuzu grouped the rows out of order: the stored form is in id order
+                    unordered, text = text, log_text(log)
+                    if stored_log == "":  # stored out of order: the same statements, to be stored again
+                        stored_log = unordered
+                    elif stored_log == text:
+                        stored_log = ""
+                view = view_for_subject(log, self.registry)
+                parts = []
+                if stored_name != get(ref, ref):
+                    parts.append("name")
+                if stored_log and not (content_only and _same_statements(ref, stored_log, log)):
+                    parts.append("log")
+                if stored_view != view_text(view):
+                    parts.append("view")
+                edges = store.edge_keys(ref, view)
+                if edges != stored_edges.get(ref, []):
+                    parts.append("edges")
+                out.append(each(ref, log, text, view, len(edges), parts))
+            return out
+
+        results = [r for part in forked_map(chunk, rows) for r in part]
+        seen = {row[0] for row in rows}
+        del rows
+        for ref in sorted((orphans | set(stored_edges)) - seen):
+            results.append(each(ref, [], "", [], 0, ["orphan"]))
+        return results
+
     def _rebuild(self, check: bool) -> RebuildReport:
+        """Recompute every subject's log, view and edges and compare them with the stored rows; then
+        (unless checking) rewrite what differs: subject by subject when few do, else the whole view
+        in one bulk load. Either way the view ends up as a full recomputation makes it.
+        """
         t0 = time.perf_counter()
-        names = self.entity_names()
+        store = self.store
+        names = store.entity_names()
+
+        def each(ref: str, log: list[Statement], text: str, view: list[Interval], n_edges: int,
+                 parts: list[str]) -> tuple[str, int, int, list[str], tuple[str, list[Interval]] | None]:
+            return ref, len(view) if log else -1, n_edges, parts, (text, view) if parts and log else None
+
+        counts = {"subjects": 0, "intervals": 0, "edges": 0, "rewritten": 0}
+        drift: list[dict[str, Any]] = []
+        changed: dict[str, tuple[str, list[Interval]] | None] = {}  # None: no statements (drop its rows)
+        for ref, n_intervals, n_edges, parts, item in self.compare_views(names, check, each):
+            if n_intervals >= 0:
+                counts["subjects"] += 1
+                counts["intervals"] += n_intervals
+                counts["edges"] += n_edges
+            if not parts:
+                continue
+            counts["rewritten"] += 1
+            if len(changed) < _REWRITE_MAX:
+                changed[ref] = item
+            if len(drift) < _DRIFT_MAX:
+                drift.append(self.drift_entry(ref, item[1] if item else [], parts))
         if check:
-            computed = self.computed_views(names=names)
-            drift = self.drift(computed)
-            counts = {"subjects": len(computed), "intervals": sum(len(v) for _, v in computed.values())}
             return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
-        with self.store.transaction():
-            counts = self.store.replace_view(
-                (ref, names.get(ref, ref), log, view) for ref, log, view in self.iter_views(None, names))
+        if counts["rewritten"] > _REWRITE_MAX:  # most of the view: one bulk load beats row-by-row writes
+            with store.transaction():
+                store.replace_view((ref, names.get(ref, ref), text, view_for_subject(log, self.registry))
+                                   for ref, log, text, _, _, _ in self.stored_logs(names))
+        elif changed:
+            with store.transaction():
+                for ref, item in changed.items():
+                    if item is None:
+                        store.drop_subject(ref)
+                    else:
+                        store.rewrite_subject(ref, names.get(ref, ref), *item)
         return RebuildReport(False, (), counts, time.perf_counter() - t0)
+
+    def drift_entry(self, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:
+        """How the stored rows of ``ref`` differ from ``view``: intervals stored only and missing, and which parts."""
+        stored = {iv.key() for iv in self.store.subject_view(ref)}
+        want = {iv.key() for iv in view}
+        return {"subject": ref, "stored_only": len(stored - want), "missing": len(want - stored), "parts": parts}
 
     # evidence ---------------------------------------------------------------------
 

@@ -174,13 +174,50 @@ def decode_literal(text: str, literal_type: str) -> Value:
 # Compact JSON rows of the Subject table -------------------------------------------
 
 def _stmt_row(s: Statement) -> tuple[Any, ...]:
-    """A statement without its subject; JSON writes the tuple (and its sources) as arrays."""
-    return s[:2] + s[3:]
+    """A statement as a row of its subject's log: without its subject and its object's name
+    (id, op, predicate, object, kind, from, to, recorded, retracted, reason, sources, by, trust)."""
+    return s[:2] + s[3:14]
 
 
-def _stmt_from_row(subject: str, r: list[Any]) -> Statement:
-    return Statement(r[0], r[1], subject, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], tuple(r[10]),
-                     r[11], r[12], r[13])
+def _stmt_from_row(subject: str, r: list[Any], name_of: Any) -> Statement:
+    """A log row back as a statement; ``name_of(ref)`` names entity objects. Rows written before the
+    log dropped names carry the name as a 14th item."""
+    name = (r[13] if len(r) > 13 else name_of(r[3])) if r[4] == "entity" else None
+    return Statement(r[0], r[1], subject, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], tuple(r[10] or ()),
+                     r[11], r[12], name)
+
+
+def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], bool]:
+    """A log as read by ``Store.subject_logs`` (or stored), and whether its rows came in id order."""
+    make = Statement._make
+    out: list[Statement] = []
+    last = -1
+    ordered = True
+    for r in json.loads(text):
+        if len(r) != 13:
+            out.append(_stmt_from_row(subject, r, name_of))
+            ordered = False  # an older row form: rewritten by the next rebuild
+            continue
+        if r[0] <= last:
+            ordered = False
+        last = r[0]
+        r.insert(2, subject)
+        r[11] = tuple(r[11]) if r[11] else ()
+        r.append(name_of(r[4]) if r[5] == "entity" else None)
+        out.append(make(r))
+    if not ordered:
+        out.sort()
+    return out, ordered
+
+
+def view_text(view: list[Interval]) -> str:
+    """A subject's intervals in their stored form."""
+    return dumps([_iv_row(iv) for iv in view])
+
+
+def log_text(log: list[Statement]) -> str:
+    """A subject's log in its stored form (the form ``Store.subject_logs`` reads from Kuzu)."""
+    return dumps([_stmt_row(s) for s in log])
 
 
 def _iv_row(iv: Interval) -> tuple[Any, ...]:
@@ -227,6 +264,22 @@ _SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
 _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
 
 
+def _us(col: str) -> str:
+    """A TIMESTAMP column as microseconds since the epoch (``to_epoch_ms`` rounds toward zero; this floors)."""
+    return (f"(to_epoch_ms({col}) - CASE WHEN {col} < timestamp('1970-01-01') AND date_part('microsecond', {col}) "
+            f"% 1000 > 0 THEN 1 ELSE 0 END) * 1000 + date_part('microsecond', {col}) % 1000")
+
+
+# a statement as its log row (see _stmt_row), built by Kuzu: literal objects decoded by their type
+_LOG_ROW = ("[to_json(a.id), to_json(a.op), to_json(a.predicate), CASE a.object_type WHEN 'int' THEN "
+            "to_json(CAST(a.object AS INT64)) WHEN 'float' THEN to_json(CAST(a.object AS DOUBLE)) WHEN 'bool' THEN "
+            "to_json(a.object = 'true') ELSE to_json(a.object) END, to_json(CASE WHEN a.object_type = 'entity' THEN "
+            "'entity' WHEN a.object_type IS NULL OR a.object_type = '' THEN '' ELSE 'literal' END), "
+            f"to_json({_us('a.valid_from')}), to_json({_us('a.valid_to')}), to_json({_us('a.recorded_at')}), "
+            f"to_json({_us('a.retracted_at')}), to_json(a.retract_reason), a.sources, to_json(a.asserted_by), "
+            "to_json(a.trust)]")
+
+
 class Store:
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
 
@@ -260,6 +313,7 @@ class Store:
         self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
         self._postings_held = 0
         self._index_stats: tuple[int, int] | None = None
+        self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
         self._ensure_schema()
 
     # plumbing -------------------------------------------------------------------
@@ -665,6 +719,67 @@ class Store:
             stmts.sort()
         return stmts
 
+    def subject_logs(self, compare: bool = False) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
+        """Every subject's log, grouped and written as JSON by Kuzu: (ref, log text, the stored log
+        text when it differs ("" when it matches), stored name, stored view text); without ``compare``,
+        the last three are None.
+
+        Rebuild, lint and large imports read the statements this way: Kuzu groups a million
+        rows and writes their JSON in C++, so Python decodes one string per subject instead
+        of building a row object per statement (and the stored log is compared in Kuzu).
+        """
+        # no ORDER BY: sorting a million rows first costs more than sorting the few logs that come out of order
+        query = f"MATCH (a:Assertion) WITH a.subject AS ref, CAST(to_json(collect({_LOG_ROW})) AS STRING) AS log "
+        if compare:
+            query += ("OPTIONAL MATCH (s:Subject {ref: ref}) RETURN ref, log, CASE WHEN s.log = log THEN '' "
+                      "ELSE coalesce(s.log, '[]') END AS stored_log, s.name AS name, s.view AS view")
+        else:
+            query += "RETURN ref, log, NULL AS stored_log, NULL AS name, NULL AS view"
+        yield from self._iter(query)  # type: ignore[misc]
+
+    def entity_names(self) -> dict[str, str]:
+        """Every entity's ref and name."""
+        return {r: n for t in sorted(self.ontology.entity_types) for r, n in self._iter(f"MATCH (e:{t}) RETURN e.ref, e.name")}
+
+    def entity_types(self) -> dict[str, str]:
+        """Every entity's ref and type."""
+        return {r: t for t in sorted(self.ontology.entity_types) for (r,) in self._iter(f"MATCH (e:{t}) RETURN e.ref")}
+
+    def subject_refs(self) -> set[str]:
+        return {r for (r,) in self._iter("MATCH (s:Subject) RETURN s.ref")}
+
+    def fact_edge_keys(self) -> dict[str, list[str]]:
+        """Every stored fact edge as ``edge_key`` text, sorted, by the ref of its subject."""
+        labels = [e for e in sorted(self.ontology.edge_types) if e in self._tables() and self.is_fact_edge(e)]
+        if not labels:
+            return {}
+        key = (f"concat(label(e), ' ', o.ref, ' ', e.predicate, ' ', CAST({_us('e.valid_from')} AS STRING), ' ', "
+               f"coalesce(CAST({_us('e.valid_to')} AS STRING), ''), ' ', CAST(e.assertions AS STRING), ' ', "
+               "CAST(e.conflicts AS STRING))")
+        query = f"MATCH (s)-[e:{'|'.join(labels)}]->(o) WITH s.ref AS ref, {key} AS k RETURN ref, list_sort(collect(k))"
+        return {ref: keys for ref, keys in self._iter(query)}
+
+    def edge_keys(self, ref: str, view: list[Interval]) -> list[str]:
+        """The fact edges ``view`` makes for subject ``ref``, as ``fact_edge_keys`` writes them, sorted."""
+        stype = self.ontology.type_for_prefix(ref.partition(":")[0])
+        if stype is None:
+            return []
+        out = []
+        labels = self._edge_labels
+        for iv in view:
+            if iv.object_kind == "entity":
+                key = (stype, iv.predicate, str(iv.object).partition(":")[0])
+                label = labels.get(key, "")
+                if label == "":
+                    edge = self._edge_for(stype, iv)
+                    label = labels[key] = edge[0] if edge else None
+                if label is not None:
+                    out.append(f"{label} {iv.object} {iv.predicate} {iv.valid_from} "
+                               f"{'' if iv.valid_to is None else iv.valid_to} {_int_list(iv.assertions)} "
+                               f"{_int_list(iv.conflicts)}")
+        out.sort()
+        return out
+
     def statement_count(self) -> int:
         return int(self._q("MATCH (a:Assertion) RETURN count(a)")[0][0])
 
@@ -692,9 +807,16 @@ class Store:
         rows = self._q(_SUBJECT_LOG_VIEW, {"r": ref})
         if not rows:
             return None, [], []
-        name, log, view = rows[0]
-        return (name, [_stmt_from_row(ref, r) for r in json.loads(log or "[]")],
-                [_iv_from_row(ref, r) for r in json.loads(view or "[]")])
+        name, log, view_text = rows[0]
+        view = [_iv_from_row(ref, r) for r in json.loads(view_text or "[]")]
+        names: dict[Any, str | None] = {iv.object: iv.object_name for iv in view if iv.object_kind == "entity"}
+
+        def name_of(obj: str) -> str | None:  # objects the view does not show (retracted, say) are looked up
+            if obj not in names:
+                e = self.entity(obj)
+                names[obj] = e.name if e else None
+            return names[obj]
+        return name, statements_from_log(ref, log or "[]", name_of)[0], view
 
     def all_subject_rows(self, prefix: str | None = None) -> Iterator[tuple[str, str | None, list[Interval]]]:
         """Every subject's ref, name and intervals (those whose ref starts with ``prefix``)."""
@@ -706,39 +828,47 @@ class Store:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
             yield ref, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
 
-    def subject_views_unlike(self, views: dict[str, list[Interval]], seen: set[str]) -> Iterator[
-            tuple[str, list[Interval]]]:
-        """The stored views that differ from ``views`` in their stored form (ref and stored intervals).
-
-        Equal text means equal views, so only the subjects whose text differs are decoded
-        (lint and ``rebuild --check`` compare a million intervals this way). Every stored
-        ref is added to ``seen``.
-        """
-        for ref, text in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
-            seen.add(ref)
-            want = views.get(ref)
-            if want is not None and text == dumps([_iv_row(iv) for iv in want]):
-                continue
-            yield ref, [_iv_from_row(ref, r) for r in json.loads(text or "[]")]
-
     def write_subject(self, ref: str, name: str, log: list[Statement], view: list[Interval],
                       predicates: Iterable[str]) -> None:
         """Replace one subject's materialized rows and its edges for ``predicates``."""
-        self._q("MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v",
-                {"r": ref, "n": name, "l": dumps([_stmt_row(s) for s in log]),
-                 "v": dumps([_iv_row(iv) for iv in view])})
+        self._put_subject(ref, name, log_text(log), view, set(predicates))
+
+    def rewrite_subject(self, ref: str, name: str, log: str, view: list[Interval]) -> None:
+        """Replace one subject's materialized rows and all its fact edges (``log`` in its stored form)."""
+        self._put_subject(ref, name, log, view, None)
+
+    def drop_subject(self, ref: str) -> None:
+        """Remove the materialized rows of a subject that has no statements, and its fact edges."""
+        self._q("MATCH (s:Subject {ref: $r}) DELETE s", {"r": ref})
+        self._drop_edges(ref, None)
+
+    def _drop_edges(self, ref: str, predicates: set[str] | None) -> None:
         stype = self.ontology.type_for_prefix(ref.partition(":")[0])
         if stype is None:
             return
-        wanted = set(predicates)
-        for pred in sorted(wanted):
+        if predicates is None:
+            tables = self._tables()
+            for label in sorted(e for e in self.ontology.edge_types if e in tables and self.is_fact_edge(e)):
+                if any(a == stype for a, _ in self.ontology.edge_types[label].pairs):
+                    self._q(f"MATCH (s:{stype} {{ref: $r}})-[e:{label}]->() DELETE e", {"r": ref})
+            return
+        for pred in sorted(predicates):
             p = self.registry.predicates.get(pred)
             if p is None or p.edge is None:
                 continue
             self._q(f"MATCH (s:{stype} {{ref: $r}})-[e:{p.edge}]->() WHERE e.predicate = $p DELETE e",
                     {"r": ref, "p": pred})
+
+    def _put_subject(self, ref: str, name: str, log: str, view: list[Interval], predicates: set[str] | None) -> None:
+        """Write a subject's row and its edges for ``predicates`` (None: all of them, old ones dropped)."""
+        self._q("MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v",
+                {"r": ref, "n": name, "l": log, "v": view_text(view)})
+        stype = self.ontology.type_for_prefix(ref.partition(":")[0])
+        if stype is None:
+            return
+        self._drop_edges(ref, predicates)
         for iv in view:
-            if iv.predicate not in wanted or iv.object_kind != "entity":
+            if (predicates is not None and iv.predicate not in predicates) or iv.object_kind != "entity":
                 continue
             edge = self._edge_for(stype, iv)
             if edge is None:
@@ -760,8 +890,9 @@ class Store:
             return None
         return p.edge, otype
 
-    def replace_view(self, subjects: Iterable[tuple[str, str, list[Statement], list[Interval]]]) -> dict[str, int]:
-        """Drop and bulk-load the whole materialized view (rebuild and large imports)."""
+    def replace_view(self, subjects: Iterable[tuple[str, str, str, list[Interval]]]) -> dict[str, int]:
+        """Drop and bulk-load the whole materialized view (rebuild and large imports): per subject its
+        ref, name, log in its stored form (``log_text``) and view."""
         tables = self._tables()
         self._q("DROP TABLE Subject")
         self._q(_SUBJECT_DDL)
@@ -807,7 +938,7 @@ class Store:
                     if len(pending) == _CHUNK:
                         bulk.write(pending)
                         pending.clear()
-                yield [ref, name, dumps([_stmt_row(s) for s in log]), dumps([_iv_row(iv) for iv in view])]
+                yield [ref, name, log, view_text(view)]
 
         try:
             self._copy("Subject", subject_rows())
@@ -1012,6 +1143,10 @@ class Store:
 
     def record_count(self) -> int:
         return int(self._q("MATCH (r:Record) RETURN count(r)")[0][0])
+
+    def record_times(self) -> dict[str, int]:
+        """Every record's ref and time (microseconds)."""
+        return {ref: from_datetime(ts) or 0 for ref, ts in self._iter("MATCH (r:Record) RETURN r.ref, r.ts")}
 
     def record_id_set(self) -> set[int]:
         return {r[0] for r in self._iter("MATCH (r:Record) RETURN r.id")}

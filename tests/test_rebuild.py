@@ -1,0 +1,115 @@
+"""Rebuild repairs every derived row (subject rows and fact edges); the check and lint find what differs."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+import graphmem
+from graphmem import bulk, memory
+
+
+def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:
+    labels = "|".join(e for e in sorted(m.ontology.edge_types) if m.store.is_fact_edge(e))
+    rows = m.store._q(f"MATCH (s)-[e:{labels}]->(o) RETURN label(e), s.ref, o.ref, e.predicate, e.valid_from, "
+                      "e.valid_to, e.assertions, e.conflicts")
+    return sorted(tuple(tuple(x) if isinstance(x, list) else x for x in r) for r in rows)
+
+
+def _subjects(m: graphmem.Memory) -> dict[str, tuple[str, str, str]]:
+    return {r: (n, log, view) for r, n, log, view in m.store._q("MATCH (s:Subject) RETURN s.ref, s.name, s.log, s.view")}
+
+
+def _corrupt(m: graphmem.Memory) -> None:
+    """Damage the derived rows the way a crash of some other writer or a hand-written Cypher query could."""
+    q = m.store._q
+    q("MATCH (s:Subject {ref: 'project:atlas'}) SET s.view = '[]'")
+    q("MATCH (s:Subject {ref: 'project:harbor'}) SET s.name = 'Wrong'")
+    one = q("MATCH (s:Project {ref: 'project:beacon'})-[e:USES]->(t) RETURN t.ref LIMIT 1")[0][0]
+    q(f"MATCH (s:Project {{ref: 'project:beacon'}})-[e:USES]->(t {{ref: '{one}'}}) DELETE e")
+    q("MATCH (s:Project {ref: 'project:compass'})-[e:USES]->(t) SET e.valid_to = timestamp('2001-01-01')")
+    q("CREATE (:Subject {ref: 'project:ghost', name: 'Ghost', log: '[]', view: '[]'})")
+
+
+def test_check_finds_every_damaged_part_and_rebuild_repairs_it(demo: graphmem.Memory) -> None:
+    edges, subjects = _edges(demo), _subjects(demo)
+    _corrupt(demo)
+    report = demo.rebuild(check=True)
+    parts = {d["subject"]: d["parts"] for d in report.drift}
+    assert parts == {"project:atlas": ["view"], "project:harbor": ["name"], "project:beacon": ["edges"],
+                     "project:compass": ["edges"], "project:ghost": ["orphan"]}
+    atlas = next(d for d in report.drift if d["subject"] == "project:atlas")
+    assert atlas["stored_only"] == 0 and atlas["missing"] > 0
+    lint = demo.lint()
+    assert {i.subject for i in lint.issues if i.code == "view_drift"} == set(parts)
+    assert _edges(demo) != edges
+    done = demo.rebuild()
+    assert done.counts["rewritten"] == 5
+    assert _edges(demo) == edges
+    assert _subjects(demo) == subjects
+    assert demo.rebuild(check=True).drift == ()
+    assert not [i for i in demo.lint().issues if i.code == "view_drift"]
+
+
+def test_the_bulk_path_repairs_the_same_way(demo: graphmem.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    edges, subjects = _edges(demo), _subjects(demo)
+    _corrupt(demo)
+    monkeypatch.setattr(memory, "_REWRITE_MAX", 1)  # more than one subject differs: drop and bulk-load the view
+    demo.rebuild()
+    assert _edges(demo) == edges
+    assert _subjects(demo) == subjects
+    assert demo.rebuild(check=True).drift == ()
+
+
+def test_a_log_in_the_older_row_form_is_the_same_content_and_rebuild_rewrites_it(demo: graphmem.Memory) -> None:
+    ref = "project:atlas"
+    name, log, view = _subjects(demo)[ref]
+    stmts = demo.store.subject_log(ref)
+    # the first stored form carried each entity object's name as a 14th item
+    old = json.dumps([list(r) + [s.object_name] for r, s in zip(json.loads(log), stmts, strict=True)],
+                     separators=(",", ":"), ensure_ascii=False)
+    demo.store._q("MATCH (s:Subject {ref: $r}) SET s.log = $l", {"r": ref, "l": old})
+    assert demo.store.subject_log(ref) == stmts  # read back the same, names included
+    assert demo.rebuild(check=True).drift == ()  # content, not form
+    assert demo.rebuild().counts["rewritten"] == 1
+    assert _subjects(demo)[ref] == (name, log, view)
+
+
+def test_instants_before_1970_keep_their_microseconds(mem: graphmem.Memory) -> None:
+    mem.add_entity("Project", "Old")
+    mem.add_entity("Tool", "Abacus")
+    times = ["1850-03-01T00:00:00.000250Z", "1969-12-31T23:59:59.999500Z", "1969-12-31T23:59:58.000001Z"]
+    for i, t in enumerate(times):
+        mem.assert_("Old", "status", ["active", "paused", "done"][i], valid_from=t, recorded_at="1970-01-02T00:00:00Z")
+    before = mem.timeline("Old").to_json()["intervals"]
+    assert mem.rebuild(check=True).drift == ()
+    mem.store._q("MATCH (s:Subject) SET s.view = '[]'")
+    mem.rebuild()
+    assert mem.timeline("Old").to_json()["intervals"] == before
+    starts = [iv["valid_from"] for iv in before]
+    assert starts == ["1850-03-01T00:00:00.000250Z", "1969-12-31T23:59:58.000001Z", "1969-12-31T23:59:59.999500Z"]
+
+
+def _halves(items: list[int]) -> list[int]:
+    return [sum(items), len(items)]
+
+
+def test_forked_map_gives_what_one_process_gives() -> None:
+    items = list(range(10_001))
+    got = bulk.forked_map(_halves, items, min_items=0)
+    assert got == [_halves(items[:5000]), _halves(items[5000:])]
+    assert bulk.forked_map(_halves, items) != [_halves(items)] or os.cpu_count() == 1
+
+
+def test_forked_map_falls_back_when_the_child_fails() -> None:
+    parent = os.getpid()
+
+    def only_here(items: list[int]) -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return sum(items)
+
+    assert bulk.forked_map(only_here, list(range(100)), min_items=0) == [sum(range(50)), sum(range(50, 100))]
