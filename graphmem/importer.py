@@ -321,9 +321,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
         for fid, at, reason in old_retractions:
             store.mark_retracted(fid, at, reason)
         if len(touched) > 500:  # recompute every view from the store (Kuzu groups the statements by subject)
-            names = store.entity_names()
-            store.replace_view((ref, names.get(ref, ref), text, view_for_subject(log, m.registry))
-                               for ref, log, text, _, _, _ in m.stored_logs(names))
+            m.reload_view(store.entity_names())
         else:
             marks = {fid: (at, reason) for fid, at, reason in old_retractions}
             for subj, preds in touched.items():

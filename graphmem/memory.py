@@ -37,7 +37,7 @@ from graphmem.results import (
     WriteResult,
 )
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
-from graphmem.store import Store, log_text, statements_from_log, view_text
+from graphmem.store import Store, ViewFiles, log_text, statements_from_log, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
 
@@ -579,38 +579,22 @@ class Memory:
 
     # rebuild ----------------------------------------------------------------------
 
-    def stored_logs(self, names: dict[str, str], compare: bool = False) -> Iterator[
-            tuple[str, list[Statement], str, str | None, str | None, str | None]]:
-        """Each subject's statements as stored in ``Assertion`` (the authority), one subject at a time:
-        (ref, statements, the log's stored form, the stored log text when it is not that form ("" when
-        it is), stored name, stored view text); the last three only with ``compare``."""
+    def reload_view(self, names: dict[str, str]) -> dict[str, int]:
+        """Recompute every subject's view from the store and bulk-load the whole view (in the caller's
+        transaction). The subjects are shared out between two processes, each writing its own bulk files."""
+        rows = list(self.store.subject_logs())
         get = names.get
-        for ref, text, stored_log, stored_name, stored_view in self.store.subject_logs(compare):
-            log, ordered = statements_from_log(ref, text, get)
-            yield ref, log, text if ordered else log_text(log), stored_log, stored_name, stored_view
 
-    def iter_views(self, stmts: Iterable[Statement] | None, names: dict[str, str]) -> Iterator[
-            tuple[str, list[Statement], list[Interval]]]:
-        """Each subject's log and freshly computed view, one subject at a time (from ``stmts``, else the store)."""
-        if stmts is None:
-            for ref, log, _, _, _, _ in self.stored_logs(names):
-                yield ref, log, view_for_subject(log, self.registry)
-            return
-        by_subject: dict[str, list[Statement]] = defaultdict(list)
-        for s in stmts:
-            if s.object_kind == "entity" and s.object_name is None:
-                s = s._replace(object_name=names.get(str(s.object)))
-            by_subject[s.subject].append(s)
-        for ref in sorted(by_subject):
-            log = by_subject.pop(ref)
-            yield ref, log, view_for_subject(log, self.registry)
+        def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> ViewFiles:
+            def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
+                for ref, text, _, _, _ in part:
+                    log, ordered = statements_from_log(ref, text, get)
+                    yield ref, get(ref, ref), text if ordered else log_text(log), view_for_subject(log, self.registry)
+            return self.store.write_view_files(subjects())
 
-    def computed_views(self, stmts: Iterable[Statement] | None = None,
-                       names: dict[str, str] | None = None) -> dict[str, tuple[list[Statement], list[Interval]]]:
-        """Every subject's log and view, recomputed from the statements (the authority)."""
-        if names is None:
-            names = self.entity_names()
-        return {ref: (log, view) for ref, log, view in self.iter_views(stmts, names)}
+        files = forked_map(chunk, rows)
+        del rows
+        return self.store.load_view(files)
 
     def rebuild(self, *, check: bool = False) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare."""
@@ -697,8 +681,7 @@ class Memory:
             return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
         if counts["rewritten"] > _REWRITE_MAX:  # most of the view: one bulk load beats row-by-row writes
             with store.transaction():
-                store.replace_view((ref, names.get(ref, ref), text, view_for_subject(log, self.registry))
-                                   for ref, log, text, _, _, _ in self.stored_logs(names))
+                self.reload_view(names)
         elif changed:
             with store.transaction():
                 for ref, item in changed.items():

@@ -18,6 +18,7 @@ ever produced by ``_int``, which accepts nothing but ints.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
@@ -95,12 +96,13 @@ class _BulkFile:
     does, costs more than the load itself.
     """
 
-    def __init__(self, tmpdir: Path, breaks: bool = False) -> None:
+    def __init__(self, tmpdir: Path, breaks: bool = False, keep: bool = False) -> None:
         tmpdir.mkdir(exist_ok=True)
         fd, self.name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
         self._f = os.fdopen(fd, "w", encoding="utf-8")
         self.rows = 0
         self.breaks = breaks
+        self.keep = keep  # left in place on exit, for a load elsewhere (see ``discard``)
 
     def write(self, rows: list[list[Any]]) -> None:
         text, breaks = _tsv(rows)
@@ -111,12 +113,34 @@ class _BulkFile:
     def close(self) -> None:
         self._f.close()
 
+    def discard(self) -> None:
+        self._f.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.name)
+
+    def __getstate__(self) -> dict[str, Any]:  # handed from a child process: the closed file's name and counts
+        return {"name": self.name, "rows": self.rows, "breaks": self.breaks, "keep": self.keep}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._f = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  (closed by close or discard)
+
     def __enter__(self) -> _BulkFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._f.close()
-        os.unlink(self.name)
+        if not self.keep:
+            os.unlink(self.name)
+
+
+@dataclasses.dataclass
+class ViewFiles:
+    """The bulk files of (part of) the view, written by ``Store.write_view_files``."""
+
+    subjects: _BulkFile
+    edges: dict[tuple[str, str, str], _BulkFile]  # (label, from type, to type)
+    counts: dict[str, int]
 
 
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
@@ -890,20 +914,10 @@ class Store:
             return None
         return p.edge, otype
 
-    def replace_view(self, subjects: Iterable[tuple[str, str, str, list[Interval]]]) -> dict[str, int]:
-        """Drop and bulk-load the whole materialized view (rebuild and large imports): per subject its
-        ref, name, log in its stored form (``log_text``) and view."""
-        tables = self._tables()
-        self._q("DROP TABLE Subject")
-        self._q(_SUBJECT_DDL)
-        edge_names = [e for e in self.ontology.edge_types if e in tables and self.is_fact_edge(e)]
-        for e in edge_names:
-            self._q(f"DROP TABLE {e}")
-            ddl = self._edge_ddl(e)
-            if ddl:
-                self._q(ddl)
+    def write_view_files(self, subjects: Iterable[tuple[str, str, str, list[Interval]]]) -> ViewFiles:
+        """Write the view's rows to bulk files for ``load_view`` (pure Python, no database: large
+        rebuilds and imports write two sets of files at once in two processes)."""
         counts = {"subjects": 0, "intervals": 0, "edges": 0}
-        edges_for: dict[tuple[str, str, str], tuple[str, str] | None] = {}  # (subject type, predicate, prefix)
         ts_text: dict[int | None, str] = {}
         # edge rows go to their files a chunk at a time, so a large view is never held whole
         edge_files: dict[tuple[str, str, str], tuple[_BulkFile, list[list[Any]]]] = {}
@@ -915,6 +929,7 @@ class Store:
             return text
 
         def subject_rows() -> Iterator[list[Any]]:
+            labels = self._edge_labels
             for ref, name, log, view in subjects:
                 counts["subjects"] += 1
                 counts["intervals"] += len(view)
@@ -923,15 +938,15 @@ class Store:
                     if iv.object_kind != "entity" or stype is None:
                         continue
                     key = (stype, iv.predicate, str(iv.object).partition(":")[0])
-                    if key in edges_for:
-                        edge = edges_for[key]
-                    else:
-                        edge = edges_for[key] = self._edge_for(stype, iv)
-                    if edge is None:
+                    label = labels.get(key, "")
+                    if label == "":
+                        edge = self._edge_for(stype, iv)
+                        label = labels[key] = edge[0] if edge else None
+                    if label is None:
                         continue
-                    target = (edge[0], stype, edge[1])
+                    target = (label, stype, self.ontology.type_for_prefix(key[2]) or "")
                     if target not in edge_files:
-                        edge_files[target] = (_BulkFile(self.path / "tmp"), [])
+                        edge_files[target] = (_BulkFile(self.path / "tmp", keep=True), [])
                     bulk, pending = edge_files[target]
                     pending.append([ref, iv.object, iv.predicate, ts(iv.valid_from), ts(iv.valid_to),
                                     _int_list(iv.assertions), _int_list(iv.conflicts)])
@@ -940,17 +955,43 @@ class Store:
                         pending.clear()
                 yield [ref, name, log, view_text(view)]
 
+        subject_file = _BulkFile(self.path / "tmp", keep=True)
         try:
-            self._copy("Subject", subject_rows())
-            for (label, a, b), (bulk, pending) in sorted(edge_files.items()):
+            for chunk in _chunks(subject_rows(), _CHUNK):
+                subject_file.write(chunk)
+            subject_file.close()
+            for bulk, pending in edge_files.values():
                 if pending:
                     bulk.write(pending)
-                self._load(bulk, label, f"from='{a}', to='{b}'")
-                counts["edges"] += bulk.rows
+                bulk.close()
+        except BaseException:
+            for f in [subject_file, *(b for b, _ in edge_files.values())]:
+                f.discard()
+            raise
+        counts["edges"] = sum(b.rows for b, _ in edge_files.values())
+        return ViewFiles(subject_file, {k: b for k, (b, _) in edge_files.items()}, counts)
+
+    def load_view(self, parts: list[ViewFiles]) -> dict[str, int]:
+        """Drop the view's tables and bulk-load them from ``parts`` (the files are removed)."""
+        try:
+            tables = self._tables()
+            self._q("DROP TABLE Subject")
+            self._q(_SUBJECT_DDL)
+            for e in [e for e in self.ontology.edge_types if e in tables and self.is_fact_edge(e)]:
+                self._q(f"DROP TABLE {e}")
+                ddl = self._edge_ddl(e)
+                if ddl:
+                    self._q(ddl)
+            for part in parts:
+                self._load(part.subjects, "Subject")
+            for part in parts:
+                for (label, a, b), bulk in sorted(part.edges.items()):
+                    self._load(bulk, label, f"from='{a}', to='{b}'")
         finally:
-            for bulk, _ in edge_files.values():
-                bulk.__exit__()
-        return counts
+            for part in parts:
+                for f in [part.subjects, *part.edges.values()]:
+                    f.discard()
+        return {k: sum(part.counts[k] for part in parts) for k in ("subjects", "intervals", "edges")}
 
     # evidence records ---------------------------------------------------------------
 
