@@ -613,9 +613,10 @@ class Memory:
         touch the store.
         """
         store = self.store
-        stored_edges = store.fact_edge_keys()
+        edges_read = store.fact_edge_keys()  # read beside the logs
         orphans = store.subject_refs()
         rows = list(store.subject_logs(compare=True))
+        stored_edges = edges_read()
         get = names.get
 
         def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> list[R]:
