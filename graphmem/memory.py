@@ -56,6 +56,7 @@ _TERM_RE = re.compile(r"\w+")
 R = TypeVar("R")
 _REWRITE_MAX = 2000  # a rebuild rewrites up to this many subjects one by one, more in one bulk load
 _DRIFT_MAX = 50  # subjects listed in a drift report
+_RANGE_STATEMENTS = 250_000  # statements per grouped read when the whole view is reloaded
 
 
 def search_terms(query: str) -> list[str]:
@@ -581,8 +582,9 @@ class Memory:
 
     def reload_view(self, names: dict[str, str]) -> dict[str, int]:
         """Recompute every subject's view from the store and bulk-load the whole view (in the caller's
-        transaction). The subjects are shared out between two processes, each writing its own bulk files."""
-        rows = list(self.store.subject_logs())
+        transaction). The subjects are read in ranges of about 250,000 statements, so Kuzu's grouping
+        stays small (peak memory at 1M: 1.1 GB in one read, 0.5 GB in four), and each range is shared
+        out between two processes, each writing its own bulk files."""
         get = names.get
 
         def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> ViewFiles:
@@ -592,8 +594,14 @@ class Memory:
                     yield ref, get(ref, ref), text if ordered else log_text(log), view_for_subject(log, self.registry)
             return self.store.write_view_files(subjects())
 
-        files = forked_map(chunk, rows)
-        del rows
+        files: list[ViewFiles] = []
+        try:
+            for lo, hi in self.store.subject_ranges(self.store.statement_count() // _RANGE_STATEMENTS + 1):
+                files.extend(forked_map(chunk, list(self.store.subject_logs(lo=lo, hi=hi))))
+        except BaseException:
+            for f in files:
+                f.discard()
+            raise
         return self.store.load_view(files)
 
     def rebuild(self, *, check: bool = False) -> RebuildReport:

@@ -143,6 +143,10 @@ class ViewFiles:
     edges: dict[tuple[str, str, str], _BulkFile]  # (label, from type, to type)
     counts: dict[str, int]
 
+    def discard(self) -> None:
+        for f in [self.subjects, *self.edges.values()]:
+            f.discard()
+
 
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 _ONE_US = datetime.timedelta(microseconds=1)
@@ -751,7 +755,16 @@ class Store:
             stmts.sort()
         return stmts
 
-    def subject_logs(self, compare: bool = False) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
+    def subject_ranges(self, parts: int) -> list[tuple[str | None, str | None]]:
+        """About ``parts`` ranges of subject refs with similar numbers of subjects, for ``subject_logs``."""
+        refs = sorted(r for (r,) in self._iter("MATCH (a:Assertion) RETURN DISTINCT a.subject"))
+        if parts <= 1 or len(refs) < parts:
+            return [(None, None)]
+        bounds: list[str | None] = [None, *(refs[i * len(refs) // parts] for i in range(1, parts)), None]
+        return list(zip(bounds, bounds[1:], strict=False))
+
+    def subject_logs(self, compare: bool = False, lo: str | None = None, hi: str | None = None) -> Iterator[
+            tuple[str, str, str | None, str | None, str | None]]:
         """Every subject's log, grouped and written as JSON by Kuzu: (ref, log text, the stored log
         text when it differs ("" when it matches), stored name, stored view text); without ``compare``,
         the last three are None.
@@ -761,13 +774,16 @@ class Store:
         of building a row object per statement (and the stored log is compared in Kuzu).
         """
         # no ORDER BY: sorting a million rows first costs more than sorting the few logs that come out of order
-        query = f"MATCH (a:Assertion) WITH a.subject AS ref, CAST(to_json(collect({_LOG_ROW})) AS STRING) AS log "
+        where = " AND ".join(w for w, v in (("a.subject >= $lo", lo), ("a.subject < $hi", hi)) if v is not None)
+        params = {k: v for k, v in (("lo", lo), ("hi", hi)) if v is not None}
+        query = (f"MATCH (a:Assertion) {'WHERE ' + where if where else ''} WITH a.subject AS ref, "
+                 f"CAST(to_json(collect({_LOG_ROW})) AS STRING) AS log ")
         if compare:
             query += ("OPTIONAL MATCH (s:Subject {ref: ref}) RETURN ref, log, CASE WHEN s.log = log THEN '' "
                       "ELSE coalesce(s.log, '[]') END AS stored_log, s.name AS name, s.view AS view")
         else:
             query += "RETURN ref, log, NULL AS stored_log, NULL AS name, NULL AS view"
-        yield from self._iter(query)  # type: ignore[misc]
+        yield from self._iter(query, params)  # type: ignore[misc]
 
     def entity_names(self) -> dict[str, str]:
         """Every entity's ref and name."""
@@ -1023,8 +1039,7 @@ class Store:
                            f"from='{a}', to='{b}'")
         finally:
             for part in parts:
-                for f in [part.subjects, *part.edges.values()]:
-                    f.discard()
+                part.discard()
         return {k: sum(part.counts[k] for part in parts) for k in ("subjects", "intervals", "edges")}
 
     # evidence records ---------------------------------------------------------------
