@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -18,13 +19,15 @@ from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEnt
 from graphmem.model import Entity, Statement
 from graphmem.records import Record, opt_str, parse_record
 from graphmem.results import ImportReport
+from graphmem.store import StatementFile, statements_from_log
 from graphmem.temporal import view_for_subject
 from graphmem.timeparse import now_us, parse_instant
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
 
-BULK_LINES = 2000  # above this, preload the name index and use COPY for the view
+BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index and stream the statements to a bulk file
+_RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 OPS = ("entity", "record", "assert", "end", "retract")
 
 
@@ -121,8 +124,12 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
     resolve = _Resolver(m, preload=large)
     next_id = m.store.next_fact_id()
     first_id = next_id
+    # a large import writes its statements to a bulk file as they come; a small one keeps them
+    sink = m.store.statement_file() if large else None
     stmts: list[Statement] = []
-    by_id: dict[int, int] = {}  # fact id -> index in stmts
+    by_id: dict[int, int] = {}  # fact id -> index in stmts (small imports)
+    recorded = array("q")  # recorded_at of each statement this import adds, by id - first id
+    touched: dict[str, set[str]] = defaultdict(set)
     file_ids: dict[str, int] = {}  # "fact:N" as written in the file -> the id given here
     created: dict[str, Entity] = {}
     updated: dict[str, tuple[Entity, tuple[str, ...], str | None]] = {}
@@ -170,8 +177,13 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                                      record_refs)
                 if isinstance(obj.get("id"), str):
                     file_ids[obj["id"]] = next_id
-                by_id[next_id] = len(stmts)
-                stmts.append(st)
+                if sink is not None:
+                    sink.add(st)
+                else:
+                    by_id[next_id] = len(stmts)
+                    stmts.append(st)
+                recorded.append(st.recorded_at)
+                touched[st.subject].add(st.predicate)
                 next_id += 1
             elif op == "entity":
                 ent = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
@@ -216,15 +228,18 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                 at = parse_instant(at_text, now=now, what="at") if at_text else now
                 if at > now:
                     raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
-                if fid in by_id:
-                    target: Statement | None = stmts[by_id[fid]]
+                if first_id <= fid < next_id:  # added by this import, not retracted before it
+                    target_at: int | None = recorded[fid - first_id]
+                    already = fid in retractions
                 else:
                     target = m.store.statement(fid)
-                if target is None:
+                    target_at = target.recorded_at if target else None
+                    already = target is not None and (target.retracted_at is not None or fid in retractions)
+                if target_at is None:
                     raise BadInput(f"unknown fact {ref!r}: no statement has that id")
-                if target.retracted_at is not None or fid in retractions:
+                if already:
                     raise BadInput(f"fact {ref!r} is already retracted")
-                if at < target.recorded_at:
+                if at < target_at:
                     raise BadInput(f"bad at {at_text!r}: expected a time after the fact was recorded")
                 reason = obj.get("reason")
                 retractions[fid] = (at, reason if isinstance(reason, str) else None)
@@ -232,10 +247,14 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
                 raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
         except GraphmemError as e:
             errors.append((lineno, str(e)))
+    n_stmts = next_id - first_id
     if strict and errors:
+        if sink is not None:
+            sink.discard()
         return ImportReport(n_lines, 0, 0, 0, 0, None, None, tuple(errors), False, time.perf_counter() - t0)
-    n_stmts = len(stmts)
-    _write(m, list(created.values()), list(updated.values()), stmts, by_id, retractions, now, records, rec_mentions)
+    del recorded
+    _write(m, list(created.values()), list(updated.values()), sink or stmts, next_id, by_id, retractions, touched,
+           now, records, rec_mentions)
     return ImportReport(n_lines, len(created), len(updated), n_stmts, len(retractions),
                         first_id if n_stmts else None, next_id - 1 if n_stmts else None, tuple(errors), True,
                         time.perf_counter() - t0)
@@ -274,35 +293,25 @@ def _str_list(obj: dict[str, Any], key: str) -> list[str]:
     return v
 
 
-def _drain(items: list[Statement]) -> Iterator[Statement]:
-    """The items in order, each dropped from the list as it is handed out."""
-    items.reverse()
-    while items:
-        yield items.pop()
-
-
 def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[str, ...], str | None]],
-           stmts: list[Statement], by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
-           now: int, records: list[Record], rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
-    """Write everything in one transaction. Consumes ``stmts`` and ``by_id`` (a large import frees
-    each subject's statements once its view is loaded)."""
+           stmts: list[Statement] | StatementFile, next_id: int, by_id: dict[int, int],
+           retractions: dict[int, tuple[int, str | None]], touched: dict[str, set[str]], now: int,
+           records: list[Record], rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
+    """Write everything in one transaction: the statements (a list, or a bulk file a large import
+    wrote as it read), then the view of every subject they touch."""
     store = m.store
-    created_refs = {e.ref: i for i, e in enumerate(created)}
-    old_retractions: list[tuple[int, int, str | None]] = []
+    marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
+    first_new = store.next_fact_id()  # ids from here on are this import's
     for fid, (at, reason) in retractions.items():
-        if fid in by_id:
+        if fid in by_id and isinstance(stmts, list):
             i = by_id[fid]
             stmts[i] = stmts[i]._replace(retracted_at=at, retract_reason=reason)
         else:
-            old_retractions.append((fid, at, reason))
+            marks.append((fid, at, reason))
+            st = None if fid in by_id or fid >= first_new else store.statement(fid)
+            if st is not None:
+                touched[st.subject].add(st.predicate)
     by_id.clear()
-    touched: dict[str, set[str]] = defaultdict(set)
-    for s in stmts:
-        touched[s.subject].add(s.predicate)
-    for fid, _, _ in old_retractions:
-        st = store.statement(fid)
-        if st is not None:
-            touched[st.subject].add(st.predicate)
     with store.transaction():
         if len(created) > 50:
             store.bulk_add_entities(created, now)
@@ -314,20 +323,33 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
         store.add_records(records)
         for rid, ms in rec_mentions.items():
             store.add_mentions(rid, ms)
-        if stmts:
-            last_id = stmts[-1].id
-            store.bulk_add_statements(_drain(stmts) if len(touched) > 500 else stmts)
-            store.set_next_fact_id(last_id + 1)
-        for fid, at, reason in old_retractions:
+        if isinstance(stmts, StatementFile):
+            stmts.load()
+        elif stmts:
+            store.bulk_add_statements(stmts)
+        if next_id > store.next_fact_id():
+            store.set_next_fact_id(next_id)
+        for fid, at, reason in marks:
             store.mark_retracted(fid, at, reason)
-        if len(touched) > 500:  # recompute every view from the store (Kuzu groups the statements by subject)
+        if len(touched) > _RELOAD_SUBJECTS:  # recompute every view from the store (Kuzu groups the statements by subject)
             m.reload_view(store.entity_names())
-        else:
-            marks = {fid: (at, reason) for fid, at, reason in old_retractions}
-            for subj, preds in touched.items():
-                log = store.subject_log(subj)
-                log = [s._replace(retracted_at=marks[s.id][0], retract_reason=marks[s.id][1])
-                       if s.id in marks else s for s in log]
-                log.extend(s for s in stmts if s.subject == subj)
-                name = created[created_refs[subj]].name if subj in created_refs else m.subject_name(subj)
-                store.write_subject(subj, name, log, view_for_subject(log, m.registry), preds)
+            return
+        names: dict[str, str | None] = {e.ref: e.name for e in created}
+
+        def name_of(ref: str) -> str | None:
+            if ref not in names:
+                e = store.entity(ref)
+                names[ref] = e.name if e else None
+            return names[ref]
+
+        if isinstance(stmts, StatementFile):  # the touched subjects' statements, grouped by Kuzu from the rows just written
+            for ref, text, _, _, _ in store.subject_logs(refs=sorted(touched)):
+                log = statements_from_log(ref, text, name_of)[0]
+                store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, m.registry), touched[ref])
+            return
+        retracted = {fid: (at, reason) for fid, at, reason in marks}
+        for subj, preds in touched.items():
+            log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
+                   if s.id in retracted else s for s in store.subject_log(subj)]
+            log.extend(s for s in stmts if s.subject == subj)
+            store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, m.registry), preds)

@@ -309,6 +309,48 @@ _LOG_ROW = ("[to_json(a.id), to_json(a.op), to_json(a.predicate), CASE a.object_
             "to_json(a.trust)]")
 
 
+class StatementFile:
+    """Statements written to a bulk file as they come, then loaded into ``Assertion`` in one COPY."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._bulk = _BulkFile(store.path / "tmp")
+        self._pending: list[list[Any]] = []
+        self._days: dict[int | None, str] = {}  # valid_from and valid_to repeat (often whole days): convert each once
+        self._otypes: dict[tuple[str, str], str] = {}
+
+    def add(self, s: Statement) -> None:
+        days = self._days
+        obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
+        otype = self._otypes.get((s.predicate, s.object_kind))
+        if otype is None:
+            otype = self._otypes[(s.predicate, s.object_kind)] = self._store._object_type(s) or ""
+        vf = days.get(s.valid_from)
+        if vf is None:
+            vf = days[s.valid_from] = _ts(s.valid_from)
+        vt = days.get(s.valid_to)
+        if vt is None:
+            vt = days[s.valid_to] = _ts(s.valid_to)
+        self._pending.append([s.id, s.op, s.subject, s.predicate, obj, otype, vf, vt, _ts(s.recorded_at),
+                              _ts(s.retracted_at), s.retract_reason or "", _sources_json(s.sources), s.asserted_by,
+                              s.trust])
+        if len(self._pending) == _CHUNK:
+            self._bulk.write(self._pending)
+            self._pending = []
+
+    def load(self) -> int:
+        """COPY the statements (in the caller's transaction) and remove the file; the row count."""
+        with self._bulk:
+            if self._pending:
+                self._bulk.write(self._pending)
+                self._pending = []
+            self._store._load(self._bulk, "Assertion")
+            return self._bulk.rows
+
+    def discard(self) -> None:
+        self._bulk.discard()
+
+
 class Store:
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
 
@@ -690,25 +732,15 @@ class Store:
         )
 
     def bulk_add_statements(self, stmts: Iterable[Statement]) -> int:
-        days: dict[int | None, str] = {}  # valid_from and valid_to repeat (often whole days): convert each once
-        otypes: dict[tuple[str, str], str] = {}
+        out = self.statement_file()
+        for st in stmts:
+            out.add(st)
+        return out.load()
 
-        def day(us: int | None) -> str:
-            text = days.get(us)
-            if text is None:
-                text = days[us] = _ts(us)
-            return text
+    def statement_file(self) -> StatementFile:
+        """A bulk file that takes statements one at a time, then loads them (large imports hold none)."""
+        return StatementFile(self)
 
-        def rows() -> Iterator[list[Any]]:
-            for s in stmts:
-                obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
-                otype = otypes.get((s.predicate, s.object_kind))
-                if otype is None:
-                    otype = otypes[(s.predicate, s.object_kind)] = self._object_type(s) or ""
-                yield [s.id, s.op, s.subject, s.predicate, obj, otype, day(s.valid_from), day(s.valid_to),
-                       _ts(s.recorded_at), _ts(s.retracted_at), s.retract_reason or "", _sources_json(s.sources),
-                       s.asserted_by, s.trust]
-        return self._copy("Assertion", rows())
 
     def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:
         self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
@@ -763,8 +795,8 @@ class Store:
         bounds: list[str | None] = [None, *(refs[i * len(refs) // parts] for i in range(1, parts)), None]
         return list(zip(bounds, bounds[1:], strict=False))
 
-    def subject_logs(self, compare: bool = False, lo: str | None = None, hi: str | None = None) -> Iterator[
-            tuple[str, str, str | None, str | None, str | None]]:
+    def subject_logs(self, compare: bool = False, lo: str | None = None, hi: str | None = None,
+                     refs: list[str] | None = None) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
         """Every subject's log, grouped and written as JSON by Kuzu: (ref, log text, the stored log
         text when it differs ("" when it matches), stored name, stored view text); without ``compare``,
         the last three are None.
@@ -774,8 +806,9 @@ class Store:
         of building a row object per statement (and the stored log is compared in Kuzu).
         """
         # no ORDER BY: sorting a million rows first costs more than sorting the few logs that come out of order
-        where = " AND ".join(w for w, v in (("a.subject >= $lo", lo), ("a.subject < $hi", hi)) if v is not None)
-        params = {k: v for k, v in (("lo", lo), ("hi", hi)) if v is not None}
+        conditions = (("a.subject >= $lo", "lo", lo), ("a.subject < $hi", "hi", hi), ("a.subject IN $refs", "refs", refs))
+        where = " AND ".join(w for w, _, v in conditions if v is not None)
+        params = {k: v for _, k, v in conditions if v is not None}
         query = (f"MATCH (a:Assertion) {'WHERE ' + where if where else ''} WITH a.subject AS ref, "
                  f"CAST(to_json(collect({_LOG_ROW})) AS STRING) AS log ")
         if compare:
