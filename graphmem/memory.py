@@ -37,7 +37,7 @@ from graphmem.results import (
     WriteResult,
 )
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
-from graphmem.store import Store, ViewFiles, log_text, statements_from_log, view_text
+from graphmem.store import Store, ViewFiles, log_text, statements_from_log, unpack, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
 
@@ -629,21 +629,19 @@ class Memory:
 
         def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> list[R]:
             out = []
-            for ref, text, stored_log, stored_name, stored_view in part:
+            for ref, text, packed_log, stored_name, stored_view in part:
                 log, ordered = statements_from_log(ref, text, get)
                 if not ordered:  # Kuzu grouped the rows out of order: the stored form is in id order
-                    unordered, text = text, log_text(log)
-                    if stored_log == "":  # stored out of order: the same statements, to be stored again
-                        stored_log = unordered
-                    elif stored_log == text:
-                        stored_log = ""
+                    text = log_text(log)
+                stored_log = None if packed_log is None else unpack(packed_log)
                 view = view_for_subject(log, self.registry)
                 parts = []
                 if stored_name != get(ref, ref):
                     parts.append("name")
-                if stored_log and not (content_only and _same_statements(ref, stored_log, log)):
+                # a log stored in an older row form holds the same statements: a rebuild rewrites it, a check does not count it
+                if stored_log != text and not (content_only and stored_log and _same_statements(ref, stored_log, log)):
                     parts.append("log")
-                if stored_view != view_text(view):
+                if stored_view is None or unpack(stored_view) != view_text(view):
                     parts.append("view")
                 edges = store.edge_keys(ref, view)
                 if edges != stored_edges.get(ref, []):

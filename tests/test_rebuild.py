@@ -10,6 +10,7 @@ import pytest
 
 import graphmem
 from graphmem import bulk, memory
+from graphmem.store import pack, unpack
 
 
 def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:
@@ -71,7 +72,7 @@ def test_a_log_in_the_older_row_form_is_the_same_content_and_rebuild_rewrites_it
     name, log, view = _subjects(demo)[ref]
     stmts = demo.store.subject_log(ref)
     # the first stored form carried each entity object's name as a 14th item
-    old = json.dumps([list(r) + [s.object_name] for r, s in zip(json.loads(log), stmts, strict=True)],
+    old = json.dumps([list(r) + [s.object_name] for r, s in zip(json.loads(unpack(log)), stmts, strict=True)],
                      separators=(",", ":"), ensure_ascii=False)
     demo.store._q("MATCH (s:Subject {ref: $r}) SET s.log = $l", {"r": ref, "l": old})
     assert demo.store.subject_log(ref) == stmts  # read back the same, names included
@@ -115,3 +116,12 @@ def test_forked_map_falls_back_when_the_child_fails() -> None:
         return sum(items)
 
     assert bulk.forked_map(only_here, list(range(100)), min_items=0) == [sum(range(50)), sum(range(50, 100))]
+
+
+def test_packed_rows_read_back_exactly() -> None:
+    for text in ["[]", "[[1,2]]", json.dumps([["status", "active", "literal", 1, None, [2], ["https://x"], [], None]] * 40),
+                 json.dumps(["héllo ☃ " * 50])]:
+        stored = pack(text)
+        assert unpack(stored) == text
+        assert (stored == text) == (len(text) < 256)
+        assert len(stored) < len(text) or len(text) < 256
