@@ -25,10 +25,9 @@ def lint(m: Memory) -> LintReport:
     def each(subject: str, log: list[Statement], text: str, view: list[Interval], n_edges: int,
              parts: list[str]) -> tuple[str, int, list[LintIssue], list[Interval], list[str]]:
         found: list[LintIssue] = []
-        for s in log:
-            check.statement(s, found)
         if log:
-            check.stale(subject, view, {s.id: s for s in log}, found)
+            check.statements(subject, log, found)
+            check.stale(subject, view, log, found)
             _conflicts(subject, view, found)
         return subject, len(log), found, view if parts else [], parts
 
@@ -53,7 +52,6 @@ class _Checker:
         self.entity_types = m.store.entity_types()
         self.names = m.store.entity_names()
         self.now = now_us()
-        self.seen: dict[tuple[object, ...], int] = {}
         # records, read up front: the checks run in two processes, away from the store
         self.record_ts = m.store.record_times()
         # per predicate, once: the definition, the subject types, entity-valued, the object types, the stale limit
@@ -61,59 +59,64 @@ class _Checker:
                       for name, p in m.registry.predicates.items()}
         self.limits: dict[str, int | None] = {}  # each predicate's stale limit, parsed once (None: never stale)
 
-    def statement(self, s: Statement, issues: list[LintIssue]) -> None:
-        fid, op, subj, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ = s
-        ref = f"fact:{fid}"
+    def statements(self, subj: str, log: list[Statement], issues: list[LintIssue]) -> None:
+        """The checks of each statement of one subject (in id order)."""
         stype = self.entity_types.get(subj)
-        if stype is None:
-            issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {subj!r}, which does "
-                                    "not exist", fact=ref, subject=subj))
-        if kind == "entity" and obj not in self.entity_types:
-            issues.append(LintIssue("dangling_entity", "error", f"{ref} names object {obj!r}, which does "
-                                    "not exist", fact=ref, subject=subj))
-        info = self.preds.get(pred)
-        if info is None:
-            issues.append(LintIssue("unknown_predicate", "error", f"{ref} uses predicate {pred!r}, which "
-                                    "the registry does not define", fact=ref, subject=subj))
-            return
-        p, subject_types, entity_valued, object_types = info
-        if stype is not None and stype not in subject_types:
-            issues.append(LintIssue("subject_type_mismatch", "error", f"{ref}: subject {subj} is a {stype}; "
-                                    f"{p.name} expects " + " or ".join(p.subject_types), fact=ref,
-                                    subject=subj))
-        if kind:
-            otype = self.entity_types.get(str(obj)) if kind == "entity" else None
-            if entity_valued != (kind == "entity") or (otype is not None and otype not in object_types):
-                issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {obj!r} does not "
-                                        f"fit {p.name}, which expects {p.object_description()}", fact=ref,
+        entity_types, preds, record_ts = self.entity_types, self.preds, self.record_ts
+        seen: dict[tuple[object, ...], int] = {}
+        for fid, op, _, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ in log:
+            if stype is None:
+                issues.append(LintIssue("dangling_entity", "error", f"fact:{fid} names subject {subj!r}, which does "
+                                        "not exist", fact=f"fact:{fid}", subject=subj))
+            if kind == "entity" and obj not in entity_types:
+                issues.append(LintIssue("dangling_entity", "error", f"fact:{fid} names object {obj!r}, which does "
+                                        "not exist", fact=f"fact:{fid}", subject=subj))
+            info = preds.get(pred)
+            if info is None:
+                issues.append(LintIssue("unknown_predicate", "error", f"fact:{fid} uses predicate {pred!r}, which "
+                                        "the registry does not define", fact=f"fact:{fid}", subject=subj))
+                continue
+            p, subject_types, entity_valued, object_types = info
+            if stype is not None and stype not in subject_types:
+                issues.append(LintIssue("subject_type_mismatch", "error", f"fact:{fid}: subject {subj} is a {stype}; "
+                                        f"{p.name} expects " + " or ".join(p.subject_types), fact=f"fact:{fid}",
                                         subject=subj))
-        for src in sources:
-            if src.startswith("rec:") and src not in self.record_ts:
-                issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
-                                        "resolve to a stored record", fact=ref, subject=subj, record=src))
-        if op != "assert":
-            return
-        if vt is not None and vt <= vf:
-            issues.append(LintIssue("interval_invalid", "error", f"{ref}: valid_to {format_instant(vt)} "
-                                    f"is not after valid_from {format_instant(vf)}", fact=ref, subject=subj))
-        if retracted is not None:
-            return
-        key = (subj, pred, kind, obj, vf, vt)
-        if key in self.seen:
-            issues.append(LintIssue("duplicate_assertion", "warning", f"{ref} repeats fact:{self.seen[key]} (same "
-                                    "statement and interval)", fact=ref, subject=subj))
-        else:
-            self.seen[key] = fid
-        if not sources:
-            issues.append(LintIssue("missing_source", "warning", f"{ref} ({subj} {pred}) cites no "
-                                    "source", fact=ref, subject=subj))
-        if vf > rec:
-            issues.append(LintIssue("future_fact", "warning", f"{ref} is valid from {format_instant(vf)}, "
-                                    f"after it was recorded ({format_instant(rec)})", fact=ref, subject=subj))
+            if kind:
+                otype = entity_types.get(str(obj)) if kind == "entity" else None
+                if entity_valued != (kind == "entity") or (otype is not None and otype not in object_types):
+                    issues.append(LintIssue("object_type_mismatch", "error", f"fact:{fid}: object {obj!r} does not "
+                                            f"fit {p.name}, which expects {p.object_description()}",
+                                            fact=f"fact:{fid}", subject=subj))
+            for src in sources:
+                if src.startswith("rec:") and src not in record_ts:
+                    issues.append(LintIssue("dangling_source", "error", f"fact:{fid} cites {src}, which does not "
+                                            "resolve to a stored record", fact=f"fact:{fid}", subject=subj, record=src))
+            if op != "assert":
+                continue
+            if vt is not None and vt <= vf:
+                issues.append(LintIssue("interval_invalid", "error", f"fact:{fid}: valid_to {format_instant(vt)} "
+                                        f"is not after valid_from {format_instant(vf)}", fact=f"fact:{fid}",
+                                        subject=subj))
+            if retracted is not None:
+                continue
+            key = (pred, kind, obj, vf, vt)
+            if key in seen:
+                issues.append(LintIssue("duplicate_assertion", "warning", f"fact:{fid} repeats fact:{seen[key]} (same "
+                                        "statement and interval)", fact=f"fact:{fid}", subject=subj))
+            else:
+                seen[key] = fid
+            if not sources:
+                issues.append(LintIssue("missing_source", "warning", f"fact:{fid} ({subj} {pred}) cites no "
+                                        "source", fact=f"fact:{fid}", subject=subj))
+            if vf > rec:
+                issues.append(LintIssue("future_fact", "warning", f"fact:{fid} is valid from {format_instant(vf)}, "
+                                        f"after it was recorded ({format_instant(rec)})", fact=f"fact:{fid}",
+                                        subject=subj))
 
-    def stale(self, ref: str, view: list[Interval], by_id: dict[int, Statement], issues: list[LintIssue]) -> None:
+    def stale(self, ref: str, view: list[Interval], log: list[Statement], issues: list[LintIssue]) -> None:
         """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
         now = self.now
+        by_id: dict[int, Statement] | None = None  # made for the first fact that can go stale
         for iv in holding(view, now):
             if iv.predicate not in self.limits:
                 known = self.m.registry.predicates.get(iv.predicate)
@@ -124,6 +127,8 @@ class _Checker:
             p = self.m.registry.predicates[iv.predicate]
             if str(iv.object) in p.stale_exempt:
                 continue
+            if by_id is None:
+                by_id = {s.id: s for s in log}
             newest = max(by_id[a].recorded_at for a in iv.assertions)
             for src in iv.sources:
                 if src.startswith("rec:"):
