@@ -494,9 +494,20 @@ def measure_whole_store(m: Any, scale: int, reps: int, res: dict[str, Any],
         res["lint"] = {"seconds": statistics.median(runs), "runs": runs, "issues": len(rep.issues),
                        "by_code": dict(sorted(by_code.items()))}
 
+    def rebuild_full() -> None:
+        # every stored view wrong (a registry or code change could do that): the rebuild rewrites the whole view
+        log(f"{scale}: rebuild after every view was blanked")
+        m.store._q("MATCH (s:Subject) SET s.view = '[]'")
+        t = time.perf_counter()
+        rep = m.rebuild()
+        res["rebuild_full"] = {"seconds": time.perf_counter() - t, "counts": rep.counts}
+        if m.rebuild(check=True).drift:
+            raise RuntimeError("the full rebuild left drift")
+
     phase("rebuild", rebuild)
     phase("rebuild_check", check)
     phase("lint", lint)
+    phase("rebuild_full", rebuild_full)
 
 
 def measure_cold(store: Path, tmp: Path, args: argparse.Namespace, res: dict[str, Any], scale: int) -> None:
@@ -591,7 +602,7 @@ def table(res: dict[str, Any]) -> str:
         add("  RSS before import (store open)", f"{imp['baseline_rss_mb']:,.0f} MB")
         add("store size on disk", f"{res['store_bytes'] / MB:,.0f} MB")
     for key, label, tgt in (("rebuild", "rebuild", "rebuild_s"), ("rebuild_check", "rebuild --check", None),
-                            ("lint", "lint", "lint_s")):
+                            ("lint", "lint", "lint_s"), ("rebuild_full", "rebuild, every view wrong", None)):
         if key in res:
             add(label, f"{res[key]['seconds']:.2f} s", target=tgt)
     for key, label, p50t, p99t in (("current", "current", "current_p50_ms", "current_p99_ms"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pickle
 import sys
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -39,6 +38,8 @@ def forked_map(fn: Callable[[list[T]], R], items: list[T], *, min_items: int = 2
     back pickled through a pipe. Small inputs, platforms other than Linux, and any
     failure of the child fall back to running both halves here, so the result is the same.
     """
+    import pickle  # here, not at the top: the cold command line path never forks
+
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     if len(items) < min_items or cpus < 2 or not sys.platform.startswith("linux"):
         return [fn(items)]

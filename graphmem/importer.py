@@ -302,6 +302,8 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
     store = m.store
     marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
     first_new = store.next_fact_id()  # ids from here on are this import's
+    # into an empty store, or touching many subjects: one bulk load of the whole view beats row-by-row writes
+    reload = len(touched) > _RELOAD_SUBJECTS or store.statement_count() == 0
     for fid, (at, reason) in retractions.items():
         if fid in by_id and isinstance(stmts, list):
             i = by_id[fid]
@@ -331,7 +333,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             store.set_next_fact_id(next_id)
         for fid, at, reason in marks:
             store.mark_retracted(fid, at, reason)
-        if len(touched) > _RELOAD_SUBJECTS:  # recompute every view from the store (Kuzu groups the statements by subject)
+        if reload and touched:  # recompute every view from the store (Kuzu groups the statements by subject)
             m.reload_view(store.entity_names())
             return
         names: dict[str, str | None] = {e.ref: e.name for e in created}
