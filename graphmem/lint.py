@@ -32,7 +32,7 @@ def lint(m: Memory) -> LintReport:
         return subject, len(log), found, view if parts else [], parts
 
     n_statements = n_subjects = 0
-    for subject, n, found, view, parts in m.compare_views(check.names, True, each):
+    for subject, n, found, view, parts in m.compare_views(check.names, True, each)[0]:
         issues.extend(found)
         if parts:
             issues.append(_drift_issue(m, subject, view, parts))

@@ -610,7 +610,8 @@ class Memory:
             return self._rebuild(check)
 
     def compare_views(self, names: dict[str, str], content_only: bool,
-                      each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R]) -> list[R]:
+                      each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
+                      write_changed: bool = False) -> tuple[list[R], list[ViewFiles]]:
         """Recompute every subject from its statements, compare it with its stored rows, and collect
         ``each(ref, statements, log text, view, edge count, parts that differ)``; then, for stored
         subjects or edges that have no statements, ``each(ref, [], "", [], 0, ["orphan"])``.
@@ -618,7 +619,9 @@ class Memory:
         Parts are ``name``, ``log``, ``view`` and ``edges``. ``content_only`` (checks) does not count
         a log stored in another row form or order that holds the same statements; a rebuild rewrites it.
         The subjects are shared out between two processes (``bulk.forked_map``), so ``each`` must not
-        touch the store.
+        touch the store. With ``write_changed``, the rows of the subjects that differ also go to bulk
+        files, returned for ``Store.load_view`` (a rebuild that finds every subject changed loads
+        them instead of reading everything again); the caller discards them.
         """
         store = self.store
         edges_read = store.fact_edge_keys()  # read beside the logs
@@ -627,8 +630,9 @@ class Memory:
         stored_edges = edges_read()
         get = names.get
 
-        def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> list[R]:
+        def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> tuple[list[R], ViewFiles | None]:
             out = []
+            changed: list[tuple[str, str, str, list[Interval]]] = []
             for ref, text, packed_log, stored_name, stored_view in part:
                 log, ordered = statements_from_log(ref, text, get)
                 if not ordered:  # Kuzu grouped the rows out of order: the stored form is in id order
@@ -647,14 +651,18 @@ class Memory:
                 if edges != stored_edges.get(ref, []):
                     parts.append("edges")
                 out.append(each(ref, log, text, view, len(edges), parts))
-            return out
+                if parts and write_changed:
+                    changed.append((ref, get(ref, ref), text, view))
+            return out, store.write_view_files(changed) if write_changed else None
 
-        results = [r for part in forked_map(chunk, rows) for r in part]
+        done = forked_map(chunk, rows)
+        results = [r for part, _ in done for r in part]
+        files = [f for _, f in done if f is not None]
         seen = {row[0] for row in rows}
         del rows
         for ref in sorted((orphans | set(stored_edges)) - seen):
             results.append(each(ref, [], "", [], 0, ["orphan"]))
-        return results
+        return results, files
 
     def _rebuild(self, check: bool) -> RebuildReport:
         """Recompute every subject's log, view and edges and compare them with the stored rows; then
@@ -672,30 +680,39 @@ class Memory:
         counts = {"subjects": 0, "intervals": 0, "edges": 0, "rewritten": 0}
         drift: list[dict[str, Any]] = []
         changed: dict[str, tuple[str, list[Interval]] | None] = {}  # None: no statements (drop its rows)
-        for ref, n_intervals, n_edges, parts, item in self.compare_views(names, check, each):
-            if n_intervals >= 0:
-                counts["subjects"] += 1
-                counts["intervals"] += n_intervals
-                counts["edges"] += n_edges
-            if not parts:
-                continue
-            counts["rewritten"] += 1
-            if len(changed) < _REWRITE_MAX:
-                changed[ref] = item
-            if len(drift) < _DRIFT_MAX:
-                drift.append(self.drift_entry(ref, item[1] if item else [], parts))
-        if check:
-            return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
-        if counts["rewritten"] > _REWRITE_MAX:  # most of the view: one bulk load beats row-by-row writes
-            with store.transaction():
-                self.reload_view(names)
-        elif changed:
-            with store.transaction():
-                for ref, item in changed.items():
-                    if item is None:
-                        store.drop_subject(ref)
+        results, files = self.compare_views(names, check, each, write_changed=not check)
+        try:
+            for ref, n_intervals, n_edges, parts, item in results:
+                if n_intervals >= 0:
+                    counts["subjects"] += 1
+                    counts["intervals"] += n_intervals
+                    counts["edges"] += n_edges
+                if not parts:
+                    continue
+                counts["rewritten"] += 1
+                if len(changed) < _REWRITE_MAX:
+                    changed[ref] = item
+                if len(drift) < _DRIFT_MAX:
+                    drift.append(self.drift_entry(ref, item[1] if item else [], parts))
+            if check:
+                return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
+            if counts["rewritten"] > _REWRITE_MAX:  # most of the view: one bulk load beats row-by-row writes
+                every = sum(1 for r in results if r[1] >= 0 and r[3]) == counts["subjects"]
+                with store.transaction():
+                    if every:  # the compare wrote every subject's rows already
+                        store.load_view(files)
                     else:
-                        store.rewrite_subject(ref, names.get(ref, ref), *item)
+                        self.reload_view(names)
+            elif changed:
+                with store.transaction():
+                    for ref, item in changed.items():
+                        if item is None:
+                            store.drop_subject(ref)
+                        else:
+                            store.rewrite_subject(ref, names.get(ref, ref), *item)
+        finally:
+            for f in files:
+                f.discard()
         return RebuildReport(False, (), counts, time.perf_counter() - t0)
 
     def drift_entry(self, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:

@@ -125,3 +125,21 @@ def test_packed_rows_read_back_exactly() -> None:
         assert unpack(stored) == text
         assert (stored == text) == (len(text) < 256)
         assert len(stored) < len(text) or len(text) < 256
+
+
+def test_when_every_subject_differs_the_compared_rows_are_loaded(demo: graphmem.Memory,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    edges, subjects = _edges(demo), _subjects(demo)
+    demo.store._q("MATCH (s:Subject) SET s.view = '[]'")
+    demo.store._q("CREATE (:Subject {ref: 'project:ghost', name: 'Ghost', log: '[]', view: '[]'})")
+    monkeypatch.setattr(memory, "_REWRITE_MAX", 1)
+    real = bulk.forked_map
+    monkeypatch.setattr(memory, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
+    reloads: list[object] = []
+    monkeypatch.setattr(demo, "reload_view", lambda names: reloads.append(names))  # must not be needed
+    report = demo.rebuild()
+    assert report.counts["rewritten"] == len(subjects) + 1 and not reloads
+    assert _edges(demo) == edges
+    assert _subjects(demo) == subjects
+    assert demo.rebuild(check=True).drift == ()
+    assert not list((demo.store.path / "tmp").glob("*"))
