@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
-from graphmem.model import Entity, Statement
+from graphmem.model import Entity, Interval, Statement
 from graphmem.records import Record, opt_str, parse_record
 from graphmem.results import ImportReport
-from graphmem.store import StatementFile, statements_from_log
+from graphmem.store import StatementFile, log_text, statements_from_log
 from graphmem.temporal import view_for_subject
 from graphmem.timeparse import now_us, parse_instant
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index and stream the statements to a bulk file
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
+STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 OPS = ("entity", "record", "assert", "end", "retract")
 
 
@@ -114,6 +115,7 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
     lines: Iterable[str] = _lines(source)
+    size = 0
     if isinstance(source, str | Path):
         size = Path(source).stat().st_size if Path(source).is_file() else 0
         large = size > BULK_LINES * 200
@@ -124,8 +126,9 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
     resolve = _Resolver(m, preload=large)
     next_id = m.store.next_fact_id()
     first_id = next_id
-    # a large import writes its statements to a bulk file as they come; a small one keeps them
-    sink = m.store.statement_file() if large else None
+    # a very large file writes its statements to a bulk file as they come (no statement objects held);
+    # smaller imports keep them, and an import into an empty store computes the view from them
+    sink = m.store.statement_file() if size > STREAM_BYTES else None
     stmts: list[Statement] = []
     by_id: dict[int, int] = {}  # fact id -> index in stmts (small imports)
     recorded = array("q")  # recorded_at of each statement this import adds, by id - first id
@@ -303,7 +306,8 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
     marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
     first_new = store.next_fact_id()  # ids from here on are this import's
     # into an empty store, or touching many subjects: one bulk load of the whole view beats row-by-row writes
-    reload = len(touched) > _RELOAD_SUBJECTS or store.statement_count() == 0
+    fresh = store.statement_count() == 0
+    reload = len(touched) > _RELOAD_SUBJECTS or fresh
     for fid, (at, reason) in retractions.items():
         if fid in by_id and isinstance(stmts, list):
             i = by_id[fid]
@@ -333,8 +337,11 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             store.set_next_fact_id(next_id)
         for fid, at, reason in marks:
             store.mark_retracted(fid, at, reason)
-        if reload and touched:  # recompute every view from the store (Kuzu groups the statements by subject)
-            m.reload_view(store.entity_names())
+        if reload and touched:
+            if fresh and isinstance(stmts, list):  # every statement is here: the view from them
+                store.load_view([store.write_view_files(_views_of(m, stmts))])
+            else:  # recompute every view from the store (Kuzu groups the statements by subject)
+                m.reload_view(store.entity_names())
             return
         names: dict[str, str | None] = {e.ref: e.name for e in created}
 
@@ -355,3 +362,14 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
                    if s.id in retracted else s for s in store.subject_log(subj)]
             log.extend(s for s in stmts if s.subject == subj)
             store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, m.registry), preds)
+
+
+def _views_of(m: Memory, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
+    """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order)."""
+    by_subject: dict[str, list[Statement]] = defaultdict(list)
+    for st in stmts:
+        by_subject[st.subject].append(st)
+    names = m.store.entity_names()
+    for ref in sorted(by_subject):
+        log = by_subject.pop(ref)
+        yield ref, names.get(ref, ref), log_text(log), view_for_subject(log, m.registry)

@@ -33,7 +33,8 @@ def test_large_import_equals_small_import(exported: Path, tmp_path: Path, monkey
             m.add_entity("Project", "Seed")
             m.assert_("Seed", "status", "active", valid_from="2020-01-01", recorded_at="2020-01-01T00:00:00Z")
     assert small.import_jsonl(exported).written
-    monkeypatch.setattr(importer, "BULK_LINES", 1)  # every file is large: statements stream to a bulk file
+    monkeypatch.setattr(importer, "BULK_LINES", 1)  # every file is large
+    monkeypatch.setattr(importer, "STREAM_BYTES", 0)  # and streams its statements to a bulk file
     monkeypatch.setattr(importer, "_RELOAD_SUBJECTS", 0 if reload_all else 10_000)
     real = bulk.forked_map
     monkeypatch.setattr(memory, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
@@ -49,6 +50,7 @@ def test_large_import_equals_small_import(exported: Path, tmp_path: Path, monkey
 def test_large_import_retracts_facts_of_the_same_file_and_of_the_store(exported: Path, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importer, "BULK_LINES", 1)
+    monkeypatch.setattr(importer, "STREAM_BYTES", 0)
     m = graphmem.open(tmp_path / "s")
     assert m.import_jsonl(exported).written
     first = m.store.next_fact_id()
@@ -76,6 +78,7 @@ def test_large_import_retracts_facts_of_the_same_file_and_of_the_store(exported:
 def test_a_strict_large_import_with_an_error_writes_nothing(exported: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importer, "BULK_LINES", 1)
+    monkeypatch.setattr(importer, "STREAM_BYTES", 0)
     m = graphmem.open(tmp_path / "s")
     f = tmp_path / "bad.jsonl"
     f.write_text(exported.read_text(encoding="utf-8") + '{"op": "assert", "subject": "nobody"}\n', encoding="utf-8")
