@@ -365,9 +365,12 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
 
 
 def _views_of(m: Memory, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
-    """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order)."""
+    """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order;
+    the list is consumed)."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
-    for st in stmts:
+    stmts.reverse()
+    while stmts:  # the list is emptied as the statements are grouped, and each subject freed once written
+        st = stmts.pop()
         by_subject[st.subject].append(st)
     names = m.store.entity_names()
     for ref in sorted(by_subject):

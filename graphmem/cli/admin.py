@@ -137,7 +137,7 @@ def rebuild(
 
     Every subject's log, view and fact edges are recomputed and compared with what is
     stored; the subjects that differ are rewritten (the whole view is reloaded when more
-    than 2,000 do). The JSON lists, per drifting subject, the parts that differ.
+    than about one in 40 do). The JSON lists, per drifting subject, the parts that differ.
     """
     with errors(), memory(ctx) as m:
         r = m.rebuild(check=check)
