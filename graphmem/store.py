@@ -783,10 +783,11 @@ class Store:
              "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust")
 
     def all_statements(self, names: dict[str, str] | None = None) -> list[Statement]:
-        """Every statement in id order; with ``names``, entity objects carry their names.
+        """Every statement in id order; with ``names``, entity objects carry their names (export reads
+        them this way; whole-store checks read them grouped by subject, ``subject_logs``).
 
-        The hot loop of rebuild and lint: rows come straight from Kuzu, instants are
-        converted with one subtraction, and the common source lists skip the JSON parser.
+        Rows come straight from Kuzu, instants are converted with one subtraction, and the
+        common source lists skip the JSON parser.
         """
         stmts: list[Statement] = []
         append = stmts.append
@@ -1293,9 +1294,6 @@ class Store:
     def record_times(self) -> dict[str, int]:
         """Every record's ref and time (microseconds)."""
         return {ref: from_datetime(ts) or 0 for ref, ts in self._iter("MATCH (r:Record) RETURN r.ref, r.ts")}
-
-    def record_id_set(self) -> set[int]:
-        return {r[0] for r in self._iter("MATCH (r:Record) RETURN r.id")}
 
     def search_records(self, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
