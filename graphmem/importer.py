@@ -352,7 +352,7 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             return names[ref]
 
         if isinstance(stmts, StatementFile):  # the touched subjects' statements, grouped by Kuzu from the rows just written
-            for ref, text, _, _, _ in store.subject_logs(refs=sorted(touched)):
+            for ref, text in store.subject_logs(refs=sorted(touched)):
                 log = statements_from_log(ref, text, name_of)[0]
                 store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, m.registry), touched[ref])
             return

@@ -587,9 +587,9 @@ class Memory:
         out between two processes, each writing its own bulk files."""
         get = names.get
 
-        def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> ViewFiles:
+        def chunk(part: list[tuple[str, str]]) -> ViewFiles:
             def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
-                for ref, text, _, _, _ in part:
+                for ref, text in part:
                     log, ordered = statements_from_log(ref, text, get)
                     yield ref, get(ref, ref), text if ordered else log_text(log), view_for_subject(log, self.registry)
             return self.store.write_view_files(subjects())
@@ -624,16 +624,17 @@ class Memory:
         them instead of reading everything again); the caller discards them.
         """
         store = self.store
-        edges_read = store.fact_edge_keys()  # read beside the logs
-        orphans = store.subject_refs()
-        rows = list(store.subject_logs(compare=True))
-        stored_edges = edges_read()
+        stored_read = store.stored_view_rows()  # read beside the logs
+        rows = list(store.subject_logs())
+        stored, stored_edges = stored_read()
         get = names.get
+        absent = (None, None, None)
 
-        def chunk(part: list[tuple[str, str, str | None, str | None, str | None]]) -> tuple[list[R], ViewFiles | None]:
+        def chunk(part: list[tuple[str, str]]) -> tuple[list[R], ViewFiles | None]:
             out = []
             changed: list[tuple[str, str, str, list[Interval]]] = []
-            for ref, text, packed_log, stored_name, stored_view in part:
+            for ref, text in part:
+                stored_name, packed_log, stored_view = stored.get(ref, absent)
                 log, ordered = statements_from_log(ref, text, get)
                 if not ordered:  # Kuzu grouped the rows out of order: the stored form is in id order
                     text = log_text(log)
@@ -660,7 +661,7 @@ class Memory:
         files = [f for _, f in done if f is not None]
         seen = {row[0] for row in rows}
         del rows
-        for ref in sorted((orphans | set(stored_edges)) - seen):
+        for ref in sorted((set(stored) | set(stored_edges)) - seen):
             results.append(each(ref, [], "", [], 0, ["orphan"]))
         return results, files
 

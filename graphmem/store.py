@@ -820,10 +820,9 @@ class Store:
         bounds: list[str | None] = [None, *(refs[i * len(refs) // parts] for i in range(1, parts)), None]
         return list(zip(bounds, bounds[1:], strict=False))
 
-    def subject_logs(self, compare: bool = False, lo: str | None = None, hi: str | None = None,
-                     refs: list[str] | None = None) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
-        """Each subject's log, grouped and written as JSON by Kuzu: (ref, log text, and with ``compare``
-        the subject's stored log, name and view as stored (see ``unpack``), else None).
+    def subject_logs(self, lo: str | None = None, hi: str | None = None,
+                     refs: list[str] | None = None) -> Iterator[tuple[str, str]]:
+        """Each subject's log, grouped and written as JSON by Kuzu: (ref, log text).
 
         Rebuild, lint and large imports read the statements this way: Kuzu groups a million
         rows and writes their JSON in C++, so Python decodes one string per subject instead
@@ -836,11 +835,7 @@ class Store:
         params = {k: v for _, k, v in conditions if v is not None}
         query = (f"MATCH (a:Assertion) {'WHERE ' + where if where else ''} WITH a.subject AS ref, "
                  f"CAST(to_json(collect({_LOG_ROW})) AS STRING) AS log ")
-        if compare:
-            query += "OPTIONAL MATCH (s:Subject {ref: ref}) RETURN ref, log, s.log AS stored_log, s.name AS name, s.view AS view"
-        else:
-            query += "RETURN ref, log, NULL AS stored_log, NULL AS name, NULL AS view"
-        yield from self._iter(query, params)  # type: ignore[misc]
+        yield from self._iter(query + "RETURN ref, log", params)  # type: ignore[misc]
 
     def entity_names(self) -> dict[str, str]:
         """Every entity's ref and name."""
@@ -850,45 +845,45 @@ class Store:
         """Every entity's ref and type."""
         return {r: t for t in sorted(self.ontology.entity_types) for (r,) in self._iter(f"MATCH (e:{t}) RETURN e.ref")}
 
-    def subject_refs(self) -> set[str]:
-        return {r for (r,) in self._iter("MATCH (s:Subject) RETURN s.ref")}
+    def stored_view_rows(self) -> Callable[[], tuple[dict[str, tuple[str, str, str]], dict[str, list[str]]]]:
+        """Every stored subject row (ref -> name, log as stored, view) and every stored fact edge as
+        ``edge_keys`` writes it, sorted, by the ref of its subject.
 
-    def fact_edge_keys(self) -> Callable[[], dict[str, list[str]]]:
-        """Every stored fact edge as ``edge_keys`` writes it, sorted, by the ref of its subject.
-
-        The read starts at once on a second connection in a thread (Kuzu runs it beside the
-        next query: 1.8 s + 4.4 s became 5 s at 1M); call the result to wait for it. Only for
-        reads outside a write transaction, whose rows a second connection does not see.
+        The reads start at once on a second connection in a thread (Kuzu runs them beside the
+        grouped statement read: 1.8 s + 4.4 s became 5 s at 1M); call the result to wait for
+        them. Only outside a write transaction, whose rows a second connection does not see.
         """
         assert not self._in_tx
         labels = [e for e in sorted(self.ontology.edge_types) if e in self._tables() and self.is_fact_edge(e)]
         key = (f"concat(label(e), ' ', o.ref, ' ', e.predicate, ' ', CAST({_us('e.valid_from')} AS STRING), ' ', "
                f"coalesce(CAST({_us('e.valid_to')} AS STRING), ''), ' ', CAST(e.assertions AS STRING), ' ', "
                "CAST(e.conflicts AS STRING))")
-        query = f"MATCH (s)-[e:{'|'.join(labels)}]->(o) WITH s.ref AS ref, {key} AS k RETURN ref, list_sort(collect(k))"
-        out: dict[str, list[str]] = {}
+        edge_query = f"MATCH (s)-[e:{'|'.join(labels)}]->(o) WITH s.ref AS ref, {key} AS k RETURN ref, list_sort(collect(k))"
+        subjects: dict[str, tuple[str, str, str]] = {}
+        edges: dict[str, list[str]] = {}
         failed: list[BaseException] = []
 
         def read() -> None:
             try:
                 conn = kuzu.Connection(self._db)
                 try:
-                    out.update((ref, keys) for ref, keys in self._iter(query, conn=conn))
+                    subjects.update((r, (n, lg, v)) for r, n, lg, v in self._iter(
+                        "MATCH (s:Subject) RETURN s.ref, s.name, s.log, s.view", conn=conn))
+                    if labels:
+                        edges.update((ref, keys) for ref, keys in self._iter(edge_query, conn=conn))
                 finally:
                     conn.close()
             except BaseException as e:  # handed to the caller
                 failed.append(e)
 
         thread = threading.Thread(target=read, daemon=True)
-        if labels:
-            thread.start()
+        thread.start()
 
-        def wait() -> dict[str, list[str]]:
-            if labels:
-                thread.join()
+        def wait() -> tuple[dict[str, tuple[str, str, str]], dict[str, list[str]]]:
+            thread.join()
             if failed:
                 raise failed[0]
-            return out
+            return subjects, edges
         return wait
 
     def edge_keys(self, ref: str, view: list[Interval]) -> list[str]:
