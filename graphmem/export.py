@@ -43,7 +43,7 @@ def export_lines(m: Memory) -> list[dict[str, Any]]:
                     "meta": r.meta, "original_sha256": r.original_sha256, "original_chars": r.original_chars,
                     "truncated": r.truncated, "redactions": r.redactions,
                     "mentions": [list(x) for x in mentions.get(r.id, [])]})
-    stmts = list(m.store.all_statements())
+    stmts = m.store.all_statements()
     retracted: list[Statement] = []
     for s in stmts:
         line: dict[str, Any] = {"op": s.op, "id": s.ref, "subject": s.subject, "predicate": s.predicate}

@@ -26,7 +26,7 @@ from graphmem.timeparse import now_us, parse_instant
 if TYPE_CHECKING:
     from graphmem.memory import Memory
 
-BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index and stream the statements to a bulk file
+BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 OPS = ("entity", "record", "assert", "end", "retract")
@@ -309,12 +309,12 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
     fresh = store.statement_count() == 0
     reload = len(touched) > _RELOAD_SUBJECTS or fresh
     for fid, (at, reason) in retractions.items():
-        if fid in by_id and isinstance(stmts, list):
+        if fid in by_id and isinstance(stmts, list):  # a statement of this import, still in the list
             i = by_id[fid]
             stmts[i] = stmts[i]._replace(retracted_at=at, retract_reason=reason)
         else:
             marks.append((fid, at, reason))
-            st = None if fid in by_id or fid >= first_new else store.statement(fid)
+            st = None if fid >= first_new else store.statement(fid)  # this import's subjects are touched already
             if st is not None:
                 touched[st.subject].add(st.predicate)
     by_id.clear()
@@ -364,13 +364,18 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, m.registry), preds)
 
 
+def _drain(items: list[Statement]) -> Iterator[Statement]:
+    """The items in order, each dropped from the list as it is handed out."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
 def _views_of(m: Memory, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
     """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order;
     the list is consumed)."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
-    stmts.reverse()
-    while stmts:  # the list is emptied as the statements are grouped, and each subject freed once written
-        st = stmts.pop()
+    for st in _drain(stmts):  # each subject's statements are freed once its rows are written
         by_subject[st.subject].append(st)
     names = m.store.entity_names()
     for ref in sorted(by_subject):

@@ -37,7 +37,7 @@ from graphmem.results import (
     WriteResult,
 )
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
-from graphmem.store import Store, ViewFiles, log_text, statements_from_log, unpack, view_text
+from graphmem.store import Store, ViewFiles, decode_log, statements_from_log, unpack, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
 
@@ -590,8 +590,8 @@ class Memory:
         def chunk(part: list[tuple[str, str]]) -> ViewFiles:
             def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
                 for ref, text in part:
-                    log, ordered = statements_from_log(ref, text, get)
-                    yield ref, get(ref, ref), text if ordered else log_text(log), view_for_subject(log, self.registry)
+                    log, stored_form = decode_log(ref, text, get)
+                    yield ref, get(ref, ref), stored_form, view_for_subject(log, self.registry)
             return self.store.write_view_files(subjects())
 
         files: list[ViewFiles] = []
@@ -635,10 +635,8 @@ class Memory:
             changed: list[tuple[str, str, str, list[Interval]]] = []
             for ref, text in part:
                 stored_name, packed_log, stored_view = stored.get(ref, absent)
-                log, ordered = statements_from_log(ref, text, get)
-                if not ordered:  # Kuzu grouped the rows out of order: the stored form is in id order
-                    text = log_text(log)
-                stored_log = None if packed_log is None else unpack(packed_log)
+                log, text = decode_log(ref, text, get)  # Kuzu may group rows out of id order
+                stored_log = unpack(packed_log)
                 view = view_for_subject(log, self.registry)
                 parts = []
                 if stored_name != get(ref, ref):
@@ -646,7 +644,7 @@ class Memory:
                 # a log stored in an older row form holds the same statements: a rebuild rewrites it, a check does not count it
                 if stored_log != text and not (content_only and stored_log and _same_statements(ref, stored_log, log)):
                     parts.append("log")
-                if stored_view is None or unpack(stored_view) != view_text(view):
+                if stored_view != view_text(view):
                     parts.append("view")
                 edges = store.edge_keys(ref, view)
                 if edges != stored_edges.get(ref, []):
@@ -679,6 +677,7 @@ class Memory:
             return ref, len(view) if log else -1, n_edges, parts, (text, view) if parts and log else None
 
         counts = {"subjects": 0, "intervals": 0, "edges": 0, "rewritten": 0}
+        changed_subjects = 0  # rewritten subjects that have statements (not orphans)
         drift: list[dict[str, Any]] = []
         changed: dict[str, tuple[str, list[Interval]] | None] = {}  # None: no statements (drop its rows)
         results, files = self.compare_views(names, check, each, write_changed=not check)
@@ -691,6 +690,7 @@ class Memory:
                 if not parts:
                     continue
                 counts["rewritten"] += 1
+                changed_subjects += n_intervals >= 0
                 if len(changed) < _REWRITE_MAX:
                     changed[ref] = item
                 if len(drift) < _DRIFT_MAX:
@@ -699,9 +699,8 @@ class Memory:
                 return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
             # a subject rewritten row by row costs about 25 ms, reloading the whole view about 0.6 ms a subject
             if counts["rewritten"] * 40 > counts["subjects"] + 320 or counts["rewritten"] > _REWRITE_MAX:
-                every = sum(1 for r in results if r[1] >= 0 and r[3]) == counts["subjects"]
                 with store.transaction():
-                    if every:  # the compare wrote every subject's rows already
+                    if changed_subjects == counts["subjects"]:  # the compare wrote every subject's rows already
                         store.load_view(files)
                     else:
                         self.reload_view(names)

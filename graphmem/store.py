@@ -255,7 +255,7 @@ def pack(text: str) -> str:
 
 
 def unpack(stored: str | None) -> str:
-    """The JSON text of a stored log or view (JSON starts with "[", base64 never does)."""
+    """The JSON text of a stored log (JSON starts with "[", base64 never does)."""
     if not stored:
         return "[]"
     if stored[0] == "[":
@@ -266,6 +266,13 @@ def unpack(stored: str | None) -> str:
 def view_text(view: list[Interval]) -> str:
     """A subject's intervals in their stored form."""
     return dumps([_iv_row(iv) for iv in view])
+
+
+def decode_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], str]:
+    """A log as read by ``Store.subject_logs``, and its stored form: the same text when its rows came
+    in id order, else the statements written again in id order."""
+    log, ordered = statements_from_log(subject, text, name_of)
+    return log, text if ordered else log_text(log)
 
 
 def log_text(log: list[Statement]) -> str:
@@ -782,9 +789,9 @@ class Store:
     _COLS = ("a.id, a.op, a.subject, a.predicate, a.object, a.object_type, a.valid_from, a.valid_to, "
              "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust")
 
-    def all_statements(self, names: dict[str, str] | None = None) -> list[Statement]:
-        """Every statement in id order; with ``names``, entity objects carry their names (export reads
-        them this way; whole-store checks read them grouped by subject, ``subject_logs``).
+    def all_statements(self) -> list[Statement]:
+        """Every statement in id order, object names not filled (export reads them this way;
+        whole-store checks read them grouped by subject, ``subject_logs``).
 
         Rows come straight from Kuzu, instants are converted with one subtraction, and the
         common source lists skip the JSON parser.
@@ -792,21 +799,17 @@ class Store:
         stmts: list[Statement] = []
         append = stmts.append
         epoch, one_us = _EPOCH_NAIVE, _ONE_US
-        get_name = (names or {}).get
         for fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust in self._iter(
                 f"MATCH (a:Assertion) RETURN {self._COLS}"):
-            name = None
             if otype == "entity":
                 kind, value = "entity", obj
-                name = get_name(obj)
             elif otype:
                 kind, value = "literal", decode_literal(obj, otype)
             else:
                 kind, value = "", None
             append(Statement(fid, op, subj, pred, value, kind, (vf - epoch) // one_us,
                              None if vt is None else (vt - epoch) // one_us, (rec - epoch) // one_us,
-                             None if retr is None else (retr - epoch) // one_us, reason, _sources(src), by, trust,
-                             name))
+                             None if retr is None else (retr - epoch) // one_us, reason, _sources(src), by, trust))
         # statements are appended with rising ids, so the scan order is normally id order
         if any(a.id > b.id for a, b in zip(stmts, stmts[1:], strict=False)):  # noqa: SIM110
             stmts.sort()
@@ -887,25 +890,29 @@ class Store:
         return wait
 
     def edge_keys(self, ref: str, view: list[Interval]) -> list[str]:
-        """The fact edges ``view`` makes for subject ``ref``, as ``fact_edge_keys`` writes them, sorted."""
+        """The fact edges ``view`` makes for subject ``ref``, as ``stored_view_rows`` reads them, sorted."""
         stype = self.ontology.type_for_prefix(ref.partition(":")[0])
         if stype is None:
             return []
         out = []
-        labels = self._edge_labels
         for iv in view:
             if iv.object_kind == "entity":
-                key = (stype, iv.predicate, str(iv.object).partition(":")[0])
-                label = labels.get(key, "")
-                if label == "":
-                    edge = self._edge_for(stype, iv)
-                    label = labels[key] = edge[0] if edge else None
+                label = self._edge_label(stype, iv)
                 if label is not None:
                     out.append(f"{label} {iv.object} {iv.predicate} {iv.valid_from} "
                                f"{'' if iv.valid_to is None else iv.valid_to} {_int_list(iv.assertions)} "
                                f"{_int_list(iv.conflicts)}")
         out.sort()
         return out
+
+    def _edge_label(self, stype: str, iv: Interval) -> str | None:
+        """``_edge_for``'s label, looked up once per (subject type, predicate, object prefix)."""
+        key = (stype, iv.predicate, str(iv.object).partition(":")[0])
+        label = self._edge_labels.get(key, "")
+        if label == "":
+            edge = self._edge_for(stype, iv)
+            label = self._edge_labels[key] = edge[0] if edge else None
+        return label
 
     def statement_count(self) -> int:
         return int(self._q("MATCH (a:Assertion) RETURN count(a)")[0][0])
@@ -924,7 +931,7 @@ class Store:
         if not rows:
             return None, []
         name, view = rows[0]
-        return name, [_iv_from_row(ref, r) for r in json.loads(unpack(view))]
+        return name, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
 
     def subject_log_and_view(self, ref: str) -> tuple[list[Statement], list[Interval]]:
         _, log, view = self.subject_name_log_and_view(ref)
@@ -935,7 +942,7 @@ class Store:
         if not rows:
             return None, [], []
         name, log, view_text = rows[0]
-        view = [_iv_from_row(ref, r) for r in json.loads(unpack(view_text))]
+        view = [_iv_from_row(ref, r) for r in json.loads(view_text or "[]")]
         names: dict[Any, str | None] = {iv.object: iv.object_name for iv in view if iv.object_kind == "entity"}
 
         def name_of(obj: str) -> str | None:  # objects the view does not show (retracted, say) are looked up
@@ -949,11 +956,11 @@ class Store:
         """Every subject's ref, name and intervals (those whose ref starts with ``prefix``)."""
         where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
         for ref, name, view in self._iter(f"MATCH (s:Subject) {where}RETURN s.ref, s.name, s.view", params):
-            yield ref, name, [_iv_from_row(ref, r) for r in json.loads(unpack(view))]
+            yield ref, name, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
 
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
-            yield ref, [_iv_from_row(ref, r) for r in json.loads(unpack(view))]
+            yield ref, [_iv_from_row(ref, r) for r in json.loads(view or "[]")]
 
     def write_subject(self, ref: str, name: str, log: list[Statement], view: list[Interval],
                       predicates: Iterable[str]) -> None:
@@ -1032,7 +1039,6 @@ class Store:
             return text
 
         def subject_rows() -> Iterator[list[Any]]:
-            labels = self._edge_labels
             for ref, name, log, view in subjects:
                 counts["subjects"] += 1
                 counts["intervals"] += len(view)
@@ -1040,14 +1046,10 @@ class Store:
                 for iv in view:
                     if iv.object_kind != "entity" or stype is None:
                         continue
-                    key = (stype, iv.predicate, str(iv.object).partition(":")[0])
-                    label = labels.get(key, "")
-                    if label == "":
-                        edge = self._edge_for(stype, iv)
-                        label = labels[key] = edge[0] if edge else None
+                    label = self._edge_label(stype, iv)
                     if label is None:
                         continue
-                    target = (label, stype, self.ontology.type_for_prefix(key[2]) or "")
+                    target = (label, stype, self.ontology.type_for_prefix(str(iv.object).partition(":")[0]) or "")
                     if target not in edge_files:
                         edge_files[target] = (_BulkFile(self.path / "tmp", keep=True), [])
                     bulk, pending = edge_files[target]
