@@ -19,7 +19,7 @@ from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEnt
 from graphmem.model import Entity, Interval, Statement
 from graphmem.records import Record, opt_str, parse_record
 from graphmem.results import ImportReport
-from graphmem.store import StatementFile, log_text, statements_from_log
+from graphmem.store import StatementFile, loads, log_text, statements_from_log
 from graphmem.temporal import view_for_subject
 from graphmem.timeparse import now_us, parse_instant
 
@@ -152,7 +152,7 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
             if line.startswith("\x00not-utf8"):
                 raise BadInput("not valid UTF-8")
             try:
-                obj = json.loads(line)
+                obj = loads(line)
             except json.JSONDecodeError as e:
                 raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
             if not isinstance(obj, dict):

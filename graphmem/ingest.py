@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.records import MAX_CHARS, Record, parse_record
+from graphmem.store import loads
 from graphmem.timeparse import now_us
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def ingest(m: Memory, source: str | Path | IO[bytes] | Iterable[bytes], *, redac
             except UnicodeDecodeError as e:
                 raise BadInput(f"not valid UTF-8 (byte {e.start})") from None
             try:
-                obj = json.loads(text)
+                obj = loads(text)
             except json.JSONDecodeError as e:
                 raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
             parsed.append(parse_record(obj, now=now, redact_secrets=redact, max_chars=max_chars))

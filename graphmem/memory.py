@@ -37,7 +37,7 @@ from graphmem.results import (
     WriteResult,
 )
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
-from graphmem.store import Store, ViewFiles, decode_log, statements_from_log, unpack, view_text
+from graphmem.store import Store, ViewFiles, decode_log, same_view, statements_from_log, unpack, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
 
@@ -644,7 +644,7 @@ class Memory:
                 # a log stored in an older row form holds the same statements: a rebuild rewrites it, a check does not count it
                 if stored_log != text and not (content_only and stored_log and _same_statements(ref, stored_log, log)):
                     parts.append("log")
-                if stored_view != view_text(view):
+                if not same_view(stored_view, view_text(view)):
                     parts.append("view")
                 edges = store.edge_keys(ref, view)
                 if edges != stored_edges.get(ref, []):
