@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
@@ -10,7 +11,8 @@ import pytest
 
 import graphmem
 from graphmem import bulk, memory
-from graphmem.store import pack, unpack
+from graphmem.model import Interval
+from graphmem.store import loads, pack, same_view, unpack, view_text
 
 
 def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:
@@ -143,3 +145,22 @@ def test_when_every_subject_differs_the_compared_rows_are_loaded(demo: graphmem.
     assert _subjects(demo) == subjects
     assert demo.rebuild(check=True).drift == ()
     assert not list((demo.store.path / "tmp").glob("*"))
+
+
+def test_a_view_spelt_by_either_encoder_is_the_same_view() -> None:
+    iv = Interval("project:x", "score", 1e-05, "literal", 0, None, (1,), ("https://a.example",), (), None)
+    ours = view_text([iv])
+    standard = json.dumps([list(iv[1:])], separators=(",", ":"), ensure_ascii=False)
+    assert ours != standard  # orjson writes 0.00001 where the standard encoder writes 1e-05
+    assert same_view(standard, ours) and same_view(ours, ours)
+    assert not same_view(standard.replace("1e-05", "2e-05"), ours)
+    assert not same_view(None, ours) and not same_view("", ours) and not same_view("[", ours)
+
+
+def test_json_the_fast_reader_refuses_reads_as_the_standard_one() -> None:
+    assert math.isnan(loads("[NaN]")[0])
+    assert loads(str(2**70)) == 2**70
+    assert loads('["\\ud800"]') == json.loads('["\\ud800"]')
+    with pytest.raises(json.JSONDecodeError) as caught:
+        loads('{"op": }')
+    assert caught.value.msg == "Expecting value" and caught.value.colno == 8
