@@ -12,7 +12,7 @@ import pytest
 import graphmem
 from graphmem import bulk, memory
 from graphmem.model import Interval
-from graphmem.store import loads, pack, same_view, unpack, view_text
+from graphmem.store import decode_log, loads, log_text, pack, same_view, unpack, view_text
 
 
 def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:
@@ -164,3 +164,49 @@ def test_json_the_fast_reader_refuses_reads_as_the_standard_one() -> None:
     with pytest.raises(json.JSONDecodeError) as caught:
         loads('{"op": }')
     assert caught.value.msg == "Expecting value" and caught.value.colno == 8
+
+
+_ODD_PREDICATES = """
+[predicates.score]
+description = "A measured score."
+subject_types = ["Project"]
+object = { type = "float" }
+cardinality = "one"
+
+[predicates.seats]
+description = "How many seats."
+subject_types = ["Project"]
+object = { type = "int" }
+cardinality = "one"
+
+[predicates.public]
+description = "Whether it is public."
+subject_types = ["Project"]
+object = { type = "bool" }
+cardinality = "one"
+"""
+
+
+def test_kuzu_writes_each_log_as_graphmem_does_for_awkward_values(tmp_path: Any) -> None:
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    (preds / "odd.toml").write_text(_ODD_PREDICATES, "utf-8")
+    m = graphmem.open(tmp_path / "store", predicate_dirs=[preds])
+    m.add_entity("Project", "Odd")
+    m.add_entity("Tool", "Quill")
+    m.assert_("Odd", "summary", 'a "quoted" \\ back\tslash\nnew line é 中 😀', valid_from="2024-01-01")
+    m.assert_("Odd", "score", "1e-05", valid_from="2024-01-01")
+    m.assert_("Odd", "score", "-2.5e+300", valid_from="2024-02-01")
+    m.assert_("Odd", "seats", "-9007199254740993", valid_from="2024-01-01")
+    m.assert_("Odd", "public", "yes", valid_from="2024-01-01")
+    m.assert_("Odd", "uses", "Quill", valid_from="2024-01-01", sources=['https://x.example/a"b\\c'])
+    m.end("Odd", "uses", at="2024-03-01")
+    fact = m.assert_("Odd", "status", "active", valid_from="2024-01-01").refs[0]
+    m.retract(fact, reason='typo: "actve" \\ again')
+    (ref, text), = list(m.store.subject_logs())
+    log = m.store.subject_log(ref)
+    assert json.loads(text) == json.loads(log_text(log))  # the same rows, whatever order Kuzu groups them in
+    assert decode_log(ref, text, {}.get)[1] == unpack(_subjects(m)[ref][1])  # and, in id order, the stored text
+    assert m.rebuild(check=True).drift == ()
+    assert m.rebuild().counts["rewritten"] == 0
+    m.close()
