@@ -583,7 +583,7 @@ class Memory:
     def reload_view(self, names: dict[str, str]) -> dict[str, int]:
         """Recompute every subject's view from the store and bulk-load the whole view (in the caller's
         transaction). The subjects are read in ranges of about 250,000 statements, so Kuzu's grouping
-        stays small (peak memory at 1M: 1.1 GB in one read, 0.5 GB in four), and each range is shared
+        stays small (peak memory at 1M: 1.1 GB in one read, 0.5 GB in ranges), and each range is shared
         out between two processes, each writing its own bulk files."""
         get = names.get
 

@@ -272,7 +272,7 @@ def view_text(view: list[Interval]) -> str:
     two views are the same when ``same_view`` says so, not only when their texts are equal."""
     try:
         return orjson.dumps([_iv_row(iv) for iv in view]).decode("utf-8")
-    except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits, a lone surrogate
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate
         return dumps([_iv_row(iv) for iv in view])
 
 
@@ -310,7 +310,10 @@ def _iv_from_row(subject: str, r: list[Any]) -> Interval:
 
 
 def _int_list(ids: tuple[int, ...]) -> str:
-    """A list of ids as JSON (the form COPY reads for INT64[]), without the JSON encoder."""
+    """A list of ids as JSON (the form COPY reads for INT64[]), without the JSON encoder (most lists
+    of an interval hold one id or none)."""
+    if len(ids) == 1:
+        return f"[{ids[0]}]"
     return "[" + ",".join(map(str, ids)) + "]" if ids else "[]"
 
 
@@ -804,7 +807,6 @@ class Store:
         """A bulk file that takes statements one at a time, then loads them (large imports hold none)."""
         return StatementFile(self)
 
-
     def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:
         self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
                 {"t": at, "r": reason})
@@ -899,6 +901,7 @@ class Store:
             try:
                 conn = kuzu.Connection(self._db)
                 try:
+                    # by ref: the subject row's (name, log, view), or the edge keys' list
                     into.update((row[0], row[1] if len(row) == 2 else tuple(row[1:]))
                                 for row in self._iter(query, conn=conn))
                 finally:
@@ -927,18 +930,13 @@ class Store:
         if stype is None:
             return []
         out = []
-        labels = self._edge_labels
         for iv in view:
             if iv.object_kind == "entity":
-                obj = str(iv.object)
-                label = labels.get((stype, iv.predicate, obj.partition(":")[0]), "")
-                if label == "":
-                    label = self._edge_label(stype, iv)
+                label = self._edge_label(stype, iv)
                 if label is not None:
-                    ids, conflicts, vt = iv.assertions, iv.conflicts, iv.valid_to
-                    out.append(f"{label} {obj} {iv.predicate} {iv.valid_from} {'' if vt is None else vt} "
-                               f"{f'[{ids[0]}]' if len(ids) == 1 else _int_list(ids)} "
-                               f"{_int_list(conflicts) if conflicts else '[]'}")
+                    vt = iv.valid_to
+                    out.append(f"{label} {iv.object} {iv.predicate} {iv.valid_from} {'' if vt is None else vt} "
+                               f"{_int_list(iv.assertions)} {_int_list(iv.conflicts)}")
         out.sort()
         return out
 
