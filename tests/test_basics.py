@@ -143,3 +143,22 @@ def test_cli_reference_is_current() -> None:
     from graphmem.cli.reference import reference
     doc = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
     assert doc.read_text(encoding="utf-8") == reference(), "run: python -m graphmem.cli.reference > docs/cli.md"
+
+
+def test_smaller_buffer_pool_reads_the_same(atlas: graphmem.Memory, store_path) -> None:  # type: ignore[no-untyped-def]
+    atlas.assert_("Atlas", "status", "active", valid_from="2024-01-01")
+    atlas.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    want = atlas.current("Atlas", as_of="2025-01-01").to_json()
+    atlas.close()
+    with graphmem.open(store_path, create=False, buffer_pool_mb=64) as m:
+        got = m.current("Atlas", as_of="2025-01-01").to_json()
+        assert got["facts"] == want["facts"] and got["subject"] == want["subject"]
+        assert {f["predicate"]: f["object"].get("ref", f["object"].get("value")) for f in got["facts"]} == {
+            "status": "active", "uses": "tool:kuzu"}
+
+
+@pytest.mark.parametrize("size", [0, 63, -1, 1.5, "512", True])
+def test_bad_buffer_pool_is_bad_input(store_path, size: object) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BadInput, match=r"^bad buffer_pool_mb .*: expected a whole number of MiB, at least 64$"):
+        graphmem.open(store_path, buffer_pool_mb=size)
+    assert not store_path.exists()  # nothing written

@@ -34,7 +34,7 @@ def show(
     json_: JsonOpt = False,
 ) -> None:
     """Show one entity."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, lookup=True) as m:
         e = m.entity(ref)
         doc = {"schema": "graphmem.entity.v1", "entity": e.to_json()}
 

@@ -85,7 +85,7 @@ def current(
     json_: JsonOpt = False,
 ) -> None:
     """What holds for SUBJECT at --as-of, as known at --known-at."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, lookup=True) as m:
         emit(ctx, m.current(subject, as_of=as_of, known_at=known_at, predicate=predicate).to_json(), render.current)
 
 
@@ -97,7 +97,7 @@ def timeline(
     json_: JsonOpt = False,
 ) -> None:
     """Every interval of SUBJECT, in order, and the statements behind them."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, lookup=True) as m:
         emit(ctx, m.timeline(subject, predicate=predicate, known_at=known_at).to_json(), render.timeline)
 
 
@@ -121,5 +121,5 @@ def why(
     json_: JsonOpt = False,
 ) -> None:
     """The receipts of one statement: sources, supersession, conflicts, retraction."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, lookup=True) as m:
         emit(ctx, m.why(fact).to_json(), render.why)
