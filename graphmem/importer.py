@@ -7,6 +7,7 @@ in one transaction. Large imports go through Kuzu's bulk COPY path.
 from __future__ import annotations
 
 import json
+import os
 import time
 from array import array
 from collections import defaultdict
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
+PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
 OPS = ("entity", "record", "assert", "end", "retract")
 
 
@@ -110,157 +112,319 @@ def _lines(source: str | Path | Iterable[str] | Iterable[bytes]) -> Iterator[str
             yield _decode(item)
 
 
+class _Reader:
+    """One import's state while its lines are read and validated (nothing is written yet)."""
+
+    def __init__(self, m: Memory, now: int, resolve: _Resolver, next_id: int, next_record: int,
+                 sink: StatementFile | None) -> None:
+        self.m, self.now, self.resolve, self.sink = m, now, resolve, sink
+        self.first_id = self.next_id = next_id
+        self.stmts: list[Statement] = []
+        self.by_id: dict[int, int] = {}  # fact id -> index in stmts (small imports)
+        self.recorded = array("q")  # recorded_at of each statement this import adds, by id - first id
+        self.touched: dict[str, set[str]] = defaultdict(set)
+        self.file_ids: dict[str, int] = {}  # "fact:N" as written in the file -> the id given here
+        self.created: dict[str, Entity] = {}
+        self.updated: dict[str, tuple[Entity, tuple[str, ...], str | None]] = {}
+        self.retractions: dict[int, tuple[int, str | None]] = {}
+        self.records: list[Record] = []
+        self.record_refs: dict[str, int] = {}  # "rec:N" as written in the file -> the id it has here
+        self.record_keys: dict[str, int] = {}
+        self.rec_mentions: dict[int, list[tuple[str, int, int, str]]] = {}
+        self.next_record = next_record
+        self.errors: list[tuple[int, str]] = []
+        self.n_lines = 0
+
+    def read(self, lines: Iterable[tuple[int, str]]) -> None:
+        """Validate numbered lines, in order."""
+        m, now, resolve, sink = self.m, self.now, self.resolve, self.sink
+        stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
+        record_refs, errors = self.record_refs, self.errors
+        next_id = self.next_id
+        try:
+            for lineno, line in lines:
+                if not line.strip():
+                    continue
+                self.n_lines += 1
+                try:
+                    if line.startswith("\x00not-utf8"):
+                        raise BadInput("not valid UTF-8")
+                    try:
+                        obj = loads(line)
+                    except json.JSONDecodeError as e:
+                        raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
+                    if not isinstance(obj, dict):
+                        raise BadInput("expected a JSON object")
+                    op = obj.get("op")
+                    if op == "assert" or op == "end":
+                        missing = [k for k in ("subject", "predicate") if not isinstance(obj.get(k), str)]
+                        if op == "assert" and "object" not in obj:
+                            missing.append("object")
+                        if missing:
+                            raise BadInput(f"missing or non-string field {missing[0]!r}")
+                        srcs = obj.get("sources") or []
+                        if not isinstance(srcs, list):
+                            raise BadInput(f"bad sources {srcs!r}: expected a list")
+                        by = obj.get("asserted_by") or "import"
+                        if op == "assert":
+                            if obj["object"] is None or isinstance(obj["object"], list | dict):
+                                raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
+                            st = m.build_assert(next_id, obj["subject"], obj["predicate"], obj["object"],
+                                                opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
+                                                opt_str(obj, "recorded_at"), now, resolve, record_refs)
+                        else:
+                            st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
+                                             opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
+                                             record_refs)
+                        if isinstance(obj.get("id"), str):
+                            file_ids[obj["id"]] = next_id
+                        if sink is not None:
+                            sink.add(st)
+                        else:
+                            by_id[next_id] = len(stmts)
+                            stmts.append(st)
+                        recorded.append(st.recorded_at)
+                        touched[st.subject].add(st.predicate)
+                        next_id += 1
+                    else:
+                        self.next_id = next_id
+                        self._other(op, obj)
+                except GraphmemError as e:
+                    errors.append((lineno, str(e)))
+        finally:
+            self.next_id = next_id
+
+    def _other(self, op: Any, obj: dict[str, Any]) -> None:
+        """An ``entity``, ``record`` or ``retract`` line."""
+        m, resolve = self.m, self.resolve
+        if op == "entity":
+            ent = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
+                                obj.get("description") or "")
+            have = resolve.entity(ent.ref)
+            if have is None:
+                self.created[ent.ref] = ent
+                resolve.add(ent)
+            else:
+                extra = tuple(a for a in ent.aliases if a not in have.aliases)
+                if have.type != ent.type or have.name != ent.name and have.name.lower() != ent.name.lower():
+                    raise BadInput(f"entity {ent.ref!r} already exists as {have.type} {have.name!r}")
+                if extra or (ent.description and ent.description != have.description):
+                    merged = replace(have, aliases=have.aliases + extra,
+                                     description=ent.description or have.description)
+                    if ent.ref in self.created:
+                        self.created[ent.ref] = merged
+                    else:
+                        self.updated[ent.ref] = (have, extra, ent.description or None)
+                    resolve.add(merged)
+        elif op == "record":
+            rec = _record_line(obj, self.now)
+            ref = obj.get("ref")
+            rid = self.record_keys.get(rec.key)
+            if rid is None:
+                rid = m.store.record_ids_for_keys([rec.key]).get(rec.key)
+            if rid is None:
+                rid = self.next_record
+                self.records.append(replace(rec, id=self.next_record))
+                self.rec_mentions[rid] = _mention_list(obj)
+                self.record_keys[rec.key] = self.next_record
+                self.next_record += 1
+            if isinstance(ref, str):
+                self.record_refs[ref] = rid
+        elif op == "retract":
+            ref = obj.get("fact")
+            if not isinstance(ref, str):
+                raise BadInput("missing field 'fact': expected fact:N")
+            from graphmem.memory import parse_fact_ref
+            fid = self.file_ids.get(ref) or parse_fact_ref(ref)
+            at_text = opt_str(obj, "at")
+            at = parse_instant(at_text, now=self.now, what="at") if at_text else self.now
+            if at > self.now:
+                raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
+            if self.first_id <= fid < self.next_id:  # added by this import, not retracted before it
+                target_at: int | None = self.recorded[fid - self.first_id]
+                already = fid in self.retractions
+            else:
+                target = m.store.statement(fid)
+                target_at = target.recorded_at if target else None
+                already = target is not None and (target.retracted_at is not None or fid in self.retractions)
+            if target_at is None:
+                raise BadInput(f"unknown fact {ref!r}: no statement has that id")
+            if already:
+                raise BadInput(f"fact {ref!r} is already retracted")
+            if at < target_at:
+                raise BadInput(f"bad at {at_text!r}: expected a time after the fact was recorded")
+            reason = obj.get("reason")
+            self.retractions[fid] = (at, reason if isinstance(reason, str) else None)
+        else:
+            raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
+
+
 def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes], *, strict: bool = False) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
     lines: Iterable[str] = _lines(source)
     size = 0
+    path: Path | None = None
     if isinstance(source, str | Path):
-        size = Path(source).stat().st_size if Path(source).is_file() else 0
+        path = Path(source)
+        size = path.stat().st_size if path.is_file() else 0
         large = size > BULK_LINES * 200
     else:
         lines = list(lines)
         large = len(lines) > BULK_LINES
     now = now_us()
     resolve = _Resolver(m, preload=large)
-    next_id = m.store.next_fact_id()
-    first_id = next_id
-    # a very large file writes its statements to a bulk file as they come (no statement objects held);
+    # a very large file writes its statements to bulk files as they come (no statement objects held);
     # smaller imports keep them, and an import into an empty store computes the view from them
     sink = m.store.statement_file() if size > STREAM_BYTES else None
-    stmts: list[Statement] = []
-    by_id: dict[int, int] = {}  # fact id -> index in stmts (small imports)
-    recorded = array("q")  # recorded_at of each statement this import adds, by id - first id
-    touched: dict[str, set[str]] = defaultdict(set)
-    file_ids: dict[str, int] = {}  # "fact:N" as written in the file -> the id given here
-    created: dict[str, Entity] = {}
-    updated: dict[str, tuple[Entity, tuple[str, ...], str | None]] = {}
-    retractions: dict[int, tuple[int, str | None]] = {}
-    records: list[Record] = []
-    record_refs: dict[str, int] = {}  # "rec:N" as written in the file -> the id it has here
-    record_keys: dict[str, int] = {}
-    rec_mentions: dict[int, list[tuple[str, int, int, str]]] = {}
-    next_record = m.store.next_record_id()
-    errors: list[tuple[int, str]] = []
-    n_lines = 0
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        n_lines += 1
-        try:
-            if line.startswith("\x00not-utf8"):
-                raise BadInput("not valid UTF-8")
-            try:
-                obj = loads(line)
-            except json.JSONDecodeError as e:
-                raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(obj, dict):
-                raise BadInput("expected a JSON object")
-            op = obj.get("op")
-            if op == "assert" or op == "end":
-                missing = [k for k in ("subject", "predicate") if not isinstance(obj.get(k), str)]
-                if op == "assert" and "object" not in obj:
-                    missing.append("object")
-                if missing:
-                    raise BadInput(f"missing or non-string field {missing[0]!r}")
-                srcs = obj.get("sources") or []
-                if not isinstance(srcs, list):
-                    raise BadInput(f"bad sources {srcs!r}: expected a list")
-                by = obj.get("asserted_by") or "import"
-                if op == "assert":
-                    if obj["object"] is None or isinstance(obj["object"], list | dict):
-                        raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
-                    st = m.build_assert(next_id, obj["subject"], obj["predicate"], obj["object"],
-                                        opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
-                                        opt_str(obj, "recorded_at"), now, resolve, record_refs)
-                else:
-                    st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
-                                     opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
-                                     record_refs)
-                if isinstance(obj.get("id"), str):
-                    file_ids[obj["id"]] = next_id
-                if sink is not None:
-                    sink.add(st)
-                else:
-                    by_id[next_id] = len(stmts)
-                    stmts.append(st)
-                recorded.append(st.recorded_at)
-                touched[st.subject].add(st.predicate)
-                next_id += 1
-            elif op == "entity":
-                ent = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
-                                  obj.get("description") or "")
-                have = resolve.entity(ent.ref)
-                if have is None:
-                    created[ent.ref] = ent
-                    resolve.add(ent)
-                else:
-                    extra = tuple(a for a in ent.aliases if a not in have.aliases)
-                    if have.type != ent.type or have.name != ent.name and have.name.lower() != ent.name.lower():
-                        raise BadInput(f"entity {ent.ref!r} already exists as {have.type} {have.name!r}")
-                    if extra or (ent.description and ent.description != have.description):
-                        merged = replace(have, aliases=have.aliases + extra,
-                                         description=ent.description or have.description)
-                        if ent.ref in created:
-                            created[ent.ref] = merged
-                        else:
-                            updated[ent.ref] = (have, extra, ent.description or None)
-                        resolve.add(merged)
-            elif op == "record":
-                rec = _record_line(obj, now)
-                ref = obj.get("ref")
-                rid = record_keys.get(rec.key)
-                if rid is None:
-                    rid = m.store.record_ids_for_keys([rec.key]).get(rec.key)
-                if rid is None:
-                    rid = next_record
-                    records.append(replace(rec, id=next_record))
-                    rec_mentions[rid] = _mention_list(obj)
-                    record_keys[rec.key] = next_record
-                    next_record += 1
-                if isinstance(ref, str):
-                    record_refs[ref] = rid
-            elif op == "retract":
-                ref = obj.get("fact")
-                if not isinstance(ref, str):
-                    raise BadInput("missing field 'fact': expected fact:N")
-                from graphmem.memory import parse_fact_ref
-                fid = file_ids.get(ref) or parse_fact_ref(ref)
-                at_text = opt_str(obj, "at")
-                at = parse_instant(at_text, now=now, what="at") if at_text else now
-                if at > now:
-                    raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
-                if first_id <= fid < next_id:  # added by this import, not retracted before it
-                    target_at: int | None = recorded[fid - first_id]
-                    already = fid in retractions
-                else:
-                    target = m.store.statement(fid)
-                    target_at = target.recorded_at if target else None
-                    already = target is not None and (target.retracted_at is not None or fid in retractions)
-                if target_at is None:
-                    raise BadInput(f"unknown fact {ref!r}: no statement has that id")
-                if already:
-                    raise BadInput(f"fact {ref!r} is already retracted")
-                if at < target_at:
-                    raise BadInput(f"bad at {at_text!r}: expected a time after the fact was recorded")
-                reason = obj.get("reason")
-                retractions[fid] = (at, reason if isinstance(reason, str) else None)
-            else:
-                raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
-        except GraphmemError as e:
-            errors.append((lineno, str(e)))
-    n_stmts = next_id - first_id
-    if strict and errors:
+    r = _Reader(m, now, resolve, m.store.next_fact_id(), m.store.next_record_id(), sink)
+    try:
+        # two cores only into a store without entities: the child process must not query the store
+        run = _plain_run(path) if path is not None and sink is not None and resolve.store_empty else None
+        if path is None or run is None:
+            r.read(enumerate(lines, 1))
+        else:
+            _read_on_two_cores(r, path, *run)
+    except BaseException:
         if sink is not None:
             sink.discard()
-        return ImportReport(n_lines, 0, 0, 0, 0, None, None, tuple(errors), False, time.perf_counter() - t0)
-    del recorded
-    _write(m, list(created.values()), list(updated.values()), sink or stmts, next_id, by_id, retractions, touched,
-           now, records, rec_mentions)
-    return ImportReport(n_lines, len(created), len(updated), n_stmts, len(retractions),
-                        first_id if n_stmts else None, next_id - 1 if n_stmts else None, tuple(errors), True,
+        raise
+    n_stmts = r.next_id - r.first_id
+    if strict and r.errors:
+        if sink is not None:
+            sink.discard()
+        return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0)
+    del r.recorded
+    _write(m, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id, r.by_id, r.retractions,
+           r.touched, now, r.records, r.rec_mentions)
+    return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
+                        r.first_id if n_stmts else None, r.next_id - 1 if n_stmts else None, tuple(r.errors), True,
                         time.perf_counter() - t0)
+
+
+# A line holding one of these is read in order, by this process: an op other than assert or end is
+# spelt with one of the first three, an escape could spell anything, and a record ref as a source
+# may need a look in the store.
+_SPECIAL = (b'"entity"', b'"record"', b'"retract"', b"\\u", b"rec:")
+
+
+def _plain_run(path: Path) -> tuple[int, int, int] | None:
+    """The longest run of lines that hold none of ``_SPECIAL`` (so only assert and end lines, or
+    bad ones), split in two halves at a line start: (start, middle, end) byte offsets, or None when
+    the run is shorter than ``PARALLEL_BYTES``. Such lines change nothing another line reads but
+    the fact ids, which follow from the line count, so their halves can be read at once."""
+    import mmap
+    with path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            hits = []
+            for pattern in _SPECIAL:
+                i = mm.find(pattern)
+                while i >= 0:
+                    hits.append(i)
+                    i = mm.find(pattern, i + 1)
+            hits.sort()
+            bounds = [-1, *hits, size]
+            a, b = max(zip(bounds, bounds[1:], strict=False), key=lambda p: p[1] - p[0])
+            start = 0 if a < 0 else mm.find(b"\n", a) + 1  # the line after the hit at a
+            end = size if b >= size else mm.rfind(b"\n", 0, b) + 1  # the start of the line of the hit at b
+            if start <= 0 and a >= 0 or end - start < max(PARALLEL_BYTES, 2):
+                return None
+            middle = mm.find(b"\n", (start + end) // 2) + 1
+            if not start < middle < end:
+                return None
+            return start, middle, end
+
+
+def _span(path: Path, start: int, end: int, first_line: int) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a file that start at byte offsets in [start, end)."""
+    with path.open("rb") as f:
+        f.seek(start)
+        pos = start
+        for lineno, raw in enumerate(f, first_line):
+            if pos >= end:
+                return
+            pos += len(raw)
+            yield lineno, _decode(raw)
+
+
+def _count(path: Path, start: int, end: int, nonblank: bool = False) -> int:
+    """Line breaks in [start, end) of a file (which starts and ends at line starts), or (``nonblank``)
+    the lines there that hold more than ASCII white space."""
+    n = 0
+    rest = b""  # a line cut by the end of a block
+    with path.open("rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(left, 16 * 2**20))
+            if not block:
+                break
+            left -= len(block)
+            if nonblank:
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()
+                n += sum(1 for line in lines if line.strip())
+            else:
+                n += block.count(b"\n")
+    return n + (1 if rest.strip() else 0)
+
+
+def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int) -> None:
+    """Read the file with its longest run of plain lines (``_plain_run``) split between this process
+    and a forked child; the rest is read here, in order.
+
+    The child reads the second half as if every line of the first half were a valid statement, so
+    its ids start that many after the first half's first id. When the first half has an error (or
+    the child fails), the child's work is dropped and this process reads the second half itself:
+    the result is always that of reading the file in order.
+    """
+    from graphmem.bulk import forked_map
+
+    assert r.sink is not None
+    size = path.stat().st_size
+    r.read(_span(path, 0, start, 1))
+    base = r.next_id + _count(path, start, middle, nonblank=True)  # the second half's first id, if all goes well
+    line_at = {start: _count(path, 0, start) + 1, middle: _count(path, 0, middle) + 1}
+    store = r.m.store
+
+    def part(halves: list[tuple[int, int]]) -> dict[str, Any] | None:
+        (lo, hi), = halves
+        if lo == start:  # the first half, here
+            r.read(_span(path, lo, hi, line_at[lo]))
+            return None
+        child = _Reader(r.m, r.now, r.resolve, base, r.next_record, store.statement_file())
+        child.record_refs = r.record_refs
+        assert child.sink is not None
+        try:
+            child.read(_span(path, lo, hi, line_at[lo]))
+            if child.created or child.updated or child.records or child.retractions:
+                raise AssertionError("a plain line changed more than statements")
+        except BaseException:
+            child.sink.discard()
+            raise
+        return {"next_id": child.next_id, "n_lines": child.n_lines, "errors": child.errors,
+                "touched": dict(child.touched), "file_ids": child.file_ids, "recorded": child.recorded.tobytes(),
+                "bulk": child.sink.finish()}
+
+    _, theirs = forked_map(part, [(start, middle), (middle, end)], min_items=2)
+    if theirs is not None and r.next_id == base:
+        r.sink.adopt(theirs["bulk"])
+        r.next_id = theirs["next_id"]
+        r.n_lines += theirs["n_lines"]
+        r.errors += theirs["errors"]
+        for subject, preds in theirs["touched"].items():
+            r.touched[subject] |= preds
+        r.file_ids.update(theirs["file_ids"])
+        r.recorded.frombytes(theirs["recorded"])
+    else:  # the first half had an error, so the second half's ids are not those: read it here
+        if theirs is not None:
+            theirs["bulk"].discard()
+        r.read(_span(path, middle, end, line_at[middle]))
+    r.read(_span(path, end, size, _count(path, 0, end) + 1))
 
 
 def _record_line(obj: dict[str, Any], now: int) -> Record:

@@ -383,10 +383,11 @@ _LOG_ROW = ("concat('[', CAST(a.id AS STRING), ',\"', a.op, '\",', CAST(to_json(
 
 
 class StatementFile:
-    """Statements written to a bulk file as they come, then loaded into ``Assertion`` in one COPY."""
+    """Statements written to bulk files as they come, then loaded into ``Assertion`` in one COPY."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._done: list[_BulkFile] = []  # files before the current one, in id order
         self._bulk = _BulkFile(store.path / "tmp")
         self._pending: list[list[Any]] = []
         self._otypes: dict[tuple[str, str], str] = {}
@@ -404,17 +405,31 @@ class StatementFile:
             self._bulk.write(self._pending)
             self._pending = []
 
+    def finish(self) -> _BulkFile:
+        """Write what is pending and close: the file, to hand to another process's ``adopt``."""
+        if self._pending:
+            self._bulk.write(self._pending)
+            self._pending = []
+        self._bulk.close()
+        return self._bulk
+
+    def adopt(self, other: _BulkFile) -> None:
+        """Take a file of statements another process wrote; they come after this file's statements."""
+        self._done += [self.finish(), other]
+        self._bulk = _BulkFile(self._store.path / "tmp")
+
     def load(self) -> int:
-        """COPY the statements (in the caller's transaction) and remove the file; the row count."""
-        with self._bulk:
-            if self._pending:
-                self._bulk.write(self._pending)
-                self._pending = []
-            self._store._load(self._bulk, "Assertion")
-            return self._bulk.rows
+        """COPY the statements (in the caller's transaction) and remove the files; the row count."""
+        files = [*self._done, self.finish()]
+        try:
+            self._store._load(files, "Assertion")
+            return sum(f.rows for f in files)
+        finally:
+            self.discard()
 
     def discard(self) -> None:
-        self._bulk.discard()
+        for f in [*self._done, self._bulk]:
+            f.discard()
 
 
 class Store:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,99 @@ def test_a_strict_large_import_with_an_error_writes_nothing(exported: Path, tmp_
     assert not report.written and report.statements == 0
     assert m.store.statement_count() == 0 and m.store.entity_count() == 0
     assert not list((tmp_path / "s" / "tmp").glob("*"))
+
+
+def _two_core_file(tmp_path: Path, bad: dict[int, str] | None = None) -> tuple[Path, int]:
+    """Entities, then 400 plain assert lines (one of them optionally replaced), a retraction of a
+    statement in the second half (by the id the file gives it), and more asserts: the plain run
+    is read on two cores."""
+    lines: list[Any] = [{"op": "entity", "type": "Project", "name": f"P{i}"} for i in range(20)]
+    lines += [{"op": "entity", "type": "Tool", "name": f"T{i}"} for i in range(10)]
+    for i in range(400):
+        lines.append({"op": "assert", "id": f"fact:{1000 + i}", "subject": f"project:p{i % 20}",
+                      "predicate": "uses" if i % 3 else "status", "object": f"tool:t{i % 10}" if i % 3 else "active",
+                      "valid_from": f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}", "sources": [f"https://example.org/{i}"],
+                      "recorded_at": "2025-01-01T00:00:00Z"})
+    lines.append({"op": "retract", "fact": "fact:1390", "at": "2025-02-01T00:00:00Z", "reason": "wrong"})
+    lines += [{"op": "assert", "subject": "project:p1", "predicate": "status", "object": "paused",
+               "valid_from": "2025-01-01", "recorded_at": "2025-01-02T00:00:00Z"}]
+    text = [json.dumps(x) for x in lines]
+    for i, line in (bad or {}).items():
+        text[i] = line
+    f = tmp_path / "plain.jsonl"
+    f.write_text("\n".join(text) + "\n", encoding="utf-8")
+    return f, len(text)
+
+
+def _sequential_and_two_core(f: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             strict: bool = False) -> tuple[Any, Any, graphmem.Memory, graphmem.Memory, list[int]]:
+    from graphmem import store as store_mod
+    monkeypatch.setattr(importer, "BULK_LINES", 1)
+    monkeypatch.setattr(importer, "STREAM_BYTES", 0)
+    seq, two = graphmem.open(tmp_path / "seq"), graphmem.open(tmp_path / "two")
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 10**12)  # no run is this long: one core
+    r_seq = seq.import_jsonl(f, strict=strict)
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
+    adopted: list[int] = []  # the child's statements, taken when its ids hold
+    real_adopt = store_mod.StatementFile.adopt
+    monkeypatch.setattr(store_mod.StatementFile, "adopt", lambda self, other: (adopted.append(other.rows),
+                                                                                real_adopt(self, other))[1])
+    r_two = two.import_jsonl(f, strict=strict)
+    return r_seq, r_two, seq, two, adopted
+
+
+def test_plain_run_is_the_longest_stretch_of_plain_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
+    lines = ['{"op": "entity", "type": "Tool", "name": "A"}'] + ['{"op": "assert", "x": 1}'] * 6 + [
+        '{"op": "retract", "fact": "fact:1"}'] + ['{"op": "assert", "x": 2}'] * 3 + [
+        '{"op": "assert", "sources": ["rec:1"]}', '{"op": "assert", "s": "\\u00e9"}']
+    f = tmp_path / "f.jsonl"
+    f.write_bytes(("\n".join(lines) + "\n").encode())
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    run = importer._plain_run(f)
+    assert run is not None
+    start, middle, end = run
+    assert (start, end) == (starts[1], starts[7])  # the six lines after the entity line
+    assert middle in starts[2:7]  # a line start inside the run
+    assert importer._count(f, start, middle) == starts.index(middle) - 1
+    assert importer._count(f, 0, end, nonblank=True) == 7
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", end - start + 1)  # shorter than that: one core
+    assert importer._plain_run(f) is None
+
+
+def test_two_core_import_equals_one_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f, _ = _two_core_file(tmp_path)
+    r_seq, r_two, seq, two, adopted = _sequential_and_two_core(f, tmp_path, monkeypatch)
+    assert adopted and 0 < adopted[0] < 400  # the second half came from the child
+    assert r_two.to_json() | {"seconds": 0} == r_seq.to_json() | {"seconds": 0}
+    assert r_two.errors == () and r_two.statements == 401 and r_two.retractions == 1
+    assert _state(two) == _state(seq)
+    # fact:1390 in the file is its 391st statement, read by the child
+    assert two.why("fact:391").statement.retracted_at is not None
+    assert two.why("fact:390").statement.retracted_at is None
+    assert two.rebuild(check=True).drift == ()
+    assert not list((tmp_path / "two" / "tmp").glob("*"))
+
+
+@pytest.mark.parametrize("where", [35, 380])  # an error in the first half (the child's ids are off), in the second
+def test_two_core_import_with_a_bad_line_equals_one_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         where: int) -> None:
+    f, _ = _two_core_file(tmp_path, bad={where: '{"op": "assert", "subject": "project:p1", "predicate": "nope", '
+                                                '"object": "x"}'})
+    r_seq, r_two, seq, two, adopted = _sequential_and_two_core(f, tmp_path, monkeypatch)
+    assert [n for n, _ in r_two.errors] == [where + 1] and "nope" in r_two.errors[0][1]
+    assert r_two.to_json() | {"seconds": 0} == r_seq.to_json() | {"seconds": 0}
+    assert _state(two) == _state(seq)
+    assert bool(adopted) == (where > 230)  # an error before the middle: the second half is read again here
+    assert not list((tmp_path / "two" / "tmp").glob("*"))
+
+
+def test_strict_two_core_import_with_an_error_in_the_second_half_writes_nothing(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    f, _ = _two_core_file(tmp_path, bad={400: "not json"})
+    _, r_two, _, two, _ = _sequential_and_two_core(f, tmp_path, monkeypatch, strict=True)
+    assert not r_two.written and [n for n, _ in r_two.errors] == [401]
+    assert two.store.statement_count() == 0 and two.store.entity_count() == 0
+    assert not list((tmp_path / "two" / "tmp").glob("*"))
