@@ -28,10 +28,16 @@ from graphmem.errors import (
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Interval, Statement, Value
 from graphmem.results import (
     CurrentResult,
+    EntityDoc,
+    EntityList,
+    ExportDoc,
     FactsResult,
+    OntologyDoc,
     RebuildReport,
+    RegistryDoc,
     SearchHit,
     SearchResult,
+    StoreInfo,
     TimelineResult,
     WhyResult,
     WriteResult,
@@ -100,6 +106,20 @@ def parse_fact_ref(text: str) -> int:
     return int(m[1])
 
 
+def load_schema(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
+                predicate_dirs: Iterable[str | Path] = ()) -> tuple[Ontology, Registry]:
+    """The ontology and registry a store is used with: the defaults, the store's own ``ontology/`` and
+    ``predicates/`` folders if it has them, then the given folders."""
+    ont_dirs = tuple(Path(d) for d in ontology_dirs)
+    pred_dirs = tuple(Path(d) for d in predicate_dirs)
+    if path is not None and (Path(path) / "ontology").is_dir():
+        ont_dirs = (Path(path) / "ontology", *ont_dirs)
+    if path is not None and (Path(path) / "predicates").is_dir():
+        pred_dirs = (Path(path) / "predicates", *pred_dirs)
+    ontology = load_ontology(ont_dirs)
+    return ontology, load_registry(ontology, pred_dirs)
+
+
 class Memory:
     """An open store with its ontology and predicate registry.
 
@@ -114,15 +134,7 @@ class Memory:
         self.path = Path(path)
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
-        ont_dirs = tuple(Path(d) for d in ontology_dirs)
-        pred_dirs = tuple(Path(d) for d in predicate_dirs)
-        # a store may carry its own ontology/ and predicates/ folders
-        if (self.path / "ontology").is_dir():
-            ont_dirs = (self.path / "ontology", *ont_dirs)
-        if (self.path / "predicates").is_dir():
-            pred_dirs = (self.path / "predicates", *pred_dirs)
-        self.ontology: Ontology = load_ontology(ont_dirs)
-        self.registry: Registry = load_registry(self.ontology, pred_dirs)
+        self.ontology, self.registry = load_schema(self.path, ontology_dirs, predicate_dirs)
         self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb)
         self._known_records: set[int] = set()
         self._extractor: Any = None
@@ -309,6 +321,26 @@ class Memory:
 
     def entities(self, type_name: str | None = None, match: str | None = None) -> list[Entity]:
         return self.store.entities(self.entity_type(type_name) if type_name else None, match)
+
+    # the documents of the other read commands (entity show and list, init, ontology, predicates, export)
+
+    def show_entity(self, text: str) -> EntityDoc:
+        return EntityDoc(self.resolve(text))
+
+    def list_entities(self, type_name: str | None = None, match: str | None = None) -> EntityList:
+        return EntityList(tuple(self.entities(type_name, match)))
+
+    def info(self) -> StoreInfo:
+        return StoreInfo(str(self.path), self.store.statement_count(), self.store.entity_count())
+
+    def ontology_doc(self) -> OntologyDoc:
+        return OntologyDoc(self.ontology)
+
+    def registry_doc(self) -> RegistryDoc:
+        return RegistryDoc(self.registry)
+
+    def export_doc(self, fmt: str = "jsonl", as_of: str | None = None) -> ExportDoc:
+        return ExportDoc(fmt, as_of, self.export(fmt, as_of))
 
     # writes -----------------------------------------------------------------------
 

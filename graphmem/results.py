@@ -234,3 +234,81 @@ class ExtractResult:
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
                 "entities": entities, "assertions": assertions, "skipped": skipped, "written": list(self.written)}
+
+
+@dataclass(frozen=True)
+class EntityDoc:
+    """One entity, as ``entity show`` prints it."""
+
+    entity: Entity
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_json()}
+
+
+@dataclass(frozen=True)
+class EntityList:
+    """Entities by type then ref, as ``entity list`` prints them."""
+
+    entities: tuple[Entity, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.entities.v1", "entities": [e.to_json() for e in self.entities]}
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """Where the store is and how much it holds (``init``)."""
+
+    store: str
+    statements: int
+    entities: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
+                "entities": self.entities}
+
+
+@dataclass(frozen=True)
+class OntologyDoc:
+    """The loaded ontology (``ontology``)."""
+
+    ontology: Any  # schema.Ontology
+
+    def to_json(self) -> dict[str, Any]:
+        ont = self.ontology
+        return {"schema": "graphmem.ontology.v1",
+                "entity_types": [{"name": t.name, "prefix": t.prefix, "description": t.description}
+                                 for t in ont.entity_types.values()],
+                "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
+                               for e in ont.edge_types.values()]}
+
+
+@dataclass(frozen=True)
+class RegistryDoc:
+    """The loaded predicate registry (``predicates``)."""
+
+    registry: Any  # schema.Registry
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.predicates.v1", "predicates": [
+            {"name": p.name, "description": p.description, "subject_types": list(p.subject_types),
+             "object": ({"entity_types": list(p.object_entity_types)} if p.entity_valued else
+                        {"type": p.literal_type, **({"values": list(p.enum_values)} if p.enum_values else {})}),
+             "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
+            for p in self.registry.predicates.values()]}
+
+
+@dataclass(frozen=True)
+class ExportDoc:
+    """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
+
+    format: str
+    as_of: str | None
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        import json
+        body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
+        return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
+                "lines" if self.format == "jsonl" else "graphml": body}

@@ -612,11 +612,17 @@ class Store:
                 raise StoreUnavailable(
                     f"store {str(self.path)!r} has schema version {version}; this graphmem reads version {SCHEMA_VERSION}"
                 )
-            self._check_compatible()
+            recorded = self._check_compatible()
             self._meta_cache = {}
+            added = {k: v for k, v in self.registry.fingerprint().items() if k not in recorded}
+            if added:  # predicates new to this store are recorded, so a later change to one is caught
+                with self.transaction():
+                    self._set_meta("registry", dumps(recorded | added))
         self._create_type_tables(tables)
 
-    def _check_compatible(self) -> None:
+    def _check_compatible(self) -> dict[str, Any]:
+        """Refuse an ontology or registry that contradicts the one the store was built with; the
+        predicate signatures on record."""
         old_ont = json.loads(self._meta_cache.get("ontology") or "{}")
         new_ont = self.ontology.fingerprint()
         for t in old_ont.get("entity_types", []):
@@ -638,6 +644,7 @@ class Store:
                     f"predicate {name!r} is defined differently (cardinality, object or edge) from the registry "
                     f"store {str(self.path)!r} was built with; load the predicates it was built with (--predicates)"
                 )
+        return old_reg  # type: ignore[no-any-return]
 
     def _create_type_tables(self, tables: set[str]) -> None:
         """Create tables for entity and edge types the store does not have yet (a migration)."""

@@ -324,3 +324,63 @@ def test_failed_write_on_missing_store_creates_nothing(tmp_path: Path, argv: lis
     r = cli(missing, *argv)
     assert r.code == 2, r
     assert not missing.exists()
+
+
+_PRED = ('[predicates.tint]\ndescription = "A colour."\nsubject_types = ["Project"]\nobject = {{ type = "string" }}\n'
+         'cardinality = "one"\n{extra}')
+
+
+@pytest.mark.parametrize(("toml", "expects"), [
+    (_PRED.format(extra="").replace('type = "string"', 'type = "colour"'), ["'colour'", "expected one of"]),
+    (_PRED.format(extra="").replace('["Project"]', '["Planet"]'), ["'Planet'", "known: "]),
+    (_PRED.format(extra="").replace('"one"', '"few"'), ["'few'", "expected 'one' or 'many'"]),
+    (_PRED.format(extra='edge = "USES"\n'), ["literal-valued", "edge"]),
+    (_PRED.format(extra="").replace('cardinality = "one"\n', ""), ["cardinality"]),
+    ("[predicates.tint\n", ["not valid TOML", "line 1"]),
+], ids=["literal-type", "subject-type", "cardinality", "edge-on-literal", "missing-field", "not-toml"])
+def test_bad_registry_file_names_file_and_entry(tmp_path: Path, toml: str, expects: list[str]) -> None:
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    (folder / "bad.toml").write_text(toml, encoding="utf-8")
+    store = tmp_path / "s"
+    r = cli(store, "--predicates", str(folder), "predicates")
+    line = one_clear_line(r, 2, [str(folder / "bad.toml"), *(["'tint'"] if toml.startswith("[predicates.tint]") else [])], expects)
+    assert line.startswith("graphmem: error: ")
+    assert not store.exists()
+
+
+def test_bad_ontology_file_names_file_and_entry(tmp_path: Path) -> None:
+    folder = tmp_path / "ont"
+    folder.mkdir()
+    (folder / "edges.toml").write_text('[edge_types.HOSTS]\ndescription = "x"\npairs = [["Project", "Planet"]]\n',
+                                       encoding="utf-8")
+    r = cli(tmp_path / "s", "--ontology", str(folder), "ontology")
+    one_clear_line(r, 2, [str(folder / "edges.toml"), "'HOSTS'", "'Planet'"], ["unknown entity type"])
+
+
+def test_a_predicate_first_used_later_is_recorded_and_its_change_refused(tmp_path: Path) -> None:
+    """The store records the registry it is used with; a predicate added after the store was made
+    counts too, so changing its cardinality later is refused (exit 3), not silently reinterpreted."""
+    one, many = tmp_path / "one", tmp_path / "many"
+    for folder, card in ((one, "one"), (many, "many")):
+        folder.mkdir()
+        (folder / "p.toml").write_text(_PRED.format(extra="").replace('"one"', f'"{card}"'), encoding="utf-8")
+    store = tmp_path / "s"
+    assert cli(store, "init").code == 0  # made with the default registry only
+    assert cli(store, "--predicates", str(one), "entity", "add", "Project", "Atlas").code == 0
+    assert cli(store, "--predicates", str(one), "assert", "atlas", "tint", "blue").code == 0
+    before = export(store)
+    r = cli(store, "--predicates", str(many), "current", "atlas")
+    one_clear_line(r, 3, ["'tint'", str(store)], ["--predicates"])
+    assert cli(store, "--predicates", str(one), "current", "atlas").code == 0  # the one it was used with
+    assert export(store) == before
+
+
+def test_ontology_without_a_type_the_store_uses_exit_3(tmp_path: Path) -> None:
+    ont = tmp_path / "ont"
+    ont.mkdir()
+    (ont / "extra.toml").write_text('[entity_types.Planet]\ndescription = "A world."\n', encoding="utf-8")
+    store = tmp_path / "s"
+    assert cli(store, "--ontology", str(ont), "entity", "add", "Planet", "Mars").code == 0
+    r = cli(store, "current", "mars")  # without the folder that defines Planet
+    one_clear_line(r, 3, ["'Planet'", str(store)], ["--ontology"])

@@ -655,3 +655,45 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
         assert getattr(param, "help", None), f"{' '.join(path)}: {param.name} has no help"
     if len(path) < 2:
         assert ok(None, *path, "-h").out == r.out
+
+
+def test_api_documents_equal_the_cli_json(demo_ro: Path) -> None:
+    """The read commands built their JSON in the CLI; the API now returns the same documents."""
+    with graphmem.open(demo_ro, create=False) as m:
+        api = {
+            ("entity", "show", "atlas"): m.show_entity("atlas").to_json(),
+            ("entity", "list", "--type", "Tool"): m.list_entities("Tool").to_json(),
+            ("ontology",): m.ontology_doc().to_json(),
+            ("predicates",): m.registry_doc().to_json(),
+            ("export",): m.export_doc().to_json(),
+            ("export", "--format", "graphml", "--as-of", "2025-06-01"): m.export_doc("graphml", "2025-06-01").to_json(),
+        }
+    for argv, want in api.items():
+        assert doc(demo_ro, *argv, schema=want["schema"]) == want, argv
+    assert api[("entity", "show", "atlas")]["entity"]["ref"] == "project:atlas"
+    assert {e["type"] for e in api[("entity", "list", "--type", "Tool")]["entities"]} == {"Tool"}
+    assert api[("export",)]["lines"][0]["op"] == "entity"
+
+
+def test_init_document_from_the_api(tmp_path: Path) -> None:
+    with graphmem.open(tmp_path / "s") as m:
+        m.add_entity("Tool", "Kuzu")
+        info = m.info().to_json()
+    assert info == {"schema": "graphmem.init.v1", "store": str(tmp_path / "s"), "statements": 0, "entities": 1}
+    assert doc(tmp_path / "s", "init", schema="graphmem.init.v1") == info
+
+
+def test_ontology_and_predicates_commands_show_the_stores_own_folders(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    (store / "ontology").mkdir(parents=True)
+    (store / "predicates").mkdir()
+    (store / "ontology" / "x.toml").write_text('[entity_types.Planet]\ndescription = "A world."\n', encoding="utf-8")
+    (store / "predicates" / "x.toml").write_text(
+        '[predicates.orbits]\ndescription = "x"\nsubject_types = ["Planet"]\nobject = { type = "string" }\n'
+        'cardinality = "one"\n', encoding="utf-8")
+    ont = doc(store, "ontology", schema="graphmem.ontology.v1")
+    assert "Planet" in [t["name"] for t in ont["entity_types"]]
+    preds = doc(store, "predicates", schema="graphmem.predicates.v1")
+    assert "orbits" in [p["name"] for p in preds["predicates"]]
+    assert "orbits" not in [p["name"] for p in doc(tmp_path / "other", "predicates",
+                                                  schema="graphmem.predicates.v1")["predicates"]]

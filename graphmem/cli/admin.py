@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,9 +26,7 @@ def register(app: typer.Typer) -> None:
 def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Create the store (idempotent)."""
     with errors(), memory(ctx, create=True) as m:
-        doc = {"schema": "graphmem.init.v1", "store": str(m.path), "statements": m.store.statement_count(),
-               "entities": m.store.entity_count()}
-        emit(ctx, doc, lambda d: render.out(f"store ready at {d['store']} ({d['entities']} entities, "
+        emit(ctx, m.info().to_json(), lambda d: render.out(f"store ready at {d['store']} ({d['entities']} entities, "
                                             f"{d['statements']} statements)"))
 
 
@@ -45,14 +42,11 @@ def demo(ctx: typer.Context, json_: JsonOpt = False) -> None:
 
 def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded ontology: entity types and edge types with their pairs."""
-    from graphmem.schema import load_ontology
+    from graphmem.memory import load_schema
+    from graphmem.results import OntologyDoc
     with errors():
-        ont = load_ontology(tuple(opts(ctx).ontology))
-        doc = {"schema": "graphmem.ontology.v1",
-               "entity_types": [{"name": t.name, "prefix": t.prefix, "description": t.description}
-                                for t in ont.entity_types.values()],
-               "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
-                              for e in ont.edge_types.values()]}
+        o = opts(ctx)
+        doc = OntologyDoc(load_schema(store_path(ctx), o.ontology, o.predicates)[0]).to_json()
 
         def human(d: dict[str, Any]) -> None:
             render.table(["entity type", "ref prefix", "description"],
@@ -65,16 +59,11 @@ def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
 
 def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded predicate registry."""
-    from graphmem.schema import load_ontology, load_registry
+    from graphmem.memory import load_schema
+    from graphmem.results import RegistryDoc
     with errors():
         o = opts(ctx)
-        reg = load_registry(load_ontology(tuple(o.ontology)), tuple(o.predicates))
-        doc = {"schema": "graphmem.predicates.v1", "predicates": [
-            {"name": p.name, "description": p.description, "subject_types": list(p.subject_types),
-             "object": ({"entity_types": list(p.object_entity_types)} if p.entity_valued else
-                        {"type": p.literal_type, **({"values": list(p.enum_values)} if p.enum_values else {})}),
-             "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
-            for p in reg.predicates.values()]}
+        doc = RegistryDoc(load_schema(store_path(ctx), o.ontology, o.predicates)[1]).to_json()
         emit(ctx, doc, lambda d: render.table(["predicate", "card.", "subjects", "object", "edge", "aliases"], [
             [p["name"], p["cardinality"], ", ".join(p["subject_types"]),
              ", ".join(p["object"].get("entity_types") or [p["object"]["type"]] + (
@@ -162,13 +151,11 @@ def export(
     With --json, one document holding the export (JSONL lines as a list).
     """
     with errors(), memory(ctx) as m:
-        text = m.export(format_, as_of)
+        doc = m.export_doc(format_, as_of)
         if wants_json(ctx):
-            body: Any = [json.loads(line) for line in text.splitlines()] if format_ == "jsonl" else text
-            emit(ctx, {"schema": "graphmem.export.v1", "format": format_, "as_of": as_of,
-                       "lines" if format_ == "jsonl" else "graphml": body}, lambda d: None)
+            emit(ctx, doc.to_json(), lambda d: None)
         else:
-            sys.stdout.write(text)
+            sys.stdout.write(doc.text)
 
 
 __all__ = ["register", "store_path"]

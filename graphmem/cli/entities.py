@@ -35,8 +35,7 @@ def show(
 ) -> None:
     """Show one entity."""
     with errors(), memory(ctx, lookup=True) as m:
-        e = m.entity(ref)
-        doc = {"schema": "graphmem.entity.v1", "entity": e.to_json()}
+        doc = m.show_entity(ref).to_json()
 
         def human(d: dict[str, Any]) -> None:
             x = d["entity"]
@@ -57,7 +56,6 @@ def list_(
 ) -> None:
     """List entities, by type then ref."""
     with errors(), memory(ctx) as m:
-        es = m.entities(type_, match)
-        doc = {"schema": "graphmem.entities.v1", "entities": [e.to_json() for e in es]}
+        doc = m.list_entities(type_, match).to_json()
         emit(ctx, doc, lambda d: render.table(["ref", "type", "name", "aliases"], [
             [e["ref"], e["type"], e["name"], ", ".join(e["aliases"])] for e in d["entities"]]))
