@@ -124,6 +124,7 @@ class _Reader:
         self.recorded = array("q")  # recorded_at of each statement this import adds, by id - first id
         self.touched: dict[str, set[str]] = defaultdict(set)
         self.file_ids: dict[str, int] = {}  # "fact:N" as written in the file -> the id given here
+        self.failed_ids: dict[str, int] = {}  # "fact:N" of a statement line with an error -> its line
         self.created: dict[str, Entity] = {}
         self.updated: dict[str, tuple[Entity, tuple[str, ...], str | None]] = {}
         self.retractions: dict[int, tuple[int, str | None]] = {}
@@ -146,6 +147,7 @@ class _Reader:
                 if not line.strip():
                     continue
                 self.n_lines += 1
+                declared = None  # the "id" of a statement line, kept if the line is bad (see retract)
                 try:
                     if line.startswith("\x00not-utf8"):
                         raise BadInput("not valid UTF-8")
@@ -157,6 +159,7 @@ class _Reader:
                         raise BadInput("expected a JSON object")
                     op = obj.get("op")
                     if op == "assert" or op == "end":
+                        declared = obj.get("id")
                         missing = [k for k in ("subject", "predicate") if not isinstance(obj.get(k), str)]
                         if op == "assert" and "object" not in obj:
                             missing.append("object")
@@ -191,6 +194,8 @@ class _Reader:
                         self._other(op, obj)
                 except GraphmemError as e:
                     errors.append((lineno, str(e)))
+                    if isinstance(declared, str):
+                        self.failed_ids[declared] = lineno
         finally:
             self.next_id = next_id
 
@@ -235,6 +240,9 @@ class _Reader:
             if not isinstance(ref, str):
                 raise BadInput("missing field 'fact': expected fact:N")
             from graphmem.memory import parse_fact_ref
+            if ref in self.failed_ids and ref not in self.file_ids:
+                raise BadInput(f"unknown fact {ref!r}: expected a fact of this file or the store; line "
+                               f"{self.failed_ids[ref]} declares it but has an error, so it was not imported")
             fid = self.file_ids.get(ref) or parse_fact_ref(ref)
             at_text = opt_str(obj, "at")
             at = parse_instant(at_text, now=self.now, what="at") if at_text else self.now
@@ -407,7 +415,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
             child.sink.discard()
             raise
         return {"next_id": child.next_id, "n_lines": child.n_lines, "errors": child.errors,
-                "touched": dict(child.touched), "file_ids": child.file_ids, "recorded": child.recorded.tobytes(),
+                "touched": dict(child.touched), "file_ids": child.file_ids, "failed_ids": child.failed_ids,
+                "recorded": child.recorded.tobytes(),
                 "bulk": child.sink.finish()}
 
     _, theirs = forked_map(part, [(start, middle), (middle, end)], min_items=2)
@@ -419,6 +428,7 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         for subject, preds in theirs["touched"].items():
             r.touched[subject] |= preds
         r.file_ids.update(theirs["file_ids"])
+        r.failed_ids.update(theirs["failed_ids"])
         r.recorded.frombytes(theirs["recorded"])
     else:  # the first half had an error, so the second half's ids are not those: read it here
         if theirs is not None:

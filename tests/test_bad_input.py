@@ -384,3 +384,27 @@ def test_ontology_without_a_type_the_store_uses_exit_3(tmp_path: Path) -> None:
     assert cli(store, "--ontology", str(ont), "entity", "add", "Planet", "Mars").code == 0
     r = cli(store, "current", "mars")  # without the folder that defines Planet
     one_clear_line(r, 3, ["'Planet'", str(store)], ["--ontology"])
+
+
+def test_import_retract_of_a_bad_lines_fact_is_refused_not_redirected(store: Path, before: str,
+                                                                      tmp_path: Path) -> None:
+    """A bad statement line gets no id, so the ids of later lines shift: a retraction that names the
+    bad line's declared id must not fall through to whatever statement now has that number."""
+    n = len(before.splitlines())  # more than enough: an id the store may well have
+    lines = [
+        {"op": "assert", "id": f"fact:{n + 1}", "subject": "project:atlas", "predicate": "status",
+         "object": "no-such-status", "valid_from": "2025-05-01"},
+        {"op": "assert", "id": f"fact:{n + 2}", "subject": "project:atlas", "predicate": "status",
+         "object": "paused", "valid_from": "2025-05-01"},
+        {"op": "retract", "fact": f"fact:{n + 1}", "reason": "meant the bad one"},
+    ]
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    r = cli(store, "--json", "import", str(f))
+    rep = json.loads(r.out)
+    assert [e["line"] for e in rep["errors"]] == [1, 3]
+    assert f"fact:{n + 1}" in rep["errors"][1]["reason"] and "line 1" in rep["errors"][1]["reason"]
+    assert rep["retractions"] == 0 and rep["statements"] == 1
+    exported = [json.loads(x) for x in export(store).splitlines()]
+    assert not [x for x in exported if x["op"] == "retract" and x not in
+                [json.loads(y) for y in before.splitlines()]]  # nothing retracted by this import
