@@ -474,14 +474,12 @@ class Memory:
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
                 predicate: str | None = None) -> CurrentResult:
-        """What holds for ``subject`` at ``as_of`` as known at ``known_at`` (both default to now).
-
-        Given only ``known_at``, ``as_of`` defaults to it: what we believed then about then.
-        """
+        """What holds for ``subject`` at ``as_of`` as known at ``known_at`` (each defaults to now, SPEC 4:
+        given only ``known_at``, the answer is what we believed then about now)."""
         now = now_us()
         k = self._time(known_at, "known_at", now)
         a = self._time(as_of, "as_of", now)
-        a = a if a is not None else (k if k is not None else now)
+        a = a if a is not None else now
         pred = self.predicate(predicate).name if predicate else None
         e, view = self._subject_and_view(subject)
         if k is not None and k < now:

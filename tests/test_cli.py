@@ -274,10 +274,13 @@ def test_current_as_of_and_known_at(demo_ro: Path) -> None:
                     schema="graphmem.current.v1")
     assert [(f["object"]["ref"], f["assertions"]) for f in known_now["facts"]] == [
         ("person:maya-chen", ["fact:2"])]
-    # --known-at alone: as_of defaults to it ("what we believed then about then")
+    # --known-at alone: as_of is still now (SPEC 4: "Defaults: A = K = now"), what we believed then about now
     only_k = doc(demo_ro, "current", "atlas", "-p", "owner", "--known-at", "2025-09-05", schema="graphmem.current.v1")
-    assert only_k["as_of"] == "2025-09-05T00:00:00Z"
-    assert [f["object"]["ref"] for f in only_k["facts"]] == ["person:tomas-ortega"]
+    assert only_k["known_at"] == "2025-09-05T00:00:00Z" and only_k["as_of"] > "2026-01-01"
+    explicit = doc(demo_ro, "current", "atlas", "-p", "owner", "--known-at", "2025-09-05", "--as-of", only_k["as_of"],
+                   schema="graphmem.current.v1")
+    assert only_k["facts"] == explicit["facts"]
+    assert [f["object"]["ref"] for f in only_k["facts"]] == ["person:tomas-ortega"]  # open-ended, known then
     # before fact:120 was recorded
     earlier = doc(demo_ro, "current", "atlas", "-p", "owner", "--as-of", "2025-09-05", "--known-at", "2025-08-01",
                   schema="graphmem.current.v1")

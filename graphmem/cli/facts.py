@@ -79,7 +79,7 @@ def retract(
 def current(
     ctx: typer.Context,
     subject: Subject,
-    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now, or --known-at). {When}")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now). {When}")] = None,
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
     predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
     json_: JsonOpt = False,
