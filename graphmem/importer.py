@@ -141,12 +141,12 @@ class _Reader:
         m, now, resolve, sink = self.m, self.now, self.resolve, self.sink
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
         record_refs, errors = self.record_refs, self.errors
-        next_id = self.next_id
+        next_id, n_lines = self.next_id, self.n_lines
         try:
             for lineno, line in lines:
                 if not line.strip():
                     continue
-                self.n_lines += 1
+                n_lines += 1
                 declared = None  # the "id" of a statement line, kept if the line is bad (see retract)
                 try:
                     if line.startswith("\x00not-utf8"):
@@ -179,8 +179,8 @@ class _Reader:
                             st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
                                              opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
                                              record_refs)
-                        if isinstance(obj.get("id"), str):
-                            file_ids[obj["id"]] = next_id
+                        if isinstance(declared, str):
+                            file_ids[declared] = next_id
                         if sink is not None:
                             sink.add(st)
                         else:
@@ -197,7 +197,7 @@ class _Reader:
                     if isinstance(declared, str):
                         self.failed_ids[declared] = lineno
         finally:
-            self.next_id = next_id
+            self.next_id, self.n_lines = next_id, n_lines
 
     def _other(self, op: Any, obj: dict[str, Any]) -> None:
         """An ``entity``, ``record`` or ``retract`` line."""
@@ -359,10 +359,10 @@ def _span(path: Path, start: int, end: int, first_line: int) -> Iterator[tuple[i
             yield lineno, _decode(raw)
 
 
-def _count(path: Path, start: int, end: int, nonblank: bool = False) -> int:
-    """Line breaks in [start, end) of a file (which starts and ends at line starts), or (``nonblank``)
-    the lines there that hold more than ASCII white space."""
-    n = 0
+def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
+    """The line breaks in [start, end) of a file (which starts and ends at line starts), and with
+    ``nonblank`` the lines there that hold more than ASCII white space (else 0)."""
+    breaks = filled = 0
     rest = b""  # a line cut by the end of a block
     with path.open("rb") as f:
         f.seek(start)
@@ -372,13 +372,12 @@ def _count(path: Path, start: int, end: int, nonblank: bool = False) -> int:
             if not block:
                 break
             left -= len(block)
+            breaks += block.count(b"\n")
             if nonblank:
                 lines = (rest + block).split(b"\n")
                 rest = lines.pop()
-                n += sum(1 for line in lines if line.strip())
-            else:
-                n += block.count(b"\n")
-    return n + (1 if rest.strip() else 0)
+                filled += sum(1 for line in lines if line.strip())
+    return breaks, filled + (1 if rest.strip() else 0)
 
 
 def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int) -> None:
@@ -395,8 +394,12 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     assert r.sink is not None
     size = path.stat().st_size
     r.read(_span(path, 0, start, 1))
-    base = r.next_id + _count(path, start, middle, nonblank=True)  # the second half's first id, if all goes well
-    line_at = {start: _count(path, 0, start) + 1, middle: _count(path, 0, middle) + 1}
+    # the line numbers at the three offsets, and the second half's first id if all goes well
+    first_half, statements = _count(path, start, middle, nonblank=True)
+    line_at = {start: _count(path, 0, start)[0] + 1}
+    line_at[middle] = line_at[start] + first_half
+    line_at[end] = line_at[middle] + _count(path, middle, end)[0]
+    base = r.next_id + statements
     store = r.m.store
 
     def part(halves: list[tuple[int, int]]) -> dict[str, Any] | None:
@@ -434,7 +437,7 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         if theirs is not None:
             theirs["bulk"].discard()
         r.read(_span(path, middle, end, line_at[middle]))
-    r.read(_span(path, end, size, _count(path, 0, end) + 1))
+    r.read(_span(path, end, size, line_at[end]))
 
 
 def _record_line(obj: dict[str, Any], now: int) -> Record:

@@ -49,8 +49,7 @@ class _Checker:
 
     def __init__(self, m: Memory) -> None:
         self.m = m
-        self.entity_types = m.store.entity_types()
-        self.names = m.store.entity_names()
+        self.names, self.entity_types = m.store.entity_names_and_types()
         self.now = now_us()
         # records, read up front: the checks run in two processes, away from the store
         self.record_ts = m.store.record_times()

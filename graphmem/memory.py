@@ -106,18 +106,17 @@ def parse_fact_ref(text: str) -> int:
     return int(m[1])
 
 
-def load_schema(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
-                predicate_dirs: Iterable[str | Path] = ()) -> tuple[Ontology, Registry]:
-    """The ontology and registry a store is used with: the defaults, the store's own ``ontology/`` and
-    ``predicates/`` folders if it has them, then the given folders."""
+def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
+                predicate_dirs: Iterable[str | Path] = ()) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The ontology and predicate folders a store is used with, after the defaults: the store's own
+    ``ontology/`` and ``predicates/`` folders if it has them, then the given folders."""
     ont_dirs = tuple(Path(d) for d in ontology_dirs)
     pred_dirs = tuple(Path(d) for d in predicate_dirs)
     if path is not None and (Path(path) / "ontology").is_dir():
         ont_dirs = (Path(path) / "ontology", *ont_dirs)
     if path is not None and (Path(path) / "predicates").is_dir():
         pred_dirs = (Path(path) / "predicates", *pred_dirs)
-    ontology = load_ontology(ont_dirs)
-    return ontology, load_registry(ontology, pred_dirs)
+    return ont_dirs, pred_dirs
 
 
 class Memory:
@@ -134,7 +133,9 @@ class Memory:
         self.path = Path(path)
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
-        self.ontology, self.registry = load_schema(self.path, ontology_dirs, predicate_dirs)
+        ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
+        self.ontology: Ontology = load_ontology(ont_dirs)
+        self.registry: Registry = load_registry(self.ontology, pred_dirs)
         self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb)
         self._known_records: set[int] = set()
         self._extractor: Any = None

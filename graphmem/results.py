@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.timeparse import format_instant
+
+if TYPE_CHECKING:
+    from graphmem.schema import Ontology, Registry
 
 
 @dataclass(frozen=True)
@@ -273,7 +277,7 @@ class StoreInfo:
 class OntologyDoc:
     """The loaded ontology (``ontology``)."""
 
-    ontology: Any  # schema.Ontology
+    ontology: Ontology
 
     def to_json(self) -> dict[str, Any]:
         ont = self.ontology
@@ -288,7 +292,7 @@ class OntologyDoc:
 class RegistryDoc:
     """The loaded predicate registry (``predicates``)."""
 
-    registry: Any  # schema.Registry
+    registry: Registry
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": "graphmem.predicates.v1", "predicates": [
@@ -308,7 +312,6 @@ class ExportDoc:
     text: str
 
     def to_json(self) -> dict[str, Any]:
-        import json
         body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
         return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
                 "lines" if self.format == "jsonl" else "graphml": body}

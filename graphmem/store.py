@@ -637,14 +637,14 @@ class Store:
                     f"store {str(self.path)!r} was built with edge type {e!r} and its pairs {pairs}, which the loaded "
                     "ontology does not keep; load the ontology directory it was built with (--ontology)"
                 )
-        old_reg = json.loads(self._meta_cache.get("registry") or "{}")
+        old_reg: dict[str, Any] = json.loads(self._meta_cache.get("registry") or "{}")
         for name, sig in self.registry.fingerprint().items():
             if name in old_reg and old_reg[name] != sig:
                 raise StoreUnavailable(
                     f"predicate {name!r} is defined differently (cardinality, object or edge) from the registry "
                     f"store {str(self.path)!r} was built with; load the predicates it was built with (--predicates)"
                 )
-        return old_reg  # type: ignore[no-any-return]
+        return old_reg
 
     def _create_type_tables(self, tables: set[str]) -> None:
         """Create tables for entity and edge types the store does not have yet (a migration)."""
@@ -898,11 +898,17 @@ class Store:
 
     def entity_names(self) -> dict[str, str]:
         """Every entity's ref and name."""
-        return {r: n for t in sorted(self.ontology.entity_types) for r, n in self._iter(f"MATCH (e:{t}) RETURN e.ref, e.name")}
+        return self.entity_names_and_types()[0]
 
-    def entity_types(self) -> dict[str, str]:
-        """Every entity's ref and type."""
-        return {r: t for t in sorted(self.ontology.entity_types) for (r,) in self._iter(f"MATCH (e:{t}) RETURN e.ref")}
+    def entity_names_and_types(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Every entity's ref with its name, and with its type (one scan of each entity table)."""
+        names: dict[str, str] = {}
+        types: dict[str, str] = {}
+        for t in sorted(self.ontology.entity_types):
+            for r, n in self._iter(f"MATCH (e:{t}) RETURN e.ref, e.name"):
+                names[r] = n
+                types[r] = t
+        return names, types
 
     def stored_view_rows(self) -> Callable[[], tuple[dict[str, tuple[str, str, str]], dict[str, list[str]]]]:
         """Every stored subject row (ref -> name, log as stored, view) and every stored fact edge as

@@ -143,8 +143,8 @@ def test_plain_run_is_the_longest_stretch_of_plain_lines(tmp_path: Path, monkeyp
     start, middle, end = run
     assert (start, end) == (starts[1], starts[7])  # the six lines after the entity line
     assert middle in starts[2:7]  # a line start inside the run
-    assert importer._count(f, start, middle) == starts.index(middle) - 1
-    assert importer._count(f, 0, end, nonblank=True) == 7
+    assert importer._count(f, start, middle, nonblank=True) == (starts.index(middle) - 1,) * 2
+    assert importer._count(f, 0, end) == (7, 0) and importer._count(f, 0, end, nonblank=True) == (7, 7)
     monkeypatch.setattr(importer, "PARALLEL_BYTES", end - start + 1)  # shorter than that: one core
     assert importer._plain_run(f) is None
 

@@ -42,11 +42,11 @@ def demo(ctx: typer.Context, json_: JsonOpt = False) -> None:
 
 def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded ontology: entity types and edge types with their pairs."""
-    from graphmem.memory import load_schema
+    from graphmem.memory import schema_dirs
     from graphmem.results import OntologyDoc
+    from graphmem.schema import load_ontology
     with errors():
-        o = opts(ctx)
-        doc = OntologyDoc(load_schema(store_path(ctx), o.ontology, o.predicates)[0]).to_json()
+        doc = OntologyDoc(load_ontology(schema_dirs(store_path(ctx), opts(ctx).ontology)[0])).to_json()
 
         def human(d: dict[str, Any]) -> None:
             render.table(["entity type", "ref prefix", "description"],
@@ -59,11 +59,13 @@ def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
 
 def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded predicate registry."""
-    from graphmem.memory import load_schema
+    from graphmem.memory import schema_dirs
     from graphmem.results import RegistryDoc
+    from graphmem.schema import load_ontology, load_registry
     with errors():
         o = opts(ctx)
-        doc = RegistryDoc(load_schema(store_path(ctx), o.ontology, o.predicates)[1]).to_json()
+        ont_dirs, pred_dirs = schema_dirs(store_path(ctx), o.ontology, o.predicates)
+        doc = RegistryDoc(load_registry(load_ontology(ont_dirs), pred_dirs)).to_json()
         emit(ctx, doc, lambda d: render.table(["predicate", "card.", "subjects", "object", "edge", "aliases"], [
             [p["name"], p["cardinality"], ", ".join(p["subject_types"]),
              ", ".join(p["object"].get("entity_types") or [p["object"]["type"]] + (
