@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -12,7 +13,8 @@ import pytest
 import graphmem
 from graphmem import bulk, memory
 from graphmem.model import Interval
-from graphmem.store import decode_log, loads, log_text, pack, same_view, unpack, view_text
+from graphmem.store import decode_log, kuzu_time_text, loads, log_text, pack, same_view, unpack, view_text
+from graphmem.timeparse import parse_instant
 
 
 def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:
@@ -96,6 +98,35 @@ def test_instants_before_1970_keep_their_microseconds(mem: graphmem.Memory) -> N
     assert mem.timeline("Old").to_json()["intervals"] == before
     starts = [iv["valid_from"] for iv in before]
     assert starts == ["1850-03-01T00:00:00.000250Z", "1969-12-31T23:59:58.000001Z", "1969-12-31T23:59:59.999500Z"]
+
+
+_AWKWARD_TIMES = ["0001-01-01T00:00:00Z", "1850-03-01T00:00:00.000250Z", "1900-02-28T12:34:56.120000Z",
+                  "1969-12-31T23:59:59.999999Z", "1970-01-01T00:00:00.500000Z", "2021-01-09T00:00:00.000001Z",
+                  "9999-12-31T23:59:59.999999Z"]
+
+
+def test_time_text_is_what_kuzu_writes(mem: graphmem.Memory) -> None:
+    for t in _AWKWARD_TIMES:
+        us = parse_instant(t)
+        [[kuzu_text]] = mem.store._q("RETURN CAST(epoch_ms(0) + $d AS STRING)",
+                                     {"d": datetime.timedelta(microseconds=us)})
+        assert kuzu_time_text(us) == kuzu_text, t
+
+
+def test_edges_with_awkward_times_compare_equal(mem: graphmem.Memory) -> None:
+    mem.add_entity("Project", "Old")
+    for i, t in enumerate(_AWKWARD_TIMES):
+        mem.add_entity("Tool", f"Tool {i}")
+        mem.assert_("Old", "uses", f"Tool {i}", valid_from=t, recorded_at="2000-01-01T00:00:00Z")
+        if i % 2:  # a closed interval: its valid_to is an awkward time too
+            mem.end("Old", "uses", f"Tool {i}", at=_AWKWARD_TIMES[i + 1])
+    assert len(_edges(mem)) == len(_AWKWARD_TIMES)
+    report = mem.rebuild(check=True)
+    assert report.drift == () and report.counts["edges"] == len(_AWKWARD_TIMES)
+    mem.store._q("MATCH (:Project)-[e:USES]->(t:Tool {ref: 'tool:tool-3'}) DELETE e")
+    assert [d["parts"] for d in mem.rebuild(check=True).drift] == [["edges"]]
+    mem.rebuild()
+    assert mem.rebuild(check=True).drift == () and len(_edges(mem)) == len(_AWKWARD_TIMES)
 
 
 def _halves(items: list[int]) -> list[int]:
