@@ -471,7 +471,17 @@ class Store:
         self._index_stats: tuple[int, int] | None = None
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
         self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
+        self._clear_bulk_files()
         self._ensure_schema()
+
+    def _clear_bulk_files(self) -> None:
+        """Remove bulk files a killed or interrupted process left in ``tmp/``. Only the process that
+        holds Kuzu's lock on the store writes there, and that is now this one."""
+        tmp = self.path / "tmp"
+        if tmp.is_dir():
+            for f in tmp.glob("tmp*.csv"):
+                with contextlib.suppress(OSError):
+                    f.unlink()
 
     # plumbing -------------------------------------------------------------------
 

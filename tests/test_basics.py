@@ -162,3 +162,14 @@ def test_bad_buffer_pool_is_bad_input(store_path, size: object) -> None:  # type
     with pytest.raises(BadInput, match=r"^bad buffer_pool_mb .*: expected a whole number of MiB, at least 64$"):
         graphmem.open(store_path, buffer_pool_mb=size)
     assert not store_path.exists()  # nothing written
+
+
+def test_opening_removes_bulk_files_a_killed_import_left(atlas: graphmem.Memory, store_path) -> None:  # type: ignore[no-untyped-def]
+    atlas.close()
+    tmp = store_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    (tmp / "tmpk1ll3d.csv").write_text("1\tassert\n", "utf-8")  # as a forked reader leaves it when killed
+    (tmp / "notes.txt").write_text("not ours", "utf-8")
+    with graphmem.open(store_path, create=False) as m:
+        assert m.entity("Atlas").ref == "project:atlas"
+    assert sorted(p.name for p in tmp.iterdir()) == ["notes.txt"]
