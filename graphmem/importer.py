@@ -16,11 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphmem.bulk import forked_map
 from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
 from graphmem.model import Entity, Interval, Statement
 from graphmem.records import Record, opt_str, parse_record
 from graphmem.results import ImportReport
-from graphmem.store import StatementFile, loads, log_text, statements_from_log
+from graphmem.store import StatementFile, ViewFiles, loads, log_text, statements_from_log
 from graphmem.temporal import view_for_subject
 from graphmem.timeparse import now_us, parse_instant
 
@@ -389,8 +390,6 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     the child fails), the child's work is dropped and this process reads the second half itself:
     the result is always that of reading the file in order.
     """
-    from graphmem.bulk import forked_map
-
     assert r.sink is not None
     size = path.stat().st_size
     r.read(_span(path, 0, start, 1))
@@ -495,50 +494,84 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             if st is not None:
                 touched[st.subject].add(st.predicate)
     by_id.clear()
-    with store.transaction():
-        if len(created) > 50:
-            store.bulk_add_entities(created, now)
-        else:
-            for e in created:
-                store.add_entity(e, now)
-        for have, extra, desc in updated:
-            store.add_aliases(have, extra, desc)
-        store.add_records(records)
-        for rid, ms in rec_mentions.items():
-            store.add_mentions(rid, ms)
-        if isinstance(stmts, StatementFile):
-            stmts.load()
-        elif stmts:
-            store.bulk_add_statements(stmts)
-        if next_id > store.next_fact_id():
-            store.set_next_fact_id(next_id)
-        for fid, at, reason in marks:
-            store.mark_retracted(fid, at, reason)
-        if reload and touched:
-            if fresh and isinstance(stmts, list):  # every statement is here: the view from them
-                store.load_view([store.write_view_files(_views_of(m, stmts))])
-            else:  # recompute every view from the store (Kuzu groups the statements by subject)
-                m.reload_view(store.entity_names())
-            return
-        names: dict[str, str | None] = {e.ref: e.name for e in created}
+    views: list[ViewFiles] = []
+    if fresh and isinstance(stmts, StatementFile) and touched:
+        # every statement is in this import's bulk files: the view from them, before the transaction
+        view_names = store.entity_names()
+        view_names.update((e.ref, e.name) for e in created)
+        views = _views_from_files(m, stmts, sorted(touched), retractions, view_names)
+    try:
+        with store.transaction():
+            if len(created) > 50:
+                store.bulk_add_entities(created, now)
+            else:
+                for e in created:
+                    store.add_entity(e, now)
+            for have, extra, desc in updated:
+                store.add_aliases(have, extra, desc)
+            store.add_records(records)
+            for rid, ms in rec_mentions.items():
+                store.add_mentions(rid, ms)
+            if isinstance(stmts, StatementFile):
+                stmts.load()
+            elif stmts:
+                store.bulk_add_statements(stmts)
+            if next_id > store.next_fact_id():
+                store.set_next_fact_id(next_id)
+            for fid, at, reason in marks:
+                store.mark_retracted(fid, at, reason)
+            if reload and touched:
+                if views:
+                    store.load_view(views)
+                elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
+                    store.load_view([store.write_view_files(_views_of(m, stmts))])
+                else:  # recompute every view from the store (Kuzu groups the statements by subject)
+                    m.reload_view(store.entity_names())
+                return
+            names: dict[str, str | None] = {e.ref: e.name for e in created}
 
-        def name_of(ref: str) -> str | None:
-            if ref not in names:
-                e = store.entity(ref)
-                names[ref] = e.name if e else None
-            return names[ref]
+            def name_of(ref: str) -> str | None:
+                if ref not in names:
+                    e = store.entity(ref)
+                    names[ref] = e.name if e else None
+                return names[ref]
 
-        if isinstance(stmts, StatementFile):  # the touched subjects' statements, grouped by Kuzu from the rows just written
-            for ref, text in store.subject_logs(refs=sorted(touched)):
-                log = statements_from_log(ref, text, name_of)[0]
-                store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, m.registry), touched[ref])
-            return
-        retracted = {fid: (at, reason) for fid, at, reason in marks}
-        for subj, preds in touched.items():
-            log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
-                   if s.id in retracted else s for s in store.subject_log(subj)]
-            log.extend(s for s in stmts if s.subject == subj)
-            store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, m.registry), preds)
+            if isinstance(stmts, StatementFile):  # the touched subjects' statements, grouped by Kuzu from the rows just written
+                for ref, text in store.subject_logs(refs=sorted(touched)):
+                    log = statements_from_log(ref, text, name_of)[0]
+                    store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, m.registry), touched[ref])
+                return
+            retracted = {fid: (at, reason) for fid, at, reason in marks}
+            for subj, preds in touched.items():
+                log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
+                       if s.id in retracted else s for s in store.subject_log(subj)]
+                log.extend(s for s in stmts if s.subject == subj)
+                store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, m.registry), preds)
+    finally:
+        for v in views:
+            v.discard()
+
+
+def _views_from_files(m: Memory, stmts: StatementFile, refs: list[str],
+                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> list[ViewFiles]:
+    """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
+    by two forked children, each reading the files for its half of the subjects: the statements they hold
+    go back when they exit, before Kuzu's loads need the memory."""
+    get = names.get
+    stmts.finish()  # here: the children must not write what this process has pending
+
+    def chunk(part: list[str]) -> ViewFiles:
+        logs: dict[str, list[Statement]] = {ref: [] for ref in part}
+        for st in stmts.statements(logs, retractions, get):
+            logs[st.subject].append(st)
+
+        def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
+            for ref in part:
+                log = logs.pop(ref)
+                yield ref, get(ref, ref), log_text(log), view_for_subject(log, m.registry)
+        return m.store.write_view_files(subjects())
+
+    return forked_map(chunk, refs, min_items=2, parent_works=False)
 
 
 def _drain(items: list[Statement]) -> Iterator[Statement]:

@@ -28,7 +28,7 @@ import tempfile
 import threading
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +117,10 @@ class _BulkFile:
 
     def close(self) -> None:
         self._f.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._f.closed
 
     def discard(self) -> None:
         self._f.close()
@@ -418,6 +422,41 @@ class StatementFile:
         """Take a file of statements another process wrote; they come after this file's statements."""
         self._done += [self.finish(), other]
         self._bulk = _BulkFile(self._store.path / "tmp")
+
+    def statements(self, subjects: Container[str], retractions: dict[int, tuple[int, str | None]],
+                   name_of: Callable[[str], str | None]) -> Iterator[Statement]:
+        """The statements of ``subjects`` read back from the files (after ``finish``), in id order, with
+        ``retractions`` (fact id -> when, reason) applied and entity objects named by ``name_of``: a
+        large import computes its view from them instead of reading the rows back from Kuzu. Pure
+        Python over closed files, so forked children can read them."""
+        import csv  # only large imports read bulk files back
+
+        if self._pending or not self._bulk.closed:
+            raise RuntimeError("StatementFile.statements() needs finish() first")
+        new = tuple.__new__
+        for f in [*self._done, self._bulk]:
+            with open(f.name, newline="", encoding="utf-8") as fh:
+                if f.breaks:  # a value holds a line break: rows are not lines
+                    rows: Iterable[list[str]] = (r for r in csv.reader(fh, delimiter="\t", strict=True)
+                                                 if r[2] in subjects)
+                else:  # a row is a line; its first three fields (id, op, subject) are never quoted, and a
+                    # field is quoted only when it starts with a quote (``_tsv_field``)
+                    rows = (line.rstrip("\n").split("\t") if '\t"' not in line else
+                            next(csv.reader([line], delimiter="\t", strict=True))
+                            for line in fh if line.split("\t", 3)[2] in subjects)
+                for fid, op, subject, predicate, obj, otype, vf, vt, rec, retr, reason, sources, by, trust in rows:
+                    value: Value | None
+                    if otype == "entity":
+                        value, kind, name = obj, "entity", name_of(obj)
+                    elif otype:
+                        value, kind, name = decode_literal(obj, otype), "literal", None
+                    else:
+                        value, kind, name = None, "", None
+                    i = int(fid)
+                    retracted = retractions.get(i)
+                    at, why = retracted if retracted else (int(retr) if retr else None, reason or None)
+                    yield new(Statement, (i, op, subject, predicate, value, kind, int(vf), int(vt) if vt else None,
+                                          int(rec), at, why, _sources(sources), by, trust, name))
 
     def load(self) -> int:
         """COPY the statements (in the caller's transaction) and remove the files; the row count."""

@@ -183,3 +183,74 @@ def test_strict_two_core_import_with_an_error_in_the_second_half_writes_nothing(
     assert not r_two.written and [n for n, _ in r_two.errors] == [401]
     assert two.store.statement_count() == 0 and two.store.entity_count() == 0
     assert not list((tmp_path / "two" / "tmp").glob("*"))
+
+
+_ODD_PREDICATES = """
+[predicates.score]
+description = "A measured score."
+subject_types = ["Project"]
+object = { type = "float" }
+cardinality = "many"
+
+[predicates.seats]
+description = "How many seats."
+subject_types = ["Project"]
+object = { type = "int" }
+cardinality = "one"
+
+[predicates.public]
+description = "Whether it is public."
+subject_types = ["Project"]
+object = { type = "bool" }
+cardinality = "one"
+"""
+
+
+def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Into an empty store, the large path computes the view from its own bulk files: every value must
+    come back as it went in (text with tabs, line breaks and quotes, numbers, bools, ends, retractions)."""
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    (preds / "odd.toml").write_text(_ODD_PREDICATES, "utf-8")
+    day = "2024-01-0{}".format
+    lines: list[dict[str, Any]] = [
+        {"op": "entity", "type": "Project", "name": "Odd"}, {"op": "entity", "type": "Tool", "name": "Quill"},
+        {"op": "entity", "type": "Tool", "name": "Ink"},
+        {"op": "assert", "subject": "Odd", "predicate": "summary", "object": '"starts with a quote', "valid_from": day(1)},
+        {"op": "assert", "subject": "Odd", "predicate": "summary", "object": 'tab\there\nnew "line" é 中 😀 \\',
+         "valid_from": day(2)},
+        {"op": "assert", "subject": "Odd", "predicate": "score", "object": "1e-05", "valid_from": day(1)},
+        {"op": "assert", "subject": "Odd", "predicate": "score", "object": -2.5e300, "valid_from": day(2)},
+        {"op": "assert", "subject": "Odd", "predicate": "seats", "object": "-9007199254740993", "valid_from": day(1)},
+        {"op": "assert", "subject": "Odd", "predicate": "public", "object": "yes", "valid_from": day(1)},
+        {"op": "assert", "subject": "Odd", "predicate": "uses", "object": "Quill", "valid_from": day(1),
+         "sources": ['https://x.example/a"b\\c', "https://x.example/2"]},
+        {"op": "assert", "subject": "Odd", "predicate": "uses", "object": "Ink", "valid_from": day(2), "id": "fact:77"},
+        {"op": "end", "subject": "Odd", "predicate": "uses", "object": "Quill", "at": day(5)},
+        {"op": "end", "subject": "Odd", "predicate": "score", "at": day(6)},
+        {"op": "assert", "subject": "Odd", "predicate": "homepage", "object": "https://odd.example/x?y=1",
+         "valid_from": day(3)},
+        {"op": "assert", "subject": "Odd", "predicate": "status", "object": "active", "valid_from": day(1),
+         "asserted_by": "agent", "recorded_at": "2024-01-02T03:04:05.000250Z"},
+        {"op": "retract", "fact": "fact:77", "at": "2025-01-01T00:00:00Z", "reason": 'typo: "x" \\ again\tand\nmore'},
+    ]
+    for x in lines:
+        if x["op"] in ("assert", "end"):
+            x.setdefault("recorded_at", "2024-02-01T00:00:00Z")
+    f = tmp_path / "odd.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    small = graphmem.open(tmp_path / "small", predicate_dirs=[preds])
+    large = graphmem.open(tmp_path / "large", predicate_dirs=[preds])
+    assert small.import_jsonl(f).errors == ()
+    monkeypatch.setattr(importer, "BULK_LINES", 1)
+    monkeypatch.setattr(importer, "STREAM_BYTES", 0)
+    read_back: list[int] = []
+    real = importer._views_from_files
+    monkeypatch.setattr(importer, "_views_from_files", lambda *a: read_back.append(1) or real(*a))
+    report = large.import_jsonl(f)
+    assert report.errors == () and read_back == [1]  # the view came from the bulk files
+    assert _state(large) == _state(small)
+    assert large.timeline("Odd", known_at="2026-01-01").to_json() == small.timeline("Odd", known_at="2026-01-01").to_json()
+    assert large.rebuild(check=True).drift == ()
+    assert not list((tmp_path / "large" / "tmp").glob("*"))

@@ -149,6 +149,19 @@ def test_forked_map_falls_back_when_the_child_fails() -> None:
         return sum(items)
 
     assert bulk.forked_map(only_here, list(range(100)), min_items=0) == [sum(range(50)), sum(range(50, 100))]
+    assert bulk.forked_map(only_here, list(range(100)), min_items=0, parent_works=False) == [
+        sum(range(50)), sum(range(50, 100))]
+
+
+def _pid_and_sum(items: list[int]) -> tuple[int, int]:
+    return os.getpid(), sum(items)
+
+
+def test_forked_map_can_leave_both_halves_to_children() -> None:
+    (pid_a, a), (pid_b, b) = bulk.forked_map(_pid_and_sum, list(range(100)), min_items=0, parent_works=False)
+    assert (a, b) == (sum(range(50)), sum(range(50, 100)))
+    if os.cpu_count() != 1:
+        assert os.getpid() not in (pid_a, pid_b) and pid_a != pid_b
 
 
 def test_packed_rows_read_back_exactly() -> None:
