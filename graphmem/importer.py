@@ -161,11 +161,12 @@ class _Reader:
                     op = obj.get("op")
                     if op == "assert" or op == "end":
                         declared = obj.get("id")
-                        missing = [k for k in ("subject", "predicate") if not isinstance(obj.get(k), str)]
+                        if not isinstance(obj.get("subject"), str):
+                            raise BadInput("missing or non-string field 'subject'")
+                        if not isinstance(obj.get("predicate"), str):
+                            raise BadInput("missing or non-string field 'predicate'")
                         if op == "assert" and "object" not in obj:
-                            missing.append("object")
-                        if missing:
-                            raise BadInput(f"missing or non-string field {missing[0]!r}")
+                            raise BadInput("missing or non-string field 'object'")
                         srcs = obj.get("sources") or []
                         if not isinstance(srcs, list):
                             raise BadInput(f"bad sources {srcs!r}: expected a list")

@@ -360,8 +360,7 @@ class Memory:
         """What every statement checks first: the asserter, the record time, the subject and the predicate."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
-        rec = self._time(recorded_at, "recorded_at", now) if recorded_at is not None else now
-        assert rec is not None
+        rec = parse_instant(recorded_at, now=now, what="recorded_at") if recorded_at is not None else now
         if rec > now:
             raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
         s = resolve(subject, role="subject")
@@ -380,9 +379,8 @@ class Memory:
             value, kind, oname = o.ref, "entity", o.name
         else:
             value, kind, oname = self.literal(p, obj), "literal", None
-        vf = self._time(valid_from, "valid_from", now)
-        vf = rec if vf is None else vf
-        vt = self._time(valid_to, "valid_to", now)
+        vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
+        vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
         if vt is not None and vt <= vf:
             raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
         srcs = self.check_sources(sources, records)
