@@ -478,7 +478,8 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
            retractions: dict[int, tuple[int, str | None]], touched: dict[str, set[str]], now: int,
            records: list[Record], rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
     """Write everything in one transaction: the statements (a list, or a bulk file a large import
-    wrote as it read), then the view of every subject they touch."""
+    wrote as it read), then the view of every subject they touch. Into a store without statements,
+    a streamed import's view is computed from its bulk files first (``_views_from_files``)."""
     store = m.store
     marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
     first_new = store.next_fact_id()  # ids from here on are this import's
