@@ -11,7 +11,7 @@ import os
 import time
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -566,12 +566,7 @@ def _views_from_files(m: Memory, stmts: StatementFile, refs: list[str],
         logs: dict[str, list[Statement]] = {ref: [] for ref in part}
         for st in stmts.statements(logs, retractions, get):
             logs[st.subject].append(st)
-
-        def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
-            for ref in part:
-                log = logs.pop(ref)
-                yield ref, get(ref, ref), log_text(log), view_for_subject(log, m.registry)
-        return m.store.write_view_files(subjects())
+        return m.store.write_view_files(_view_rows(m, part, logs, get))
 
     return forked_map(chunk, refs, min_items=2, parent_works=False)
 
@@ -587,9 +582,15 @@ def _views_of(m: Memory, stmts: list[Statement]) -> Iterator[tuple[str, str, str
     """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order;
     the list is consumed)."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
-    for st in _drain(stmts):  # each subject's statements are freed once its rows are written
+    for st in _drain(stmts):
         by_subject[st.subject].append(st)
-    names = m.store.entity_names()
-    for ref in sorted(by_subject):
-        log = by_subject.pop(ref)
-        yield ref, names.get(ref, ref), log_text(log), view_for_subject(log, m.registry)
+    yield from _view_rows(m, sorted(by_subject), by_subject, m.store.entity_names().get)
+
+
+def _view_rows(m: Memory, refs: list[str], logs: dict[str, list[Statement]],
+               name_of: Callable[[str], str | None]) -> Iterator[tuple[str, str, str, list[Interval]]]:
+    """``Store.write_view_files``'s row of each of ``refs`` from its statements (in id order); each
+    subject's statements are dropped from ``logs`` once its row is made."""
+    for ref in refs:
+        log = logs.pop(ref)
+        yield ref, name_of(ref) or ref, log_text(log), view_for_subject(log, m.registry)

@@ -198,6 +198,15 @@ def _ts_param(us: int | None) -> Any:
     return to_datetime(us)
 
 
+def _object(text: str, otype: str) -> tuple[Value | None, str]:
+    """A stored object and its ``object_type`` back as the statement's value and kind."""
+    if otype == "entity":
+        return text, "entity"
+    if otype:
+        return decode_literal(text, otype), "literal"
+    return None, ""
+
+
 def encode_literal(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -445,13 +454,8 @@ class StatementFile:
                             next(csv.reader([line], delimiter="\t", strict=True))
                             for line in fh if line.split("\t", 3)[2] in subjects)
                 for fid, op, subject, predicate, obj, otype, vf, vt, rec, retr, reason, sources, by, trust in rows:
-                    value: Value | None
-                    if otype == "entity":
-                        value, kind, name = obj, "entity", name_of(obj)
-                    elif otype:
-                        value, kind, name = decode_literal(obj, otype), "literal", None
-                    else:
-                        value, kind, name = None, "", None
+                    value, kind = _object(obj, otype)
+                    name = name_of(obj) if kind == "entity" else None
                     i = int(fid)
                     retracted = retractions.get(i)
                     at, why = retracted if retracted else (int(retr) if retr else None, reason or None)
@@ -910,12 +914,7 @@ class Store:
         append = stmts.append
         for fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust in self._iter(
                 f"MATCH (a:Assertion) RETURN {self._COLS}"):
-            if otype == "entity":
-                kind, value = "entity", obj
-            elif otype:
-                kind, value = "literal", decode_literal(obj, otype)
-            else:
-                kind, value = "", None
+            value, kind = _object(obj, otype)
             append(Statement(fid, op, subj, pred, value, kind, vf, vt, rec, retr, reason, _sources(src), by, trust))
         # statements are appended with rising ids, so the scan order is normally id order
         if any(a.id > b.id for a, b in zip(stmts, stmts[1:], strict=False)):  # noqa: SIM110

@@ -61,3 +61,30 @@ def demo(demo_dir: Path, tmp_path: Path) -> Iterator[graphmem.Memory]:
     m = graphmem.open(target)
     yield m
     m.close()
+
+
+@pytest.fixture
+def odd_predicates(tmp_path: Path) -> Path:
+    """A predicates folder with float, int and bool objects (the default registry has none)."""
+    folder = tmp_path / "odd-predicates"
+    folder.mkdir()
+    (folder / "odd.toml").write_text("""
+[predicates.score]
+description = "A measured score."
+subject_types = ["Project"]
+object = { type = "float" }
+cardinality = "one"
+
+[predicates.seats]
+description = "How many seats."
+subject_types = ["Project"]
+object = { type = "int" }
+cardinality = "one"
+
+[predicates.public]
+description = "Whether it is public."
+subject_types = ["Project"]
+object = { type = "bool" }
+cardinality = "one"
+""", "utf-8")
+    return folder

@@ -185,34 +185,10 @@ def test_strict_two_core_import_with_an_error_in_the_second_half_writes_nothing(
     assert not list((tmp_path / "two" / "tmp").glob("*"))
 
 
-_ODD_PREDICATES = """
-[predicates.score]
-description = "A measured score."
-subject_types = ["Project"]
-object = { type = "float" }
-cardinality = "many"
-
-[predicates.seats]
-description = "How many seats."
-subject_types = ["Project"]
-object = { type = "int" }
-cardinality = "one"
-
-[predicates.public]
-description = "Whether it is public."
-subject_types = ["Project"]
-object = { type = "bool" }
-cardinality = "one"
-"""
-
-
-def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: Path,
+def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: Path, odd_predicates: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Into an empty store, the large path computes the view from its own bulk files: every value must
     come back as it went in (text with tabs, line breaks and quotes, numbers, bools, ends, retractions)."""
-    preds = tmp_path / "preds"
-    preds.mkdir()
-    (preds / "odd.toml").write_text(_ODD_PREDICATES, "utf-8")
     day = "2024-01-0{}".format
     lines: list[dict[str, Any]] = [
         {"op": "entity", "type": "Project", "name": "Odd"}, {"op": "entity", "type": "Tool", "name": "Quill"},
@@ -240,8 +216,8 @@ def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: 
             x.setdefault("recorded_at", "2024-02-01T00:00:00Z")
     f = tmp_path / "odd.jsonl"
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-    small = graphmem.open(tmp_path / "small", predicate_dirs=[preds])
-    large = graphmem.open(tmp_path / "large", predicate_dirs=[preds])
+    small = graphmem.open(tmp_path / "small", predicate_dirs=[odd_predicates])
+    large = graphmem.open(tmp_path / "large", predicate_dirs=[odd_predicates])
     assert small.import_jsonl(f).errors == ()
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)

@@ -6,6 +6,7 @@ import datetime
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -210,32 +211,8 @@ def test_json_the_fast_reader_refuses_reads_as_the_standard_one() -> None:
     assert caught.value.msg == "Expecting value" and caught.value.colno == 8
 
 
-_ODD_PREDICATES = """
-[predicates.score]
-description = "A measured score."
-subject_types = ["Project"]
-object = { type = "float" }
-cardinality = "one"
-
-[predicates.seats]
-description = "How many seats."
-subject_types = ["Project"]
-object = { type = "int" }
-cardinality = "one"
-
-[predicates.public]
-description = "Whether it is public."
-subject_types = ["Project"]
-object = { type = "bool" }
-cardinality = "one"
-"""
-
-
-def test_kuzu_writes_each_log_as_graphmem_does_for_awkward_values(tmp_path: Any) -> None:
-    preds = tmp_path / "preds"
-    preds.mkdir()
-    (preds / "odd.toml").write_text(_ODD_PREDICATES, "utf-8")
-    m = graphmem.open(tmp_path / "store", predicate_dirs=[preds])
+def test_kuzu_writes_each_log_as_graphmem_does_for_awkward_values(tmp_path: Any, odd_predicates: Path) -> None:
+    m = graphmem.open(tmp_path / "store", predicate_dirs=[odd_predicates])
     m.add_entity("Project", "Odd")
     m.add_entity("Tool", "Quill")
     m.assert_("Odd", "summary", 'a "quoted" \\ back\tslash\nnew line é 中 😀', valid_from="2024-01-01")
