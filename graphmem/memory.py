@@ -140,6 +140,7 @@ class Memory:
         self._known_records: set[int] = set()
         self._extractor: Any = None
         self._extractor_entities = -1
+        self._lexicon: tuple[int, Any] | None = None
 
     def close(self) -> None:
         self.store.close()
@@ -867,6 +868,7 @@ class Memory:
 
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False) -> Any:
         from graphmem.importer import import_lines
+        self._lexicon = None  # an import may add aliases and descriptions
         with gc_paused():
             return import_lines(self, source, strict=strict)
 
@@ -878,6 +880,43 @@ class Memory:
         from graphmem.lint import lint
         with gc_paused():
             return lint(self)
+
+    # recommendation ---------------------------------------------------------------
+
+    def lexicon(self) -> Any:
+        """The entity side of linking (names, lemmas, descriptions), built on first use and kept until
+        an entity is written through this object (Kuzu's lock means no other process writes meanwhile)."""
+        from graphmem.linking import Lexicon
+        count = self.store.entity_count()
+        if self._lexicon is None or self._lexicon[0] != count:
+            self._lexicon = (count, Lexicon(self.store.all_entities()))
+        return self._lexicon[1]
+
+    def link(self, text: str, *, records: bool = True) -> tuple[Any, ...]:
+        """The entities ``text`` names or describes (``graphmem.linking.Seed``), strongest match first."""
+        from graphmem.linking import link
+        from graphmem.recommend import check_idea
+        return link(self, check_idea(text), records=records)
+
+    def recommend(self, idea: str, *, top: int = 5, as_of: str | None = None, known_at: str | None = None,
+                  max_hops: int = 3, paths: int = 3) -> Any:
+        """The projects ``idea`` fits best at ``as_of`` (as known at ``known_at``), each with the graph
+        paths that carry its score (docs/recommend.md)."""
+        from graphmem.recommend import recommend
+        now = now_us()
+        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        return recommend(self, idea, top=top, as_of=now if a is None else a,
+                         known_at=k if k is not None and k < now else None, now=now, max_hops=max_hops, paths=paths)
+
+    def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
+             known_at: str | None = None) -> Any:
+        """The shortest explained paths between two entities over the edges valid at ``as_of``."""
+        from graphmem.recommend import shortest_paths
+        now = now_us()
+        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        return shortest_paths(self, self.resolve(src, role="from"), self.resolve(dst, role="to"),
+                              as_of=now if a is None else a, known_at=k if k is not None and k < now else None,
+                              now=now, max_hops=max_hops, limit=limit)
 
     def graph(self, as_of: str | None = None) -> Any:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""

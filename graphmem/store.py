@@ -30,7 +30,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import kuzu
 import orjson
@@ -141,6 +141,19 @@ class _BulkFile:
         self._f.close()
         if not self.keep:
             os.unlink(self.name)
+
+
+class FactEdge(NamedTuple):
+    """A typed fact edge: the interval of an entity-valued predicate, from subject to object."""
+
+    label: str
+    src: str
+    dst: str
+    predicate: str
+    valid_from: int
+    valid_to: int | None
+    assertions: tuple[int, ...]
+    conflicts: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass
@@ -542,9 +555,10 @@ class Store:
                 ps = self._plans[query] = self._conn.prepare(query)
         return ps
 
-    def _q(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def _q(self, query: str, params: dict[str, Any] | None = None, hot: bool = False) -> list[list[Any]]:
+        """Run one query; a ``hot`` one (or one of ``_HOT``) reuses its plan."""
         try:
-            if params and query in self._HOT:
+            if params and (hot or query in self._HOT):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DeprecationWarning)
                     result = self._conn.execute(self._prepared(query), params)
@@ -755,7 +769,7 @@ class Store:
         etype = self.ontology.type_for_prefix(prefix)
         if etype is None:
             return None
-        rows = self._q(f"MATCH (e:{etype} {{ref: $r}}) RETURN e.name, e.aliases, e.description", {"r": ref})
+        rows = self._q(f"MATCH (e:{etype} {{ref: $r}}) RETURN e.name, e.aliases, e.description", {"r": ref}, hot=True)
         if not rows:
             return None
         name, aliases, desc = rows[0]
@@ -1471,7 +1485,7 @@ class Store:
 
     def mentions_of(self, rec_id: int) -> list[str]:
         rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref",
-                       {"r": f"rec:{_int(rec_id)}"})
+                       {"r": f"rec:{_int(rec_id)}"}, hot=True)
         return [r[0] for r in rows]
 
     # graph reads ------------------------------------------------------------------
@@ -1514,6 +1528,46 @@ class Store:
             out.append(Interval(a, predicate, ref, "entity", vf_us, from_datetime(vt), tuple(ids), (), tuple(conf),
                                 bname))
         return out
+
+    def fact_edges_at(self, refs: Iterable[str], as_of: int, other_type: str | None = None) -> list[FactEdge]:
+        """The fact edges valid at ``as_of`` with an end among ``refs`` (both directions), each once.
+
+        ``other_type`` keeps only edges whose other end has that entity type. One query per entity
+        type and direction, with the refs as a list parameter and only the edge labels the ontology
+        allows there (an unlabelled pattern would also walk MENTIONS).
+        """
+        by_type: dict[str, list[str]] = {}
+        for ref in sorted(set(refs)):
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if etype is not None:
+                by_type.setdefault(etype, []).append(ref)
+        found: dict[tuple[str, str, str, int], FactEdge] = {}
+        valid = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)"
+        cols = "label(e), e.predicate, e.valid_from, e.valid_to, e.assertions, e.conflicts"
+        for etype, group in sorted(by_type.items()):
+            for outward in (True, False):
+                labels = sorted(
+                    label for label, et in self.ontology.edge_types.items() if self._edge_ddl(label) and self.is_fact_edge(label)
+                    and any((a, b) == (etype, other_type or b) if outward else (b, a) == (etype, other_type or a)
+                            for a, b in et.pairs))
+                if not labels:
+                    continue
+                other = f"b:{other_type}" if other_type else "b"
+                arrow = f"-[e:{'|'.join(labels)}]->" if outward else f"<-[e:{'|'.join(labels)}]-"
+                rows = self._q(f"MATCH (a:{etype}){arrow}({other}) WHERE a.ref IN $refs AND {valid} "
+                               f"RETURN a.ref, b.ref, {cols}", {"refs": group, "t": _ts_param(as_of)}, hot=True)
+                for a, b, label, pred, vf, vt, ids, conf in rows:
+                    src, dst = (a, b) if outward else (b, a)
+                    vf_us = from_datetime(vf)
+                    assert vf_us is not None
+                    found[(label, src, dst, vf_us)] = FactEdge(label, src, dst, pred, vf_us, from_datetime(vt),
+                                                               tuple(ids), tuple(conf))
+        return [found[k] for k in sorted(found)]
+
+    def subjects_naming(self, refs: list[str]) -> list[str]:
+        """Subjects of any statement (retracted, ended or superseded included) whose object is one of ``refs``."""
+        rows = self._q("MATCH (a:Assertion) WHERE a.object IN $refs RETURN DISTINCT a.subject", {"refs": sorted(refs)})
+        return sorted(r[0] for r in rows)
 
     def cypher(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         """Run a caller's read query (for notebooks and benchmarks; never user text from the CLI)."""

@@ -1,0 +1,226 @@
+"""Entity linking: which entities a piece of text (an idea, a query) names or is about.
+
+Five ways, strongest first (docs/recommend.md):
+
+- ``name`` and ``alias``: a run of the text's words equals an entity's name or alias,
+  case and punctuation aside ("full-text search" finds "Full-text search");
+- ``lemma``: the same after each word is reduced to its lemma by spaCy's English lookup
+  table (package ``spacy-lookups-data``), so "graph databases" finds "Graph database";
+- ``text``: BM25 over the entities' names, aliases and descriptions, with the full-text
+  index's own stemming, for entities the text only describes;
+- ``record``: entities mentioned (MENTIONS edges) by the evidence records that full-text
+  search ranks best for the text.
+
+Longer runs win over shorter ones and a word belongs to one name match at most. The
+entity side (names, lemmas, description postings) is a ``Lexicon`` built once per store
+state and kept by ``Memory`` until an entity is written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphmem.model import Entity
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+MATCH_WEIGHTS = {"name": 1.0, "alias": 0.9, "lemma": 0.8, "text": 0.5, "record": 0.3}
+MATCH_ORDER = tuple(MATCH_WEIGHTS)
+MAX_NAME_WORDS = 8  # longer names are matched by their first words only through ``text``
+TEXT_SEEDS = 5  # entities the ``text`` way may add
+RECORD_HITS = 5  # records whose mentions the ``record`` way may add
+RECORD_SEEDS = 5
+TEXT_FLOOR = 0.25  # a ``text`` match scores at least this share of the best one
+_WORD = re.compile(r"[^\W_]+")
+_lemmas: dict[str, str] | None = None
+_stop_words: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """An entity the text links to: how it matched, where in the text, and its weight."""
+
+    ref: str
+    type: str
+    name: str
+    match: str  # name, alias, lemma, text or record
+    span: tuple[int, int] | None  # characters of the text; None for ``record``
+    matched: str  # the words of the text that matched, or the record refs for ``record``
+    weight: float
+    records: tuple[str, ...] = ()  # ``record``: the records that mention it
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"ref": self.ref, "type": self.type, "name": self.name, "match": self.match,
+                             "span": list(self.span) if self.span else None, "matched": self.matched,
+                             "weight": round(self.weight, 6)}
+        if self.records:
+            d["records"] = list(self.records)
+        return d
+
+
+def lemma_table() -> dict[str, str]:
+    """spaCy's English lookup lemmatizer table (spacy-lookups-data), read once.
+
+    This is the table spaCy's ``lemmatizer`` uses in ``lookup`` mode; it is read straight from
+    the package's data file because importing spaCy costs 0.6-1 s and a lookup is a dict get.
+    """
+    global _lemmas
+    if _lemmas is None:
+        from importlib import resources
+        data = resources.files("spacy_lookups_data").joinpath("data", "en_lemma_lookup.json.gz")
+        _lemmas = json.loads(gzip.decompress(data.read_bytes()))
+    return _lemmas
+
+
+def stop_words() -> frozenset[str]:
+    """spaCy's English stop words, read from their module without importing spaCy (which costs 0.6-1 s)."""
+    global _stop_words
+    if _stop_words is None:
+        import importlib.util
+        import runpy
+        spec = importlib.util.find_spec("spacy")
+        assert spec is not None and spec.submodule_search_locations
+        path = f"{list(spec.submodule_search_locations)[0]}/lang/en/stop_words.py"
+        _stop_words = frozenset(runpy.run_path(path)["STOP_WORDS"])
+    return _stop_words
+
+
+def words(text: str) -> list[tuple[str, int, int]]:
+    """The words of ``text``, lower-cased, with their character spans."""
+    return [(m[0].lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+def lemma_key(ws: Iterable[str]) -> str:
+    table = lemma_table()
+    return " ".join(table.get(w, w) for w in ws)
+
+
+class Lexicon:
+    """The entity side of linking: names and aliases by their words, by their lemmas, and a small
+    BM25 index over names, aliases and descriptions."""
+
+    def __init__(self, entities: Iterable[Entity]) -> None:
+        from graphmem.textindex import postings_of
+        self.entities: list[Entity] = sorted(entities, key=lambda e: e.ref)
+        self.by_ref = {e.ref: e for e in self.entities}
+        self.names: dict[str, list[tuple[str, str]]] = defaultdict(list)  # word key -> (ref, name|alias)
+        self.lemmas: dict[str, list[str]] = defaultdict(list)
+        self.longest = 1
+        for e in self.entities:
+            for kind, label in [("name", e.name)] + [("alias", a) for a in e.aliases]:
+                ws = [w for w, _, _ in words(label)]
+                if not ws or len(ws) > MAX_NAME_WORDS:
+                    continue
+                self.longest = max(self.longest, len(ws))
+                key = " ".join(ws)
+                if (e.ref, "name") not in self.names[key] and (e.ref, kind) not in self.names[key]:
+                    self.names[key].append((e.ref, kind))
+                lk = lemma_key(ws)
+                if e.ref not in self.lemmas[lk]:
+                    self.lemmas[lk].append(e.ref)
+        docs = ((i, " ".join([e.name, *e.aliases, e.description])) for i, e in enumerate(self.entities))
+        self.postings, self.n_docs, self.n_tokens = postings_of(docs)
+
+    def describe(self, ws: list[str], exclude: set[str], limit: int) -> list[tuple[Entity, float, list[str]]]:
+        """Entities whose names, aliases or descriptions share some of the words ``ws``, by BM25:
+        (entity, score, the words that matched), best first, ties by ref; each scores at least
+        TEXT_FLOOR of the best."""
+        from graphmem.textindex import bm25_top, terms, weights
+        by_term: dict[str, list[str]] = defaultdict(list)
+        for w in ws:
+            stems = terms(w)
+            if stems and w not in by_term[stems[0]]:
+                by_term[stems[0]].append(w)
+        lists = []
+        for term in sorted(by_term):
+            p = self.postings.get(term)
+            if p is not None:
+                lists.append((p.ids, weights(p, self.n_docs, self.n_tokens)))
+        out: list[tuple[Entity, float, list[str]]] = []
+        for i, score in bm25_top(lists, limit + len(exclude)):
+            e = self.entities[i]
+            if e.ref in exclude or (out and score < TEXT_FLOOR * out[0][1]):
+                continue
+            doc_terms = set(terms(" ".join([e.name, *e.aliases, e.description])))
+            out.append((e, score, [w for term in sorted(by_term) if term in doc_terms for w in by_term[term]]))
+            if len(out) == limit:
+                break
+        return out
+
+
+def link(m: Memory, text: str, *, records: bool = True, text_seeds: int = TEXT_SEEDS) -> tuple[Seed, ...]:
+    """The entities ``text`` links to, strongest match first (then by position and ref).
+
+    Each entity appears once, with its strongest match. ``records`` adds the ``record`` way
+    (a full-text search over the evidence records); ``text_seeds`` bounds the ``text`` way.
+    """
+    lex = m.lexicon()
+    ws = words(text)
+    seeds: dict[str, Seed] = {}
+    taken = [False] * len(ws)
+    table = lemma_table()
+    lemmas = [table.get(w, w) for w, _, _ in ws]
+    for i in range(len(ws)):
+        if taken[i]:
+            continue
+        for n in range(min(lex.longest, len(ws) - i), 0, -1):
+            if any(taken[i:i + n]):
+                continue
+            key = " ".join(w for w, _, _ in ws[i:i + n])
+            hits: list[tuple[str, str]] = list(lex.names.get(key, ()))
+            if not hits:
+                hits = [(ref, "lemma") for ref in lex.lemmas.get(" ".join(lemmas[i:i + n]), ())]
+            if not hits:
+                continue
+            span = (ws[i][1], ws[i + n - 1][2])
+            for ref, kind in hits:
+                e = lex.by_ref[ref]
+                if ref not in seeds or MATCH_WEIGHTS[kind] > seeds[ref].weight:
+                    seeds[ref] = Seed(ref, e.type, e.name, kind, span, text[span[0]:span[1]], MATCH_WEIGHTS[kind])
+            for j in range(i, i + n):
+                taken[j] = True
+            break
+    if text_seeds and ws:
+        stop = stop_words()
+        free = [w for (w, _, _), t in zip(ws, taken, strict=True) if not t and w not in stop]
+        found = lex.describe(free, set(seeds), text_seeds)
+        top = found[0][1] if found else 1.0
+        for e, score, matched in found:
+            first = next((w for w, t in zip(ws, taken, strict=True) if not t and w[0] in matched), None)
+            seeds[e.ref] = Seed(e.ref, e.type, e.name, "text", (first[1], first[2]) if first else None, " ".join(dict.fromkeys(matched)),
+                                MATCH_WEIGHTS["text"] * score / top)
+    if records and ws:
+        for ref, weight, via in _record_seeds(m, text, set(seeds)):
+            e = lex.by_ref.get(ref)
+            if e is not None:
+                seeds[ref] = Seed(ref, e.type, e.name, "record", None, " ".join(via), weight, tuple(via))
+    return tuple(sorted(seeds.values(), key=lambda s: (MATCH_ORDER.index(s.match), s.span or (1 << 30, 0), s.ref)))
+
+
+def _record_seeds(m: Memory, text: str, exclude: set[str]) -> list[tuple[str, float, list[str]]]:
+    """Entities mentioned by the best records for ``text``: (ref, weight, record refs), by weight."""
+    from graphmem.errors import BadInput
+    try:
+        hits = m.search(text, limit=RECORD_HITS).hits
+    except BadInput:
+        return []
+    if not hits:
+        return []
+    top = hits[0].score
+    score: dict[str, float] = {}
+    via: dict[str, list[str]] = defaultdict(list)
+    for hit in hits:
+        for ref in m.store.mentions_of(int(hit.ref.removeprefix("rec:"))):
+            if ref in exclude:
+                continue
+            score[ref] = max(score.get(ref, 0.0), MATCH_WEIGHTS["record"] * hit.score / top)
+            via[ref].append(hit.ref)
+    best = sorted(score, key=lambda r: (-round(score[r], 9), r))[:RECORD_SEEDS]
+    return [(r, score[r], via[r]) for r in best]

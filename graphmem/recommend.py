@@ -1,0 +1,463 @@
+"""Recommendations and explained paths (SPEC 9): which projects an idea fits, and why.
+
+``recommend`` links the idea to entities (``linking``), walks the typed fact edges valid at
+``as_of`` outward from those seeds, and scores every Project a walk reaches by the paths that
+reach it. ``path`` finds the shortest explained paths between two entities. Every step of a
+path is a stored (or, with ``known_at`` in the past, recomputed) fact edge and cites the
+assertion behind it. The scoring is written down in docs/recommend.md; the constants are here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from graphmem.errors import BadInput
+from graphmem.linking import Seed, link
+from graphmem.model import Entity, Statement, fact_ref
+from graphmem.store import FactEdge
+from graphmem.temporal import holding, view_for_subject
+from graphmem.timeparse import format_instant
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+PROJECT = "Project"
+# How much one step along an edge type says about fit (an ontology's own edge types weigh DEFAULT_EDGE_WEIGHT).
+EDGE_WEIGHTS = {"USES": 1.0, "RELATES_TO": 0.8, "EVALUATES": 0.7, "DEPENDS_ON": 0.7, "DECIDES": 0.6,
+                "REPLACES": 0.5, "BLOCKED_BY": 0.4, "OWNED_BY": 0.3}
+DEFAULT_EDGE_WEIGHT = 0.5
+HOP_DECAY = 0.6  # each step after the first
+PATH_SHARES = (1.0, 0.5, 0.25)  # the best, second and third distinct path from one seed to one project
+STATUS_PENALTY = {"archived": 0.2, "done": 0.3, "blocked": 0.5, "paused": 0.7}
+BEAM = 200  # nodes carried from one hop to the next
+MAX_IDEA_CHARS = 100_000
+NODE_PATHS = len(PATH_SHARES)  # partial paths kept per node and seed
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a path: along ``edge`` from ``src`` to ``dst`` (against the edge's direction when
+    ``forward`` is false), citing the assertion ``fact`` whose interval holds at ``as_of``."""
+
+    src: str
+    edge: str
+    dst: str
+    forward: bool
+    fact: int
+    valid_from: int
+    valid_to: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from": self.src, "edge": self.edge, "to": self.dst,
+                "direction": "forward" if self.forward else "backward", "fact": fact_ref(self.fact),
+                "valid_from": format_instant(self.valid_from), "valid_to": format_instant(self.valid_to)}
+
+    def arrow(self) -> str:
+        return f"-{self.edge}->" if self.forward else f"<-{self.edge}-"
+
+
+def path_line(start: str, steps: Iterable[Step]) -> str:
+    """``start -USES-> tool:kuzu <-USES- project:atlas``."""
+    return " ".join([start, *(f"{s.arrow()} {s.dst}" for s in steps)])
+
+
+def seed_line(seed: Seed) -> str:
+    if seed.match == "record":
+        return f"idea (via {', '.join(seed.records)}) -> {seed.ref}"
+    return f"idea {_quote(seed.matched)} -> {seed.ref}"
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return '"' + (flat if len(flat) <= 60 else flat[:59] + "…").replace('"', "'") + '"'
+
+
+@dataclass(frozen=True)
+class ScoredPath:
+    seed: Seed
+    steps: tuple[Step, ...]
+    weight: float  # the path's own weight (seed weight, edges, hops, hub damping)
+    contribution: float  # what it adds to the project's score
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seed": self.seed.ref, "weight": round(self.weight, 6), "contribution": round(self.contribution, 6),
+                "steps": [s.to_json() for s in self.steps],
+                "line": " ".join([seed_line(self.seed), *(f"{s.arrow()} {s.dst}" for s in self.steps)])}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    rank: int
+    project: Entity
+    score: float
+    raw_score: float
+    status: str | None
+    penalty: dict[str, Any] | None
+    paths: tuple[ScoredPath, ...]
+    paths_counted: int
+
+    def to_json(self) -> dict[str, Any]:
+        shown = sum(p.contribution for p in self.paths)
+        return {"rank": self.rank, "project": self.project.brief(), "score": round(self.score, 6),
+                "raw_score": round(self.raw_score, 6), "status": self.status, "penalty": self.penalty,
+                "paths_counted": self.paths_counted,
+                "shown_share": round(shown / self.raw_score, 6) if self.raw_score else 0.0,
+                "paths": [p.to_json() for p in self.paths]}
+
+
+@dataclass(frozen=True)
+class RecommendResult:
+    idea: str
+    as_of: int
+    known_at: int
+    top: int
+    max_hops: int
+    seeds: tuple[Seed, ...]
+    results: tuple[Recommendation, ...]
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.recommend.v1", "idea": self.idea, "as_of": format_instant(self.as_of),
+                "known_at": format_instant(self.known_at), "top": self.top, "max_hops": self.max_hops,
+                "seeds": [s.to_json() for s in self.seeds], "results": [r.to_json() for r in self.results],
+                "message": self.message}
+
+
+@dataclass(frozen=True)
+class PathResult:
+    src: Entity
+    dst: Entity
+    as_of: int
+    known_at: int
+    max_hops: int
+    paths: tuple[tuple[Step, ...], ...]
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.path.v1", "from": self.src.brief(), "to": self.dst.brief(),
+                "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
+                "max_hops": self.max_hops, "hops": len(self.paths[0]) if self.paths else None,
+                "paths": [{"steps": [s.to_json() for s in p], "line": path_line(self.src.ref, p)} for p in self.paths],
+                "message": self.message}
+
+
+# ---------------------------------------------------------------------------------------------
+# the graph at (as_of, known_at), read around the nodes a walk reaches
+# ---------------------------------------------------------------------------------------------
+
+class Graph:
+    """Fact edges valid at ``as_of`` as known at ``known_at``, read from the store a few nodes at a time.
+
+    With ``known_at`` None (now) these are the stored edges. With a past ``known_at`` the edges of
+    a subject are recomputed from its statements visible then; the subjects that may point at a
+    node are found among the statements naming it (a scan of the statements, so slower).
+    """
+
+    def __init__(self, m: Memory, as_of: int, known_at: int | None) -> None:
+        self.m = m
+        self.as_of = as_of
+        self.known_at = known_at
+        self._edges: dict[tuple[str, str | None], list[FactEdge]] = {}
+        self._logs: dict[str, list[Statement]] = {}
+
+    def incident(self, refs: Iterable[str], other_type: str | None = None) -> dict[str, list[FactEdge]]:
+        """Each ref's edges valid at ``as_of`` (only those to ``other_type`` nodes, if given)."""
+        refs = sorted(set(refs))
+        missing = [r for r in refs if (r, other_type) not in self._edges and (r, None) not in self._edges]
+        if missing:
+            found: dict[str, list[FactEdge]] = {r: [] for r in missing}
+            edges = (self.m.store.fact_edges_at(missing, self.as_of, other_type) if self.known_at is None
+                     else self._edges_known_at(missing, other_type))
+            for e in edges:
+                for end in (e.src, e.dst):
+                    if end in found:
+                        found[end].append(e)
+            for r, es in found.items():
+                self._edges[(r, other_type)] = es
+        out = {}
+        for r in refs:
+            if (r, other_type) in self._edges:
+                out[r] = self._edges[(r, other_type)]
+            else:
+                out[r] = [e for e in self._edges[(r, None)]
+                          if other_type is None or self._type(e.dst if e.src == r else e.src) == other_type]
+        return out
+
+    def _type(self, ref: str) -> str | None:
+        return self.m.ontology.type_for_prefix(ref.partition(":")[0])
+
+    def log(self, ref: str) -> list[Statement]:
+        if ref not in self._logs:
+            self._logs[ref] = self.m.store.subject_log(ref)
+        return self._logs[ref]
+
+    def _out_edges(self, ref: str) -> list[FactEdge]:
+        assert self.known_at is not None
+        registry = self.m.registry
+        out = []
+        for iv in holding(view_for_subject(self.log(ref), registry, self.known_at), self.as_of):
+            p = registry.predicates.get(iv.predicate)
+            if iv.object_kind == "entity" and p is not None and p.edge is not None:
+                out.append(FactEdge(p.edge, ref, str(iv.object), iv.predicate, iv.valid_from, iv.valid_to,
+                                    iv.assertions, iv.conflicts))
+        return out
+
+    def _edges_known_at(self, refs: list[str], other_type: str | None) -> list[FactEdge]:
+        wanted = set(refs)
+        edges: dict[tuple[str, str, str, int], FactEdge] = {}
+        for subject in sorted(wanted | set(self.m.store.subjects_naming(refs))):
+            for e in self._out_edges(subject):
+                if e.src in wanted or e.dst in wanted:
+                    edges[(e.label, e.src, e.dst, e.valid_from)] = e
+        out = [edges[k] for k in sorted(edges)]
+        if other_type is None:
+            return out
+        return [e for e in out if (e.src in wanted and self._type(e.dst) == other_type)
+                or (e.dst in wanted and self._type(e.src) == other_type)]
+
+    def cite(self, e: FactEdge) -> int:
+        """The assertion behind ``e`` to cite at ``as_of``: visible at ``known_at``, unretracted, its own
+        interval holding ``as_of`` (the latest such), else the latest of the edge's assertions."""
+        ids = set(e.assertions)
+        mine = [s for s in self.log(e.src) if s.id in ids and s.op == "assert" and s.visible_at(self.known_at)]
+        holding_now = [s for s in mine if s.valid_from <= self.as_of and (s.valid_to is None or s.valid_to > self.as_of)]
+        best = max(holding_now or mine or [], key=lambda s: (s.valid_from, s.id), default=None)
+        return best.id if best is not None else max(e.assertions)
+
+
+def _step(g: Graph, e: FactEdge, at: str) -> tuple[Step, str]:
+    """The step from ``at`` along ``e`` (without its citation yet) and the node it reaches."""
+    forward = e.src == at
+    other = e.dst if forward else e.src
+    return Step(at, e.label, other, forward, 0, e.valid_from, e.valid_to), other
+
+
+def _cited(g: Graph, steps: tuple[Step, ...], edges: tuple[FactEdge, ...]) -> tuple[Step, ...]:
+    return tuple(Step(s.src, s.edge, s.dst, s.forward, g.cite(e), s.valid_from, s.valid_to)
+                 for s, e in zip(steps, edges, strict=True))
+
+
+def edge_weight(label: str) -> float:
+    return EDGE_WEIGHTS.get(label, DEFAULT_EDGE_WEIGHT)
+
+
+def damping(project_degree: int) -> float:
+    """Hub damping of a node adjacent to ``project_degree`` projects: 1 / (1 + ln(1 + d))."""
+    return 1.0 / (1.0 + math.log1p(project_degree))
+
+
+# ---------------------------------------------------------------------------------------------
+# recommend
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Partial:
+    seed: Seed
+    nodes: tuple[str, ...]
+    steps: tuple[Step, ...]
+    edges: tuple[FactEdge, ...]
+    weight: float
+    key: tuple[Any, ...] = field(default=())
+
+    def order(self) -> tuple[float, str]:
+        return (-round(self.weight, 12), path_line(self.nodes[0], self.steps))
+
+
+def check_idea(idea: Any) -> str:
+    if not isinstance(idea, str):
+        raise BadInput(f"bad idea {idea!r}: expected text")
+    if len(idea) > MAX_IDEA_CHARS:
+        raise BadInput(f"idea of {len(idea):,} characters is too long: expected at most {MAX_IDEA_CHARS:,}")
+    from graphmem.linking import words
+    if not words(idea):
+        raise BadInput(f"nothing to match in idea {idea[:80]!r}: expected words that name or describe something")
+    return idea
+
+
+def _int_option(value: Any, name: str, lo: int, hi: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise BadInput(f"bad {name} {value!r}: expected a whole number from {lo} to {hi}")
+    return value
+
+
+def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int | None, now: int,
+              max_hops: int = 3, paths: int = 3) -> RecommendResult:
+    """The ``top`` projects for ``idea`` at ``as_of`` (known at ``known_at``; None: now), best first."""
+    idea = check_idea(idea)
+    _int_option(top, "top", 1, 100)
+    _int_option(max_hops, "max hops", 1, 4)
+    _int_option(paths, "paths", 1, 10)
+    seeds = link(m, idea)
+    kk = now if known_at is None else known_at
+    if not seeds:
+        return RecommendResult(idea, as_of, kk, top, max_hops, (), (), "the idea names or describes no entity in the store")
+    g = Graph(m, as_of, known_at)
+    found = _walk(g, seeds, max_hops)
+    per_project: dict[str, list[tuple[float, _Partial]]] = defaultdict(list)
+    for project, partials in found.items():
+        by_seed: dict[str, list[_Partial]] = defaultdict(list)
+        for p in partials:
+            by_seed[p.seed.ref].append(p)
+        for seed_paths in by_seed.values():
+            seen: set[tuple[Any, ...]] = set()
+            ranked = []
+            for p in sorted(seed_paths, key=_Partial.order):
+                if p.key not in seen:
+                    seen.add(p.key)
+                    ranked.append(p)
+            for share, p in zip(PATH_SHARES, ranked, strict=False):
+                per_project[project].append((p.weight * share, p))
+    raw = {ref: sum(c for c, _ in items) for ref, items in per_project.items()}
+    order = sorted(raw, key=lambda r: (-round(raw[r], 12), r))
+    chosen: list[tuple[float, str, str | None, dict[str, Any] | None]] = []
+    for ref in order:
+        if len(chosen) >= top and round(raw[ref], 12) < round(chosen[-1][0], 12):
+            break  # a penalty only lowers a score: nothing further down can overtake the last chosen
+        status = _status(m, g, ref)
+        factor = STATUS_PENALTY.get(status or "", 1.0)
+        penalty = None if factor == 1.0 else {"factor": factor, "reason": f"status is {status} at as_of"}
+        chosen.append((raw[ref] * factor, ref, status, penalty))
+        chosen.sort(key=lambda c: (-round(c[0], 12), c[1]))
+        del chosen[top:]
+    results = []
+    for rank, (score, ref, status, penalty) in enumerate(chosen, 1):
+        items = sorted(per_project[ref], key=lambda cp: (-round(cp[0], 12), cp[1].order()))
+        shown = tuple(ScoredPath(p.seed, _cited(g, p.steps, p.edges), p.weight, c) for c, p in items[:paths])
+        entity = m.store.entity(ref) or Entity(ref, PROJECT, ref)
+        results.append(Recommendation(rank, entity, score, raw[ref], status, penalty, shown, len(items)))
+    message = None if results else f"no project is reachable from the idea's entities within {max_hops} hops at as_of"
+    return RecommendResult(idea, as_of, kk, top, max_hops, seeds, tuple(results), message)
+
+
+def _status(m: Memory, g: Graph, ref: str) -> str | None:
+    view = (m.store.subject_view(ref) if g.known_at is None
+            else view_for_subject(g.log(ref), m.registry, g.known_at))
+    for iv in holding(view, g.as_of):
+        if iv.predicate == "status":
+            return str(iv.object)
+    return None
+
+
+def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int) -> dict[str, list[_Partial]]:
+    """Every path (as partials) from a seed to a Project within ``max_hops``, walked hop by hop.
+
+    A path ends at the first Project it reaches (a project the idea names included), never passes
+    through another seed, and visits a node once. Between hops each node keeps its best partial paths per seed, and the best BEAM nodes
+    go on, so the store is read around a bounded neighbourhood.
+    """
+    seed_refs = {s.ref for s in seeds}
+    frontier: dict[str, list[_Partial]] = {s.ref: [_Partial(s, (s.ref,), (), (), s.weight)] for s in seeds}
+    found: dict[str, list[_Partial]] = defaultdict(list)
+    for hop in range(1, max_hops + 1):
+        if not frontier:
+            break
+        last = hop == max_hops
+        edges = g.incident(frontier, PROJECT if last else None)
+        nxt: dict[str, list[_Partial]] = defaultdict(list)
+        for ref in sorted(frontier):
+            incident = edges.get(ref, [])
+            neighbours = {e.dst if e.src == ref else e.src for e in incident}
+            degree = sum(1 for r in neighbours if g._type(r) == PROJECT)
+            damp = damping(degree) * (HOP_DECAY if hop > 1 else 1.0)
+            for pp in frontier[ref]:
+                for e in incident:
+                    step, other = _step(g, e, ref)
+                    project = g._type(other) == PROJECT
+                    if other in pp.nodes or (other in seed_refs and not project) or (last and not project):
+                        continue
+                    new = _Partial(pp.seed, (*pp.nodes, other), (*pp.steps, step), (*pp.edges, e),
+                                   pp.weight * edge_weight(e.label) * damp, (*pp.key, e.label, e.src, e.dst, e.valid_from))
+                    (found if project else nxt)[other].append(new)
+        frontier = {}
+        best: list[tuple[tuple[float, str], str]] = []
+        for ref, partials in nxt.items():
+            kept: list[_Partial] = []
+            per_seed: dict[str, int] = defaultdict(int)
+            for p in sorted(partials, key=_Partial.order):
+                if per_seed[p.seed.ref] < NODE_PATHS:
+                    per_seed[p.seed.ref] += 1
+                    kept.append(p)
+            nxt[ref] = kept
+            best.append(((-round(kept[0].weight, 12), ref), ref))
+        for _, ref in sorted(best)[:BEAM]:
+            frontier[ref] = nxt[ref]
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# path
+# ---------------------------------------------------------------------------------------------
+
+def shortest_paths(m: Memory, src: Entity, dst: Entity, *, as_of: int, known_at: int | None, now: int,
+                   max_hops: int = 4, limit: int = 3) -> PathResult:
+    """Up to ``limit`` shortest explained paths between two entities, over edges valid at ``as_of``
+    in either direction: a bidirectional breadth-first read of the store, then networkx."""
+    import networkx as nx
+    _int_option(max_hops, "max hops", 1, 6)
+    _int_option(limit, "limit", 1, 50)
+    kk = now if known_at is None else known_at
+    if src.ref == dst.ref:
+        raise BadInput(f"path from {src.ref!r} to itself: expected two different entities")
+    g = Graph(m, as_of, known_at)
+    seen = {src.ref: 0}, {dst.ref: 0}
+    frontiers = [{src.ref}, {dst.ref}]
+    depth = [0, 0]
+    graph = nx.MultiGraph()
+    graph.add_nodes_from([src.ref, dst.ref])
+    met = False
+    while not met and depth[0] + depth[1] < max_hops and frontiers[0] and frontiers[1]:
+        side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
+        edges = g.incident(frontiers[side])
+        new: set[str] = set()
+        for ref in sorted(frontiers[side]):
+            for e in edges[ref]:
+                graph.add_edge(e.src, e.dst, key=(e.label, e.valid_from, e.src), edge=e)
+                other = e.dst if e.src == ref else e.src
+                if other not in seen[side]:
+                    seen[side][other] = depth[side] + 1
+                    new.add(other)
+        depth[side] += 1
+        frontiers[side] = new
+        met = bool(set(seen[0]) & set(seen[1]))
+    if not met:
+        return PathResult(src, dst, as_of, kk, max_hops, (),
+                          f"no path between {src.ref} and {dst.ref} within {max_hops} hops at as_of")
+    explained: list[tuple[float, str, tuple[Step, ...]]] = []
+    for nodes in _node_paths(nx.all_shortest_paths(graph, src.ref, dst.ref), 1000):
+        for steps, edges_used in _edge_choices(g, graph, nodes):
+            w = math.prod(edge_weight(e.label) for e in edges_used)
+            explained.append((w, path_line(src.ref, steps), _cited(g, steps, edges_used)))
+            if len(explained) >= 1000:
+                break
+    explained.sort(key=lambda x: (-round(x[0], 12), x[1]))
+    return PathResult(src, dst, as_of, kk, max_hops, tuple(p for _, _, p in explained[:limit]))
+
+
+def _node_paths(paths: Iterator[list[str]], cap: int) -> list[list[str]]:
+    out = []
+    for p in paths:
+        out.append(p)
+        if len(out) >= cap:
+            break
+    return sorted(out)
+
+
+def _edge_choices(g: Graph, graph: Any, nodes: list[str]) -> Iterator[tuple[tuple[Step, ...], tuple[FactEdge, ...]]]:
+    """Each way to walk ``nodes`` along parallel edges, strongest edge types first."""
+    options = []
+    for a, b in zip(nodes, nodes[1:], strict=False):
+        es = sorted((d["edge"] for d in graph.get_edge_data(a, b).values()),
+                    key=lambda e: (-edge_weight(e.label), e.label, e.src, e.valid_from))
+        options.append([(_step(g, e, a)[0], e) for e in es])
+
+    def walk(i: int, steps: tuple[Step, ...], used: tuple[FactEdge, ...]) -> Iterator[tuple[tuple[Step, ...], tuple[FactEdge, ...]]]:
+        if i == len(options):
+            yield steps, used
+            return
+        for s, e in options[i]:
+            yield from walk(i + 1, (*steps, s), (*used, e))
+    yield from walk(0, (), ())
