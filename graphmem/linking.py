@@ -207,20 +207,24 @@ def link(m: Memory, text: str, *, records: bool = True, text_seeds: int = TEXT_S
 def _record_seeds(m: Memory, text: str, exclude: set[str]) -> list[tuple[str, float, list[str]]]:
     """Entities mentioned by the best records for ``text``: (ref, weight, record refs), by weight."""
     from graphmem.errors import BadInput
+    from graphmem.memory import search_terms
+    from graphmem.textindex import terms as index_terms
     try:
-        hits = m.search(text, limit=RECORD_HITS).hits
+        query = search_terms(text)
     except BadInput:
         return []
+    hits = m.store.rank_records(list(dict.fromkeys(index_terms(" ".join(query)))), RECORD_HITS)
     if not hits:
         return []
-    top = hits[0].score
+    top = hits[0][1]
+    mentioned = m.store.mentioned_by([i for i, _ in hits])
     score: dict[str, float] = {}
     via: dict[str, list[str]] = defaultdict(list)
-    for hit in hits:
-        for ref in m.store.mentions_of(int(hit.ref.removeprefix("rec:"))):
+    for rid, rscore in hits:
+        for ref in mentioned[rid]:
             if ref in exclude:
                 continue
-            score[ref] = max(score.get(ref, 0.0), MATCH_WEIGHTS["record"] * hit.score / top)
-            via[ref].append(hit.ref)
+            score[ref] = max(score.get(ref, 0.0), MATCH_WEIGHTS["record"] * rscore / top)
+            via[ref].append(f"rec:{rid}")
     best = sorted(score, key=lambda r: (-round(score[r], 9), r))[:RECORD_SEEDS]
     return [(r, score[r], via[r]) for r in best]

@@ -315,7 +315,7 @@ def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int |
     order = sorted(raw, key=lambda r: (-round(raw[r], 12), r))
     chosen: list[tuple[float, str, str | None, dict[str, Any] | None]] = []
     for ref in order:
-        if len(chosen) >= top and round(raw[ref], 12) < round(chosen[-1][0], 12):
+        if len(chosen) >= top and (-round(raw[ref], 12), ref) > (-round(chosen[-1][0], 12), chosen[-1][1]):
             break  # a penalty only lowers a score: nothing further down can overtake the last chosen
         status = _status(m, g, ref)
         factor = STATUS_PENALTY.get(status or "", 1.0)

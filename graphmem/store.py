@@ -1428,14 +1428,17 @@ class Store:
         """Every record's ref and time (microseconds)."""
         return {ref: from_datetime(ts) or 0 for ref, ts in self._iter("MATCH (r:Record) RETURN r.ref, r.ts")}
 
+    def rank_records(self, terms: list[str], limit: int) -> list[tuple[int, float]]:
+        """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first."""
+        from graphmem.textindex import bm25_top
+        found = [self.term_postings(t) for t in terms]
+        return bm25_top([(p.ids, w) for p, w in filter(None, found)], limit)
+
     def search_records(self, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
         (id, score, text, ts, kind, source, scope, importance), best first."""
-        from graphmem.textindex import bm25_top
-        found = [self.term_postings(t) for t in terms]
-        lists = [(p.ids, w) for p, w in filter(None, found)]
         out = []
-        for i, score in bm25_top(lists, limit):
+        for i, score in self.rank_records(terms, limit):
             rows = self._q(_RECORD_HIT, {"r": f"rec:{_int(i)}"})
             if rows:
                 text, ts, kind, src, scope, imp = rows[0]
@@ -1482,6 +1485,15 @@ class Store:
         if rec_ids:
             ids = ", ".join(_int(i) for i in rec_ids)
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
+
+    def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
+        """The entities each record mentions (sorted refs), in one query."""
+        out: dict[int, list[str]] = {i: [] for i in rec_ids}
+        rows = self._q("MATCH (r:Record)-[m:MENTIONS]->(e) WHERE r.ref IN $r RETURN DISTINCT r.id, e.ref",
+                       {"r": [f"rec:{_int(i)}" for i in rec_ids]}, hot=True)
+        for rid, ref in rows:
+            out[rid].append(ref)
+        return {i: sorted(refs) for i, refs in out.items()}
 
     def mentions_of(self, rec_id: int) -> list[str]:
         rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref",
