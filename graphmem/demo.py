@@ -15,6 +15,7 @@ from graphmem.memory import Memory
 MARKER = ".graphmem-demo"
 _NOTE = ("Standup 2026-11-02: Compass now runs on Kuzu and FastAPI. Sextant is active again. "
          "We might move Ledger to DuckDB next quarter.")
+_IDEA = "an embedded graph store like Kuzu"
 
 
 def demo_path(target: Path | None) -> Path:
@@ -61,6 +62,12 @@ def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]
              m.timeline("atlas", predicate="uses").to_json()),
             ("Which projects use Kuzu now?", "graphmem facts --predicate uses --object kuzu",
              m.facts(predicate="uses", object="kuzu").to_json()),
+            ("Which projects fit an idea, and why? (every step cites its fact)",
+             f"graphmem recommend {_IDEA!r} --top 3", m.recommend(_IDEA, top=3).to_json()),
+            ("... and on 2025-05-01, before Atlas moved from Neo4j to Kuzu?",
+             f"graphmem recommend {_IDEA!r} --top 3 --as-of 2025-05-01",
+             m.recommend(_IDEA, top=3, as_of="2025-05-01").to_json()),
+            ("How does Quill reach Kuzu?", "graphmem path quill kuzu", m.paths("quill", "kuzu").to_json()),
             ("Why was fact:120 withdrawn?", "graphmem why fact:120", m.why("fact:120").to_json()),
             ("Why do we believe Atlas uses Kuzu?", "graphmem why fact:100", m.why("fact:100").to_json()),
             ("What do the records say about Tantivy?", "graphmem search tantivy --limit 3",
@@ -82,7 +89,8 @@ def show_demo(doc: dict[str, Any]) -> None:
     renderers = {"graphmem.current.v1": render.current, "graphmem.timeline.v1": render.timeline,
                  "graphmem.facts.v1": render.facts, "graphmem.why.v1": render.why,
                  "graphmem.lint.v1": lambda d: render.lint(d, per_code=3),
-                 "graphmem.search.v1": render.search, "graphmem.extract.v1": render.extract}
+                 "graphmem.search.v1": render.search, "graphmem.extract.v1": render.extract,
+                 "graphmem.recommend.v1": render.recommend, "graphmem.path.v1": render.path}
     render.out(f"Built the example store at {doc['store']}")
     for step in doc["steps"]:
         render.out("")

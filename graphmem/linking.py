@@ -188,8 +188,9 @@ def link(m: Memory, text: str, *, records: bool = True, text_seeds: int = TEXT_S
                 taken[j] = True
             break
     if text_seeds and ws:
-        stop = stop_words()
-        free = [w for (w, _, _), t in zip(ws, taken, strict=True) if not t and w not in stop]
+        # stop words, and words naming an entity type ("projects", "tools"): they describe every entity of it
+        stop = stop_words() | {k.lower() for k in (*m.ontology.entity_types, *m.ontology.by_prefix)}
+        free = [w for (w, _, _), lem, t in zip(ws, lemmas, taken, strict=True) if not t and w not in stop and lem not in stop]
         found = lex.describe(free, set(seeds), text_seeds)
         top = found[0][1] if found else 1.0
         for e, score, matched in found:

@@ -174,3 +174,34 @@ def extract(doc: dict[str, Any]) -> None:
                                                      s["text"]] for s in doc["skipped"]])
     out("written: " + (", ".join(doc["written"]) or "nothing") if doc["writes_performed"] else
         "nothing written (use --apply)")
+
+
+def recommend(doc: dict[str, Any]) -> None:
+    when = f"as of {day(doc['as_of'])}" + ("" if doc["known_at"] == doc["as_of"] else f", known at {day(doc['known_at'])}")
+    heading(f"Projects for {doc['idea'][:80]!r}, {when}")
+    if doc["seeds"]:
+        out("seeds: " + ", ".join(f"{s['ref']} ({s['match']} {s['matched']!r})" for s in doc["seeds"]))
+    if not doc["results"]:
+        out(doc["message"] or "no project")
+        return
+    rows = []
+    for r in doc["results"]:
+        status = r["status"] or "-"
+        if r["penalty"]:
+            status += f" (x{r['penalty']['factor']})"
+        rows.append([r["rank"], r["project"]["ref"], f"{r['score']:.3f}", status,
+                     r["paths"][0]["line"] if r["paths"] else ""])
+    table(["rank", "project", "score", "status", "best path"], rows)
+    for r in doc["results"]:
+        for p in r["paths"][1:]:
+            out(f"  {r['project']['ref']} also: {p['line']}")
+
+
+def path(doc: dict[str, Any]) -> None:
+    heading(f"Paths from {doc['from']['ref']} to {doc['to']['ref']}, as of {day(doc['as_of'])}")
+    if not doc["paths"]:
+        out(doc["message"] or "no path")
+        return
+    for p in doc["paths"]:
+        out(p["line"])
+        out("    cites " + ", ".join(s["fact"] for s in p["steps"]))

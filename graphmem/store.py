@@ -521,6 +521,7 @@ class Store:
         self._in_tx = False
         self._bulk_written = False
         self._plans: dict[str, Any] = {}
+        self._node_refs: dict[int, list[str]] = {}  # entity table id -> ref by node offset (see _ref_of)
         # decoded postings by term, with the block sizes they were read at; a write drops what it touches
         self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
         self._postings_held = 0
@@ -1566,15 +1567,36 @@ class Store:
                     continue
                 other = f"b:{other_type}" if other_type else "b"
                 arrow = f"-[e:{'|'.join(labels)}]->" if outward else f"<-[e:{'|'.join(labels)}]-"
+                # id(b), not b.ref: reading the far node's properties makes Kuzu join a scan of its whole table
                 rows = self._q(f"MATCH (a:{etype}){arrow}({other}) WHERE a.ref IN $refs AND {valid} "
-                               f"RETURN a.ref, b.ref, {cols}", {"refs": group, "t": _ts_param(as_of)}, hot=True)
-                for a, b, label, pred, vf, vt, ids, conf in rows:
+                               f"RETURN a.ref, id(b), {cols}", {"refs": group, "t": _ts_param(as_of)}, hot=True)
+                for a, node, label, pred, vf, vt, ids, conf in rows:
+                    b = self._ref_of(node)
                     src, dst = (a, b) if outward else (b, a)
                     vf_us = from_datetime(vf)
                     assert vf_us is not None
                     found[(label, src, dst, vf_us)] = FactEdge(label, src, dst, pred, vf_us, from_datetime(vt),
                                                                tuple(ids), tuple(conf))
         return [found[k] for k in sorted(found)]
+
+    def _ref_of(self, node: dict[str, int]) -> str:
+        """The ref of an entity node by its internal id. Entity nodes are never deleted, so their offsets
+        stay put: each table's refs are read once, and again when a node added since is met."""
+        table, offset = node["table"], node["offset"]
+        refs = self._node_refs.get(table)
+        if refs is None or offset >= len(refs):
+            tables = self._tables()
+            for etype in sorted(self.ontology.entity_types):
+                if etype in tables:
+                    ids_refs = self._q(f"MATCH (b:{etype}) RETURN id(b), b.ref")
+                    if ids_refs:
+                        tid = ids_refs[0][0]["table"]
+                        column = [""] * (max(i["offset"] for i, _ in ids_refs) + 1)
+                        for i, ref in ids_refs:
+                            column[i["offset"]] = ref
+                        self._node_refs[tid] = column
+            refs = self._node_refs[table]
+        return refs[offset]
 
     def subjects_naming(self, refs: list[str]) -> list[str]:
         """Subjects of any statement (retracted, ended or superseded included) whose object is one of ``refs``."""

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from graphmem.cli import admin, entities, evidence, facts
+from graphmem.cli import admin, entities, evidence, facts, recommend
 from graphmem.cli.common import Options
 
 
@@ -69,6 +69,7 @@ admin.register(app)
 app.add_typer(entities.app, name="entity")
 facts.register(app)
 evidence.register(app)
+recommend.register(app)
 
 
 def main() -> None:
