@@ -887,9 +887,9 @@ class Memory:
         """The entity side of linking (names, lemmas, descriptions), built on first use and kept until
         an entity is written through this object (Kuzu's lock means no other process writes meanwhile)."""
         from graphmem.linking import Lexicon
-        count = self.store.entity_count()
-        if self._lexicon is None or self._lexicon[0] != count:
-            self._lexicon = (count, Lexicon(self.store.all_entities()))
+        writes = self.store.entity_writes
+        if self._lexicon is None or self._lexicon[0] != writes:
+            self._lexicon = (writes, Lexicon(self.store.all_entities()))
         return self._lexicon[1]
 
     def link(self, text: str, *, records: bool = True) -> tuple[Any, ...]:

@@ -91,6 +91,8 @@ def _tsv(rows: list[list[Any]]) -> tuple[str, bool]:
 
 
 _CHUNK = 4096
+# A primary-key lookup query costs about what scanning this many node rows does (Kuzu 0.11, measured at 1M)
+_LOOKUP_ROWS = 3000
 
 
 class _BulkFile:
@@ -522,6 +524,9 @@ class Store:
         self._bulk_written = False
         self._plans: dict[str, Any] = {}
         self._node_refs: dict[int, list[str]] = {}  # entity table id -> ref by node offset (see _ref_of)
+        self._node_refs_by_type: dict[str, list[str]] = {}
+        self._pairs: set[tuple[str, str, str]] | None = None  # (edge label, from type, to type) with an edge
+        self.entity_writes = 0  # entities written through this object (what caches of entities key on)
         # decoded postings by term, with the block sizes they were read at; a write drops what it touches
         self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
         self._postings_held = 0
@@ -806,12 +811,14 @@ class Store:
         return out
 
     def add_entity(self, e: Entity, created_at: int) -> None:
+        self.entity_writes += 1
         self._q(f"CREATE (:{e.type} {{ref: $r, name: $n, aliases: $a, description: $d, created_at: $c}})",
                 {"r": e.ref, "n": e.name, "a": dumps(list(e.aliases)), "d": e.description,
                  "c": _ts_param(created_at)})
         self._index_names(e, e.aliases)
 
     def add_aliases(self, e: Entity, new_aliases: tuple[str, ...], description: str | None) -> None:
+        self.entity_writes += 1
         aliases = list(e.aliases) + [a for a in new_aliases if a not in e.aliases]
         params: dict[str, Any] = {"r": e.ref, "a": dumps(aliases)}
         sets = "e.aliases = $a"
@@ -831,6 +838,7 @@ class Store:
 
     def bulk_add_entities(self, entities: list[Entity], created_at: int) -> None:
         """Many new entities at once (refs must be new): COPY, then merge the name index."""
+        self.entity_writes += 1
         by_type: dict[str, list[Entity]] = {}
         for e in entities:
             by_type.setdefault(e.type, []).append(e)
@@ -1145,6 +1153,8 @@ class Store:
             if edge is None:
                 continue
             label, otype = edge
+            if self._pairs is not None:
+                self._pairs.add((label, stype, otype))
             self._q(
                 f"MATCH (s:{stype} {{ref: $r}}), (o:{otype} {{ref: $o}}) CREATE (s)-[:{label} {{predicate: $p, "
                 "valid_from: $vf, valid_to: $vt, assertions: $a, conflicts: $c}]->(o)",
@@ -1215,6 +1225,8 @@ class Store:
 
     def load_view(self, parts: list[ViewFiles]) -> dict[str, int]:
         """Drop the view's tables and bulk-load them from ``parts`` (the files are removed)."""
+        self._pairs = None
+        self._plans.clear()  # prepared plans may name the tables dropped here
         try:
             tables = self._tables()
             self._q("DROP TABLE Subject")
@@ -1489,11 +1501,17 @@ class Store:
 
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
         """The entities each record mentions (sorted refs), in one query."""
-        out: dict[int, list[str]] = {i: [] for i in rec_ids}
-        rows = self._q("MATCH (r:Record)-[m:MENTIONS]->(e) WHERE r.ref IN $r RETURN DISTINCT r.id, e.ref",
-                       {"r": [f"rec:{_int(i)}" for i in rec_ids]}, hot=True)
-        for rid, ref in rows:
-            out[rid].append(ref)
+        out: dict[int, set[str]] = {i: set() for i in rec_ids}
+        if len(rec_ids) <= 20:  # one primary-key lookup each beats the list query's scan of every record
+            for i in rec_ids:
+                rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN id(e)", {"r": f"rec:{_int(i)}"},
+                               hot=True)
+                out[i].update(self._ref_of(node) for node, in rows)
+        else:
+            rows = self._q("MATCH (r:Record)-[m:MENTIONS]->(e) WHERE r.ref IN $r RETURN r.id, id(e)",
+                           {"r": [f"rec:{_int(i)}" for i in rec_ids]}, hot=True)
+            for rid, node in rows:
+                out[rid].add(self._ref_of(node))
         return {i: sorted(refs) for i, refs in out.items()}
 
     def mentions_of(self, rec_id: int) -> list[str]:
@@ -1545,9 +1563,11 @@ class Store:
     def fact_edges_at(self, refs: Iterable[str], as_of: int, other_type: str | None = None) -> list[FactEdge]:
         """The fact edges valid at ``as_of`` with an end among ``refs`` (both directions), each once.
 
-        ``other_type`` keeps only edges whose other end has that entity type. One query per entity
-        type and direction, with the refs as a list parameter and only the edge labels the ontology
-        allows there (an unlabelled pattern would also walk MENTIONS).
+        ``other_type`` keeps only edges whose other end has that entity type. Per entity type and
+        direction, only the edge labels the ontology allows there and that have an edge at all (an
+        unlabelled pattern would also walk MENTIONS). Kuzu answers ``ref IN $list`` by scanning the
+        node table, and a primary-key pattern by a lookup: a few refs are read one query each, many
+        with one list query (docs/recommend.md has the figures).
         """
         by_type: dict[str, list[str]] = {}
         for ref in sorted(set(refs)):
@@ -1555,22 +1575,17 @@ class Store:
             if etype is not None:
                 by_type.setdefault(etype, []).append(ref)
         found: dict[tuple[str, str, str, int], FactEdge] = {}
-        valid = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)"
-        cols = "label(e), e.predicate, e.valid_from, e.valid_to, e.assertions, e.conflicts"
+        pairs = self._edge_pairs()
         for etype, group in sorted(by_type.items()):
             for outward in (True, False):
-                labels = sorted(
-                    label for label, et in self.ontology.edge_types.items() if self._edge_ddl(label) and self.is_fact_edge(label)
-                    and any((a, b) == (etype, other_type or b) if outward else (b, a) == (etype, other_type or a)
-                            for a, b in et.pairs))
+                labels = sorted({label for label, a, b in pairs
+                                 if (a, b if other_type is None else other_type) == (etype, b) and outward
+                                 or (b, a if other_type is None else other_type) == (etype, a) and not outward})
                 if not labels:
                     continue
-                other = f"b:{other_type}" if other_type else "b"
-                arrow = f"-[e:{'|'.join(labels)}]->" if outward else f"<-[e:{'|'.join(labels)}]-"
-                # id(b), not b.ref: reading the far node's properties makes Kuzu join a scan of its whole table
-                rows = self._q(f"MATCH (a:{etype}){arrow}({other}) WHERE a.ref IN $refs AND {valid} "
-                               f"RETURN a.ref, id(b), {cols}", {"refs": group, "t": _ts_param(as_of)}, hot=True)
-                for a, node, label, pred, vf, vt, ids, conf in rows:
+                per_ref = len(group) * _LOOKUP_ROWS <= self._node_count(etype)
+                for a, node, label, pred, vf, vt, ids, conf in self._edges_from(etype, group, labels, outward,
+                                                                              other_type, as_of, per_ref):
                     b = self._ref_of(node)
                     src, dst = (a, b) if outward else (b, a)
                     vf_us = from_datetime(vf)
@@ -1579,24 +1594,61 @@ class Store:
                                                                tuple(ids), tuple(conf))
         return [found[k] for k in sorted(found)]
 
+    def _edges_from(self, etype: str, refs: list[str], labels: list[str], outward: bool, other_type: str | None,
+                    as_of: int, per_ref: bool) -> Iterator[list[Any]]:
+        other = f"b:{other_type}" if other_type else "b"
+        arrow = f"-[e:{'|'.join(labels)}]->" if outward else f"<-[e:{'|'.join(labels)}]-"
+        valid = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)"
+        # id(b), not b.ref: reading the far node's properties makes Kuzu join a scan of its whole table
+        cols = "a.ref, id(b), label(e), e.predicate, e.valid_from, e.valid_to, e.assertions, e.conflicts"
+        t = _ts_param(as_of)
+        if per_ref:
+            query = f"MATCH (a:{etype} {{ref: $r}}){arrow}({other}) WHERE {valid} RETURN {cols}"
+            for ref in refs:
+                yield from self._q(query, {"r": ref, "t": t}, hot=True)
+        else:
+            yield from self._q(f"MATCH (a:{etype}){arrow}({other}) WHERE a.ref IN $refs AND {valid} RETURN {cols}",
+                               {"refs": refs, "t": t}, hot=True)
+
+    def _edge_pairs(self) -> set[tuple[str, str, str]]:
+        """(label, from type, to type) of the fact edges the store holds at least one of: read once
+        (a LIMIT 1 query per pair the ontology allows), kept up to date by this object's writes."""
+        if self._pairs is None:
+            tables = self._tables()
+            self._pairs = {
+                (label, a, b)
+                for label, et in sorted(self.ontology.edge_types.items())
+                if label in tables and self.is_fact_edge(label)
+                for a, b in sorted(et.pairs)
+                if a in tables and b in tables and self._q(f"MATCH (:{a})-[e:{label}]->(:{b}) RETURN 1 LIMIT 1")}
+        return self._pairs
+
+    def _node_count(self, etype: str) -> int:
+        """Nodes of an entity type, as of this object's last read of them."""
+        if not self._node_refs_by_type:
+            self._read_node_refs()
+        return len(self._node_refs_by_type.get(etype, ()))
+
     def _ref_of(self, node: dict[str, int]) -> str:
         """The ref of an entity node by its internal id. Entity nodes are never deleted, so their offsets
         stay put: each table's refs are read once, and again when a node added since is met."""
-        table, offset = node["table"], node["offset"]
-        refs = self._node_refs.get(table)
-        if refs is None or offset >= len(refs):
-            tables = self._tables()
-            for etype in sorted(self.ontology.entity_types):
-                if etype in tables:
-                    ids_refs = self._q(f"MATCH (b:{etype}) RETURN id(b), b.ref")
-                    if ids_refs:
-                        tid = ids_refs[0][0]["table"]
-                        column = [""] * (max(i["offset"] for i, _ in ids_refs) + 1)
-                        for i, ref in ids_refs:
-                            column[i["offset"]] = ref
-                        self._node_refs[tid] = column
-            refs = self._node_refs[table]
-        return refs[offset]
+        refs = self._node_refs.get(node["table"])
+        if refs is None or node["offset"] >= len(refs):
+            self._read_node_refs()
+            refs = self._node_refs[node["table"]]
+        return refs[node["offset"]]
+
+    def _read_node_refs(self) -> None:
+        tables = self._tables()
+        for etype in sorted(self.ontology.entity_types):
+            if etype in tables:
+                rows = self._q(f"MATCH (b:{etype}) RETURN id(b), b.ref")
+                if rows:
+                    column = [""] * (max(i["offset"] for i, _ in rows) + 1)
+                    for i, ref in rows:
+                        column[i["offset"]] = ref
+                    self._node_refs[rows[0][0]["table"]] = column
+                    self._node_refs_by_type[etype] = column
 
     def subjects_naming(self, refs: list[str]) -> list[str]:
         """Subjects of any statement (retracted, ended or superseded included) whose object is one of ``refs``."""

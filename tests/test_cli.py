@@ -588,7 +588,8 @@ def test_demo_command_fresh_dir(tmp_path: Path) -> None:
     r = ok(store, "demo")
     assert r.out.startswith(f"Built the example store at {store}")
     for q in ("What is true about Atlas now?", "Who owned Atlas on 2025-09-05", "How did Atlas's tools change?",
-              "Which projects use Kuzu now?", "Why was fact:120 withdrawn?", "Is the store consistent?"):
+              "Which projects use Kuzu now?", "Which projects fit an idea, and why?", "before Atlas moved from Neo4j",
+              "Why was fact:120 withdrawn?", "Is the store consistent?"):
         assert q in r.out
     assert "person:tomas-ortega" in r.out and "single_value_conflict" in r.out
     assert f"GRAPHMEM_STORE={store}" in r.out
@@ -598,8 +599,16 @@ def test_demo_command_fresh_dir(tmp_path: Path) -> None:
     ok(store, "entity", "add", "Tool", "Scratch")
     d = doc(store, "demo", schema="graphmem.demo.v1")
     assert [s["command"].split()[1] for s in d["steps"]] == [
-        "current", "current", "current", "current", "timeline", "facts", "why", "why", "search", "extract", "lint"]
-    extract = d["steps"][9]["result"]
+        "current", "current", "current", "current", "timeline", "facts", "recommend", "recommend", "path",
+        "why", "why", "search", "extract", "lint"]
+    now, before = (d["steps"][i]["result"] for i in (6, 7))
+    # the migration changed the answer: Compass (on Kuzu since 2026) fits now, not before Atlas's move
+    assert [r["project"]["ref"] for r in now["results"]][:2] == ["project:atlas", "project:compass"]
+    assert "project:compass" not in [r["project"]["ref"] for r in before["results"]]
+    assert all(r["paths"] and all(s["fact"].startswith("fact:") for p in r["paths"] for s in p["steps"])
+               for r in now["results"])
+    assert d["steps"][8]["result"]["paths"]
+    extract = d["steps"][12]["result"]
     assert extract["writes_performed"] is False and extract["assertions"]
     assert d["steps"][2]["result"]["facts"][0]["assertions"] == ["fact:120"]
     assert cli(store, "entity", "show", "tool:scratch").code == 2

@@ -43,7 +43,7 @@ def path(
     limit: Annotated[int, typer.Option("--limit", "-k", metavar="K", help="How many shortest paths (1-50).")] = 3,
     json_: JsonOpt = False,
 ) -> None:
-    """The shortest explained paths between FROM and TO over the edges valid at --as-of, either direction."""
+    """The shortest explained paths between FROM and TO, along edges valid then in either direction."""
     with errors(), memory(ctx, lookup=True) as m:
         r = m.paths(src, dst, max_hops=max_hops, limit=limit, as_of=as_of, known_at=known_at)
         emit(ctx, r.to_json(), render.path)
