@@ -905,8 +905,8 @@ class Memory:
         from graphmem.recommend import recommend
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
-        return recommend(self, idea, top=top, as_of=now if a is None else a,
-                         known_at=k if k is not None and k < now else None, now=now, max_hops=max_hops, paths=paths)
+        return recommend(self, idea, top=top, as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops,
+                         paths=paths)
 
     def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
              known_at: str | None = None) -> Any:
@@ -915,8 +915,7 @@ class Memory:
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
         return shortest_paths(self, self.resolve(src, role="from"), self.resolve(dst, role="to"),
-                              as_of=now if a is None else a, known_at=k if k is not None and k < now else None,
-                              now=now, max_hops=max_hops, limit=limit)
+                              as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, limit=limit)
 
     def graph(self, as_of: str | None = None) -> Any:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""

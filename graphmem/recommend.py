@@ -284,6 +284,11 @@ def _int_option(value: Any, name: str, lo: int, hi: int) -> int:
     return value
 
 
+def _past(known_at: int | None, now: int) -> int | None:
+    """``known_at`` if it lies in the past; None (the stored view) for now or later."""
+    return known_at if known_at is not None and known_at < now else None
+
+
 def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int | None, now: int,
               max_hops: int = 3, paths: int = 3) -> RecommendResult:
     """The ``top`` projects for ``idea`` at ``as_of`` (known at ``known_at``; None: now), best first."""
@@ -295,7 +300,7 @@ def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int |
     kk = now if known_at is None else known_at
     if not seeds:
         return RecommendResult(idea, as_of, kk, top, max_hops, (), (), "the idea names or describes no entity in the store")
-    g = Graph(m, as_of, known_at)
+    g = Graph(m, as_of, _past(known_at, now))
     found = _walk(g, seeds, max_hops)
     per_project: dict[str, list[tuple[float, _Partial]]] = defaultdict(list)
     for project, partials in found.items():
@@ -402,7 +407,7 @@ def shortest_paths(m: Memory, src: Entity, dst: Entity, *, as_of: int, known_at:
     kk = now if known_at is None else known_at
     if src.ref == dst.ref:
         raise BadInput(f"path from {src.ref!r} to itself: expected two different entities")
-    g = Graph(m, as_of, known_at)
+    g = Graph(m, as_of, _past(known_at, now))
     seen = {src.ref: 0}, {dst.ref: 0}
     frontiers = [{src.ref}, {dst.ref}]
     depth = [0, 0]
