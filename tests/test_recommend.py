@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli, one_clear_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,6 @@ import graphmem
 from graphmem.linking import link
 from graphmem.recommend import STATUS_PENALTY
 from graphmem.timeparse import parse_instant
-from helpers import cli, one_clear_line
 
 # -- a small random graph, written with explicit past record times ----------------------------------
 
