@@ -350,13 +350,17 @@ def _status(m: Memory, g: Graph, ref: str) -> str | None:
 def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int) -> dict[str, list[_Partial]]:
     """Every path (as partials) from a seed to a Project within ``max_hops``, walked hop by hop.
 
-    A path ends at the first Project it reaches (a project the idea names included), never passes
+    A seed Project is found by a path of no steps. A path ends at the first Project it reaches (a
+    project the idea names included), never passes
     through another seed, and visits a node once. Between hops each node keeps its best partial paths per seed, and the best BEAM nodes
     go on, so the store is read around a bounded neighbourhood.
     """
     seed_refs = {s.ref for s in seeds}
     frontier: dict[str, list[_Partial]] = {s.ref: [_Partial(s, (s.ref,), (), (), s.weight)] for s in seeds}
     found: dict[str, list[_Partial]] = defaultdict(list)
+    for s in seeds:
+        if g._type(s.ref) == PROJECT:  # the idea names or describes the project itself: a path of no steps
+            found[s.ref].append(_Partial(s, (s.ref,), (), (), s.weight))
     for hop in range(1, max_hops + 1):
         if not frontier:
             break

@@ -91,7 +91,11 @@ def _check_paths(m: graphmem.Memory, doc: dict[str, Any], as_of: str, known_at: 
         assert r["paths"], f"{r['project']['ref']} returned without a path"
         for p in r["paths"]:
             steps = p["steps"]
-            assert steps[0]["from"] == p["seed"] and p["seed"] in seeds
+            assert p["seed"] in seeds
+            if not steps:  # the idea names or describes the project itself
+                assert p["seed"] == r["project"]["ref"] and p["line"].endswith(f"-> {p['seed']}")
+                continue
+            assert steps[0]["from"] == p["seed"]
             assert steps[-1]["to"] == r["project"]["ref"]
             for s1, s2 in zip(steps, steps[1:], strict=False):
                 assert s1["to"] == s2["from"]
@@ -228,6 +232,14 @@ def test_several_paths_add_up_and_say_which_carried_the_score(lab: graphmem.Memo
     assert atlas["paths"][0]["contribution"] == pytest.approx(atlas["paths"][0]["weight"], abs=2e-6)
     assert atlas["paths"][1]["contribution"] == pytest.approx(atlas["paths"][1]["weight"] * 0.5, abs=2e-6)
     assert atlas["shown_share"] == pytest.approx(1.0, abs=2e-6)
+
+
+def test_a_project_the_idea_names_is_found_by_a_path_of_no_steps(lab: graphmem.Memory) -> None:
+    doc = lab.recommend("Ledger and vector search").to_json()
+    ledger = next(r for r in doc["results"] if r["project"]["ref"] == "project:ledger")
+    assert ledger["rank"] == 1
+    named = ledger["paths"][0]
+    assert named["steps"] == [] and named["line"] == 'idea "Ledger" -> project:ledger' and named["weight"] == 1.0
 
 
 def test_retracted_edge_never_appears(lab: graphmem.Memory) -> None:
