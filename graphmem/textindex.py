@@ -36,6 +36,8 @@ def _stem(word: str) -> str:
     global _stemmer
     s = _stems.get(word)
     if s is None:
+        if word.isascii() and word.isdigit():  # the stemmer leaves numbers as they are; they are many and unique
+            return word
         if _stemmer is None:
             import snowballstemmer  # type: ignore[import-untyped]
             _stemmer = snowballstemmer.stemmer("english")
