@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-small bench-evidence clean
+.PHONY: demo test lint bench bench-small bench-evidence bench-recommend clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,10 +22,16 @@ lint: $(STAMP)  ## ruff and mypy
 	$(BIN)/ruff check graphmem tests benchmarks
 	$(BIN)/mypy
 
-bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data sets, and evidence at 100k records
+bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data sets, evidence at 100k records, recommend
 	$(BIN)/python benchmarks/bench.py --scales 10000 100000 1000000
 	$(BIN)/python benchmarks/realdata/bench_real.py
 	$(BIN)/python benchmarks/bench_evidence.py --records 100000
+	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
+	$(BIN)/python benchmarks/realdata/recommend_quality.py
+
+bench-recommend: $(STAMP)  ## recommend and path at 10k, 100k and 1M beside raw Kuzu, and quality on awesome-python
+	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
+	$(BIN)/python benchmarks/realdata/recommend_quality.py
 
 bench-evidence: $(STAMP)  ## ingest, search and extraction at 100k records
 	$(BIN)/python benchmarks/bench_evidence.py --records 100000
