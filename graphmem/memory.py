@@ -917,6 +917,16 @@ class Memory:
         return shortest_paths(self, self.resolve(src, role="from"), self.resolve(dst, role="to"),
                               as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, limit=limit)
 
+    def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
+             known_at: str | None = None, trace: bool = False, tokenizer: Any = None) -> Any:
+        """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md). ``tokenizer``:
+        any function from text to a token count (default: graphmem's ``chars4`` counter)."""
+        from graphmem.packing import pack
+        now = now_us()
+        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        return pack(self, query, budget_tokens=budget_tokens, max_items=max_items, as_of=now if a is None else a,
+                    known_at=k, now=now, trace=trace, tokenizer=tokenizer)
+
     def graph(self, as_of: str | None = None) -> Any:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""
         from graphmem.export import to_networkx

@@ -205,3 +205,24 @@ def path(doc: dict[str, Any]) -> None:
     for p in doc["paths"]:
         out(p["line"])
         out("    cites " + ", ".join(s["fact"] for s in p["steps"]))
+
+
+def pack(doc: dict[str, Any]) -> None:
+    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it."""
+    import sys
+    if doc["bundle_text"]:
+        sys.stdout.write(doc["bundle_text"] + "\n")
+    meta = doc["meta"]
+    if "trace" in doc:
+        sys.stdout.flush()
+        out("")
+        heading(f"trace: {meta['used_tokens']} of {meta['budget_tokens']} tokens ({meta['tokenizer']}), "
+                f"{meta['items']} items" + (f"; {meta['message']}" if meta["message"] else ""))
+        rows = []
+        for lane in doc["trace"]["lanes"]:
+            for c in lane["candidates"]:
+                rows.append([lane["lane"], c["ref"], f"{c['score']:.3f}", "yes" if c["included"] else "no",
+                             " ".join(c["reasons"]), c["text"][:90]])
+        table(["lane", "ref", "score", "in", "reasons", "text"], rows)
+    elif not doc["bundle_text"]:
+        sys.stderr.write(f"graphmem: empty bundle: {meta['message']}\n")

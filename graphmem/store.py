@@ -1447,6 +1447,16 @@ class Store:
         found = [self.term_postings(t) for t in terms]
         return bm25_top([(p.ids, w) for p, w in filter(None, found)], limit)
 
+    def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None:
+        """A record's text, ts, kind, source, scope and importance, by key."""
+        rows = self._q(_RECORD_HIT, {"r": f"rec:{_int(rec_id)}"})
+        if not rows:
+            return None
+        text, ts, kind, src, scope, imp = rows[0]
+        ts_us = from_datetime(ts)
+        assert ts_us is not None
+        return text, ts_us, kind, src or None, scope or None, imp
+
     def search_records(self, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
         (id, score, text, ts, kind, source, scope, importance), best first."""

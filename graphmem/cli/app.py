@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from graphmem.cli import admin, entities, evidence, facts, recommend
+from graphmem.cli import admin, entities, evidence, facts, packing, recommend
 from graphmem.cli.common import Options
 
 
@@ -70,6 +70,7 @@ app.add_typer(entities.app, name="entity")
 facts.register(app)
 evidence.register(app)
 recommend.register(app)
+packing.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,34 @@
+"""The context packer: pack."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from graphmem import render
+from graphmem.cli.common import JsonOpt, emit, errors, memory
+
+When = "ISO-8601 date or datetime, or 'now'."
+
+
+def register(app: typer.Typer) -> None:
+    app.command("pack")(pack)
+
+
+def pack(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Option("--query", "-q", metavar="Q", help="What the bundle is for (required).")],
+    budget_tokens: Annotated[int, typer.Option("--budget-tokens", "-b", metavar="N",
+                                               help="Most tokens the bundle may take (0-1,000,000).")] = 1000,
+    max_items: Annotated[int, typer.Option("--max-items", metavar="N", help="Most lines in the bundle (1-1000).")] = 40,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now). {When}")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Add every candidate considered and why it was kept or left out.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """A small cited context bundle for an LLM request; prints the bundle text alone unless --json or --trace."""
+    with errors(), memory(ctx, lookup=True) as m:
+        r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
+                   trace=trace)
+        emit(ctx, r.to_json(), render.pack)

@@ -1,0 +1,479 @@
+"""The context packer (SPEC 10): a small, cited bundle of what the store knows about a query.
+
+Lanes (docs/packing.md): ``records`` (BM25 over the evidence records, with recency and
+importance), ``entities`` (named in the query, or mentioned by the best records), ``facts``
+(the current facts of those entities and of their neighbours one hop away), ``guidance``
+(records of kind rule or constraint, and decisions that decide one of the entities) and
+``dissent`` (the counter-assertion of a packed fact in conflict). Every candidate is kept in
+the trace with its scores, whether it was included, and why. Guidance is packed first; the
+rest by score until the budget or ``max_items`` is reached. ``used_tokens`` is the count of
+``bundle_text`` by the token counter and is never above the budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from graphmem.errors import BadInput
+from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.temporal import holding, view_for_subject
+from graphmem.timeparse import format_instant
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
+
+RECORD_POOL = 20  # records BM25 ranks for the query
+MENTION_RECORDS = 5  # of those, the best whose MENTIONS bring entities
+ENTITY_LIMIT = 8  # entities whose facts are packed
+NEIGHBOUR_LIMIT = 12  # neighbours one hop away whose facts are packed
+RECORD_FLOOR = 0.1  # a record scoring below this share of the best is below_threshold
+RECENCY_HALF_LIFE_DAYS = 365.0
+LOW_TRUST_FACTOR = 0.5
+MENTIONED_FACTOR = 0.6  # an entity a top record mentions, against one the query names
+NEIGHBOUR_FACTOR = 0.5
+ENTITY_ITEM_FACTOR = 0.5
+FACT_BASE = 0.5  # a fact's share of its entity's score ...
+FACT_TIE = 0.3  # ... plus this when its object is another of the packed entities
+FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
+GUIDANCE_KINDS = ("rule", "constraint")
+SNIPPET_CHARS = 200
+GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"),
+          ("evidence", "Evidence:"))
+_TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
+
+
+def count_tokens(text: str) -> int:
+    """graphmem's token counter (``chars4``): a run of letters or digits counts one token per
+    4 characters (rounded up), any other character except whitespace one token. No download;
+    it overestimates BPE counts of English prose slightly, so a bundle fits a model's budget."""
+    return sum((len(t) + 3) // 4 if t[0].isalnum() else 1 for t in _TOKEN.findall(text))
+
+
+count_tokens.name = "chars4"  # type: ignore[attr-defined]
+
+
+@dataclass
+class Candidate:
+    lane: str
+    group: str  # where it goes in the bundle: guidance, facts, entities or evidence
+    ref: str
+    kind: str  # record, fact or entity
+    text: str
+    score: float
+    scores: dict[str, float]
+    citations: tuple[str, ...]
+    why: str
+    reasons: list[str] = field(default_factory=list)
+    included: bool = False
+    follows: str | None = None  # a dissent line goes right after this fact's line
+    dissent: list[Candidate] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        mark = "  ! " if self.lane == "dissent" else "- "
+        return f"{mark}{self.text} [{'; '.join(self.citations)}]"
+
+    def key(self) -> tuple[str, str]:
+        return (self.ref, self.text)
+
+    def trace_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "kind": self.kind, "text": self.text, "score": round(self.score, 6),
+                "scores": {k: round(v, 6) for k, v in self.scores.items()}, "included": self.included,
+                "reasons": self.reasons}
+
+    def item_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "kind": self.kind, "lane": self.lane, "text": self.text, "line": self.line,
+                "score": round(self.score, 6), "why": self.why, "citations": list(self.citations)}
+
+
+@dataclass(frozen=True)
+class PackResult:
+    query: str
+    as_of: int
+    known_at: int
+    budget_tokens: int
+    max_items: int
+    tokenizer: str
+    used_tokens: int
+    bundle_text: str
+    items: tuple[Candidate, ...]
+    citations: tuple[dict[str, Any], ...]
+    lanes: tuple[tuple[str, str, tuple[Candidate, ...]], ...]
+    message: str | None
+    with_trace: bool
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "schema": "graphmem.context-pack.v1",
+            "meta": {"query": self.query, "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
+                     "budget_tokens": self.budget_tokens, "used_tokens": self.used_tokens,
+                     "tokenizer": self.tokenizer, "max_items": self.max_items, "items": len(self.items),
+                     "message": self.message},
+            "bundle_text": self.bundle_text,
+            "items": [c.item_json() for c in self.items],
+            "citations": list(self.citations),
+        }
+        if self.with_trace:
+            doc["trace"] = {"lanes": [{"lane": name, "searched": what, "candidates": [c.trace_json() for c in cands]}
+                                      for name, what, cands in self.lanes],
+                            "message": self.message}
+        return doc
+
+
+def _day(us: int | None) -> str:
+    return (format_instant(us) or "…")[:10]
+
+
+def _obj_text(m: Memory, iv: Interval | Statement, names: dict[str, str]) -> str:
+    if iv.object_kind == "entity":
+        ref = str(iv.object)
+        name = iv.object_name or names.get(ref) or m.subject_name(ref)
+        return f"{name} ({ref})"
+    return str(iv.object)
+
+
+def cite(log: list[Statement], ids: tuple[int, ...], as_of: int, known_at: int | None) -> Statement | None:
+    """The assertion to cite for an interval made of ``ids``: visible at ``known_at``, its own
+    interval holding ``as_of`` (the latest such), else the latest visible one."""
+    wanted = set(ids)
+    mine = [s for s in log if s.id in wanted and s.op == "assert" and s.visible_at(known_at)]
+    holds = [s for s in mine if s.valid_from <= as_of and (s.valid_to is None or s.valid_to > as_of)]
+    return max(holds or mine or [], key=lambda s: (s.valid_from, s.id), default=None)
+
+
+def _check_int(value: Any, name: str, lo: int, hi: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise BadInput(f"bad {name} {value!r}: expected a whole number from {lo} to {hi}")
+    return value
+
+
+class _Packer:
+    def __init__(self, m: Memory, query: str, as_of: int, known_at: int | None) -> None:
+        from graphmem.memory import search_terms
+        self.m = m
+        self.terms = search_terms(query)
+        self.query = query
+        self.as_of = as_of
+        self.known_at = known_at
+        self.names: dict[str, str] = {}
+        self.entity_refs: set[str] = set()  # the entities whose facts are packed
+        self.record_refs: set[str] = set()  # the records the query found
+        self.lanes: dict[str, list[Candidate]] = {k: [] for k in ("guidance", "records", "entities", "facts", "dissent")}
+
+    # -- records ------------------------------------------------------------------------
+    def records(self) -> list[tuple[int, float]]:
+        from graphmem.textindex import terms as index_terms
+        store = self.m.store
+        hits = store.rank_records(list(dict.fromkeys(index_terms(" ".join(self.terms)))), RECORD_POOL)
+        if not hits:
+            return []
+        top = hits[0][1]
+        kept: list[tuple[int, float]] = []
+        for rid, bm25 in hits:
+            row = store.record_hit(rid)
+            if row is None:
+                continue
+            text, ts, kind, source, _scope, importance = row
+            rel = bm25 / top
+            age_days = max(0.0, (self.as_of - ts) / 86_400e6)
+            recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+            imp = importance if importance is not None else 0.5
+            score = rel * (0.75 + 0.25 * recency) * (0.75 + 0.25 * imp)
+            guidance = kind in GUIDANCE_KINDS
+            from graphmem.memory import snippet
+            label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
+            c = Candidate("guidance" if guidance else "records", "guidance" if guidance else "evidence", f"rec:{rid}",
+                          "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
+                          {"bm25": bm25, "bm25_share": rel, "recency": recency, "importance": imp},
+                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})")
+            if ts > self.as_of:
+                c.reasons.append("after_as_of")
+            elif rel < RECORD_FLOOR:
+                c.reasons.append("below_threshold")
+            else:
+                kept.append((rid, score))
+                self.record_refs.add(f"rec:{rid}")
+            self.lanes[c.lane].append(c)
+        return kept
+
+    # -- entities -----------------------------------------------------------------------
+    def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:
+        """The entities to pack facts of: ref -> (score, why), best first, at most ENTITY_LIMIT."""
+        from graphmem.linking import link
+        found: dict[str, tuple[float, str]] = {}
+        for s in link(self.m, self.query, records=False, text_seeds=0):
+            found[s.ref] = (s.weight, f"named in the query ({s.match} {s.matched!r})")
+            self.names[s.ref] = s.name
+        best = records[:MENTION_RECORDS]
+        if best:
+            top = max(score for _, score in best)
+            mentioned = self.m.store.mentioned_by([rid for rid, _ in best])
+            for rid, score in best:
+                for ref in mentioned[rid]:
+                    w = MENTIONED_FACTOR * score / top
+                    if ref not in found or found[ref][0] < w:
+                        found[ref] = (w, f"mentioned by rec:{rid}")
+        order = sorted(found, key=lambda r: (-round(found[r][0], 12), r))
+        for i, ref in enumerate(order):
+            e = self.m.store.entity(ref)
+            if e is None:
+                continue
+            self.names[ref] = e.name
+            score, why = found[ref]
+            text = f"{e.name} ({e.ref}, {e.type})" + (f": {' '.join(e.description.split())}" if e.description else "")
+            c = Candidate("entities", "entities", e.ref, "entity", text, score * ENTITY_ITEM_FACTOR,
+                          {"link": score}, (e.ref,), why)
+            if i >= ENTITY_LIMIT:
+                c.reasons.append("below_threshold")
+            elif not e.description:
+                c.reasons.append("no_description")
+            self.lanes["entities"].append(c)
+        return {ref: found[ref] for ref in order[:ENTITY_LIMIT]}
+
+    # -- facts --------------------------------------------------------------------------
+    def facts(self, entities: dict[str, tuple[float, str]]) -> None:
+        from graphmem.recommend import Graph, edge_weight
+        g = Graph(self.m, self.as_of, self.known_at)
+        incident = g.incident(list(entities))
+        neighbours: dict[str, tuple[float, str]] = {}
+        decisions: list[tuple[float, str, Any]] = []
+        for ref, edges in sorted(incident.items()):
+            score = entities[ref][0]
+            for e in edges:
+                other = e.dst if e.src == ref else e.src
+                if other in entities:
+                    continue
+                w = score * NEIGHBOUR_FACTOR * edge_weight(e.label)
+                if e.label == "DECIDES" and e.dst == ref:
+                    decisions.append((score, ref, e))
+                if other not in neighbours or neighbours[other][0] < w:
+                    arrow = f"-{e.label}->" if e.src == ref else f"<-{e.label}-"
+                    neighbours[other] = (w, f"neighbour of {ref} ({ref} {arrow} {other})")
+        near = sorted(neighbours, key=lambda r: (-round(neighbours[r][0], 12), r))[:NEIGHBOUR_LIMIT]
+        self.entity_refs = set(entities)
+        for ref, (score, why) in [*entities.items(), *((r, neighbours[r]) for r in near)]:
+            self._subject_facts(ref, score, why, named=ref in entities)
+        by_decision: dict[str, list[tuple[float, str, Any]]] = {}
+        for score, target, e in decisions:
+            by_decision.setdefault(e.src, []).append((score, target, e))
+        for ref, about in sorted(by_decision.items()):
+            self._decision(ref, sorted(about, key=lambda d: (-d[0], d[1])), g)
+
+    def _log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]:
+        name, log, view = self.m.store.subject_name_log_and_view(ref)
+        if self.known_at is not None:
+            view = view_for_subject(log, self.m.registry, self.known_at)
+        return name, log, view
+
+    def _subject_facts(self, ref: str, score: float, why: str, named: bool) -> None:
+        name, log, view = self._log_and_view(ref)
+        if name is None:
+            return
+        self.names[ref] = name
+        current = holding(view, self.as_of)
+        for iv in current:
+            c = self._fact(iv, log, name, score, why)
+            if c is not None:
+                self.lanes["facts"].append(c)
+        if not named:
+            return
+        for iv in view:  # what no longer (or not yet) holds at as_of, for the trace
+            if iv.contains(self.as_of):
+                continue
+            c = self._fact(iv, log, name, score, why)
+            if c is not None:
+                c.reasons.append("superseded" if iv.valid_to is not None and iv.valid_to <= self.as_of
+                                 else "not_yet_valid")
+                self.lanes["facts"].append(c)
+        for s in log:  # statements withdrawn as known at known_at
+            if s.op == "assert" and s.retracted_at is not None and not s.visible_at(self.known_at) and \
+                    (self.known_at is None or s.recorded_at <= self.known_at):
+                c = Candidate("facts", "facts", fact_ref(s.id), "fact",
+                              f"{name} {s.predicate}: {_obj_text(self.m, s, self.names)}", score, {"entity": score},
+                              (fact_ref(s.id),), why, ["retracted"])
+                self.lanes["facts"].append(c)
+
+    def _fact(self, iv: Interval, log: list[Statement], name: str, score: float, why: str) -> Candidate | None:
+        st = cite(log, iv.assertions, self.as_of, self.known_at)
+        if st is None:
+            return None
+        span = f"since {_day(iv.valid_from)}" + (f" until {_day(iv.valid_to)}" if iv.valid_to is not None else "")
+        text = f"{name} {iv.predicate}: {_obj_text(self.m, iv, self.names)}, {span}"
+        by = {s.asserted_by for s in log if s.id in set(iv.assertions)}
+        low = by == {"extractor"}
+        factor = LOW_TRUST_FACTOR if low else 1.0
+        recs = tuple(s for s in st.sources if s.startswith("rec:"))
+        # a fact tying two of the query's entities, or resting on a record the query found, says more
+        ties = iv.object_kind == "entity" and str(iv.object) in self.entity_refs
+        found = any(r in self.record_refs for r in recs)
+        relevance = FACT_BASE + (FACT_TIE if ties else 0.0) + (FACT_FOUND if found else 0.0)
+        c = Candidate("facts", "facts", fact_ref(st.id), "fact", text, score * factor * relevance,
+                      {"entity": score, "trust": factor, "relevance": relevance}, (fact_ref(st.id), *recs),
+                      why + ("; low trust: written by the extractor only" if low else ""))
+        if low:
+            c.reasons.append("low_trust")
+        for other in iv.conflicts:
+            rival = next((s for s in log if s.id == other), None)
+            if rival is None or not rival.visible_at(self.known_at):
+                continue
+            d = Candidate("dissent", "facts", fact_ref(rival.id), "fact",
+                          f"dissent: {fact_ref(rival.id)} says {name} {rival.predicate}: "
+                          f"{_obj_text(self.m, rival, self.names)} from {_day(rival.valid_from)}",
+                          c.score, {"fact": c.score}, (fact_ref(rival.id),),
+                          f"in conflict with {fact_ref(st.id)}", follows=c.ref)
+            c.dissent.append(d)
+            self.lanes["dissent"].append(d)
+        return c
+
+    def _decision(self, ref: str, about: list[tuple[float, str, Any]], g: Any) -> None:
+        """One guidance line per decision that decides packed entities, citing each DECIDES fact;
+        an archived decision is left out as superseded."""
+        d = self.m.store.entity(ref)
+        if d is None:
+            return
+        cites: list[str] = []
+        for _, _, e in about:
+            st = cite(g.log(ref), e.assertions, self.as_of, self.known_at)
+            if st is not None:
+                cites += [fact_ref(st.id), *(x for x in st.sources if x.startswith("rec:"))]
+        if not cites:
+            return
+        status = next((str(iv.object) for iv in holding(self._log_and_view(ref)[2], self.as_of)
+                       if iv.predicate == "status"), None)
+        targets = ", ".join(dict.fromkeys(self.names.get(t, t) for _, t, _ in about))
+        text = f"Decision {d.name!r} ({status or 'no status'}) about {targets}" + (
+            f": {' '.join(d.description.split())}" if d.description else "")
+        c = Candidate("guidance", "guidance", ref, "entity", text, about[0][0], {"entity": about[0][0]},
+                      tuple(dict.fromkeys(cites)), f"a decision about {targets} ({ref} -DECIDES-> ...)")
+        if status in ("archived", "done"):
+            c.reasons.append("superseded")
+        self.lanes["guidance"].append(c)
+
+
+def pack(m: Memory, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
+         now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None) -> PackResult:
+    """The context bundle for ``query`` (docs/packing.md)."""
+    _check_int(budget_tokens, "budget", 0, 1_000_000)
+    _check_int(max_items, "max items", 1, 1000)
+    if not isinstance(query, str) or len(query) > 100_000:
+        raise BadInput(f"bad query of {len(query) if isinstance(query, str) else type(query).__name__}: "
+                       "expected text of at most 100,000 characters")
+    count = tokenizer or count_tokens
+    name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
+    past = known_at if known_at is not None and known_at < now else None
+    p = _Packer(m, query, as_of, past)
+    records = p.records()
+    entities = p.entities(records)
+    if entities:
+        p.facts(entities)
+    chosen, message = _select(p, budget_tokens, max_items, count, as_of)
+    text = _bundle(chosen, as_of)
+    used = count(text)
+    while used > budget_tokens and chosen:  # a counter that is not additive over lines
+        last = chosen.pop()
+        last.included = False
+        last.reasons[-1:] = ["budget_exceeded"]
+        text = _bundle(chosen, as_of)
+        used = count(text)
+    citations = _citations(m, chosen, p)
+    lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
+              tuple(p.lanes["guidance"])),
+             ("records", f"BM25 over the evidence records, best {RECORD_POOL}", tuple(p.lanes["records"])),
+             ("entities", "entities named in the query and mentioned by the best records", tuple(p.lanes["entities"])),
+             ("facts", "facts of those entities and of their neighbours one hop away", tuple(p.lanes["facts"])),
+             ("dissent", "counter-assertions of packed facts in conflict", tuple(p.lanes["dissent"])))
+    if not chosen and message is None:
+        message = "nothing in the store matches the query"
+    kk = now if known_at is None else known_at
+    return PackResult(query, as_of, kk, budget_tokens, max_items, name, used, text, tuple(chosen), citations, lanes,
+                      message, trace)
+
+
+def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int],
+            as_of: int) -> tuple[list[Candidate], str | None]:
+    live = [c for lane in ("guidance", "records", "entities", "facts") for c in p.lanes[lane] if not c.reasons
+            or c.reasons == ["low_trust"]]
+    guidance = sorted((c for c in live if c.group == "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
+    rest = sorted((c for c in live if c.group != "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
+    headers = {g: count(h.format(day=_day(as_of))) for g, h in GROUPS}
+    opened: set[str] = set()
+    used = 0
+    chosen: list[Candidate] = []
+    seen: dict[tuple[str, str], Candidate] = {}
+    seen_text: set[str] = set()
+    smallest: int | None = None
+    queue = [*guidance, *rest]
+    i = 0
+    while i < len(queue):
+        c = queue[i]
+        i += 1
+        if c.key() in seen or c.text in seen_text:
+            c.reasons.append("duplicate")
+            continue
+        if len(chosen) >= max_items:
+            c.reasons.append("max_items")
+            continue
+        cost = count(c.line) + (0 if c.group in opened else headers[c.group])
+        smallest = cost if smallest is None else min(smallest, cost)
+        if used + cost > budget:
+            c.reasons.append("budget_exceeded")
+            continue
+        used += cost
+        opened.add(c.group)
+        c.included = True
+        c.reasons.append("within_budget")
+        chosen.append(c)
+        seen[c.key()] = c
+        seen_text.add(c.text)
+        queue[i:i] = c.dissent  # a fact's dissent goes right after it
+    message = None
+    if not chosen and smallest is not None:
+        message = f"a budget of {budget} tokens holds nothing: the smallest candidate needs {smallest}"
+    for c in p.lanes["dissent"]:
+        if not c.reasons:
+            c.reasons.append("fact_not_packed")
+    return chosen, message
+
+
+def _bundle(chosen: list[Candidate], as_of: int) -> str:
+    lines: list[str] = []
+    for group, header in GROUPS:
+        members = [c for c in chosen if c.group == group]
+        if members:
+            lines.append(header.format(day=_day(as_of)))
+            lines.extend(c.line for c in members)
+    return "\n".join(lines)
+
+
+def _citations(m: Memory, chosen: list[Candidate], p: _Packer) -> tuple[dict[str, Any], ...]:
+    out: dict[str, dict[str, Any]] = {}
+    for c in chosen:
+        for ref in c.citations:
+            if ref in out:
+                continue
+            if ref.startswith("rec:"):
+                rec = m.store.record_hit(int(ref[4:]))
+                out[ref] = {"ref": ref, "kind": "record", "ts": format_instant(rec[1]) if rec else None,
+                            "record_kind": rec[2] if rec else None, "source": rec[3] if rec else None}
+            elif ref.startswith("fact:"):
+                s = m.store.statement(int(ref[5:]))
+                out[ref] = {"ref": ref, "kind": "fact", "subject": s.subject if s else None,
+                            "predicate": s.predicate if s else None,
+                            "object": (s.object_json() if s else None), "valid_from": format_instant(s.valid_from) if s else None,
+                            "valid_to": format_instant(s.valid_to) if s else None,
+                            "asserted_by": s.asserted_by if s else None, "trust": s.trust if s else None,
+                            "sources": list(s.sources) if s else []}
+            else:
+                e: Entity | None = m.store.entity(ref)
+                out[ref] = {"ref": ref, "kind": "entity", "type": e.type if e else None, "name": e.name if e else None}
+    return tuple(out[k] for k in sorted(out, key=_ref_order))
+
+
+def _ref_order(ref: str) -> tuple[int, int, str]:
+    kind, _, n = ref.partition(":")
+    order = {"fact": 0, "rec": 1}.get(kind, 2)
+    return (order, int(n) if n.isdigit() else 0, ref)
+
