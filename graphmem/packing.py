@@ -25,10 +25,11 @@ from graphmem.timeparse import format_instant
 if TYPE_CHECKING:
     from graphmem.memory import Memory
 
-RECORD_POOL = 20  # records BM25 ranks for the query
-MENTION_RECORDS = 5  # of those, the best whose MENTIONS bring entities
-ENTITY_LIMIT = 8  # entities whose facts are packed
-NEIGHBOUR_LIMIT = 12  # neighbours one hop away whose facts are packed
+RECORD_POOL = 10  # records BM25 ranks for the query
+MENTION_RECORDS = 3  # of those, the best whose MENTIONS bring entities
+ENTITY_LIMIT = 6  # entities whose facts are packed
+NEIGHBOUR_SOURCES = 3  # the best entities whose neighbours are looked at
+NEIGHBOUR_LIMIT = 5  # neighbours one hop away whose facts are packed
 RECORD_FLOOR = 0.1  # a record scoring below this share of the best is below_threshold
 RECENCY_HALF_LIFE_DAYS = 365.0
 LOW_TRUST_FACTOR = 0.5
@@ -159,9 +160,22 @@ class _Packer:
         self.as_of = as_of
         self.known_at = known_at
         self.names: dict[str, str] = {}
+        self._records: dict[int, tuple[str, int, str, str | None, str | None, float] | None] = {}
+        self._entities: dict[str, Entity | None] = {}
+        self.statements: dict[int, Statement] = {}  # every statement read, for the citations
         self.entity_refs: set[str] = set()  # the entities whose facts are packed
         self.record_refs: set[str] = set()  # the records the query found
         self.lanes: dict[str, list[Candidate]] = {k: [] for k in ("guidance", "records", "entities", "facts", "dissent")}
+
+    def record(self, rid: int) -> tuple[str, int, str, str | None, str | None, float] | None:
+        if rid not in self._records:
+            self._records[rid] = self.m.store.record_hit(rid)
+        return self._records[rid]
+
+    def entity(self, ref: str) -> Entity | None:
+        if ref not in self._entities:
+            self._entities[ref] = self.m.store.entity(ref)
+        return self._entities[ref]
 
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
@@ -173,7 +187,7 @@ class _Packer:
         top = hits[0][1]
         kept: list[tuple[int, float]] = []
         for rid, bm25 in hits:
-            row = store.record_hit(rid)
+            row = self.record(rid)
             if row is None:
                 continue
             text, ts, kind, source, _scope, importance = row
@@ -218,8 +232,12 @@ class _Packer:
                         found[ref] = (w, f"mentioned by rec:{rid}")
         order = sorted(found, key=lambda r: (-round(found[r][0], 12), r))
         for i, ref in enumerate(order):
-            e = self.m.store.entity(ref)
+            e = self.entity(ref) if i < ENTITY_LIMIT else None
             if e is None:
+                if i >= ENTITY_LIMIT:
+                    self.lanes["entities"].append(Candidate(
+                        "entities", "entities", ref, "entity", ref, found[ref][0] * ENTITY_ITEM_FACTOR,
+                        {"link": found[ref][0]}, (ref,), found[ref][1], ["below_threshold"]))
                 continue
             self.names[ref] = e.name
             score, why = found[ref]
@@ -237,7 +255,7 @@ class _Packer:
     def facts(self, entities: dict[str, tuple[float, str]]) -> None:
         from graphmem.recommend import Graph, edge_weight
         g = Graph(self.m, self.as_of, self.known_at)
-        incident = g.incident(list(entities))
+        incident = g.incident(list(entities)[:NEIGHBOUR_SOURCES])
         neighbours: dict[str, tuple[float, str]] = {}
         decisions: list[tuple[float, str, Any]] = []
         for ref, edges in sorted(incident.items()):
@@ -264,6 +282,7 @@ class _Packer:
 
     def _log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]:
         name, log, view = self.m.store.subject_name_log_and_view(ref)
+        self.statements.update((s.id, s) for s in log)
         if self.known_at is not None:
             view = view_for_subject(log, self.m.registry, self.known_at)
         return name, log, view
@@ -331,12 +350,14 @@ class _Packer:
     def _decision(self, ref: str, about: list[tuple[float, str, Any]], g: Any) -> None:
         """One guidance line per decision that decides packed entities, citing each DECIDES fact;
         an archived decision is left out as superseded."""
-        d = self.m.store.entity(ref)
+        d = self.entity(ref)
         if d is None:
             return
         cites: list[str] = []
         for _, _, e in about:
-            st = cite(g.log(ref), e.assertions, self.as_of, self.known_at)
+            log = g.log(ref)
+            self.statements.update((x.id, x) for x in log)
+            st = cite(log, e.assertions, self.as_of, self.known_at)
             if st is not None:
                 cites += [fact_ref(st.id), *(x for x in st.sources if x.startswith("rec:"))]
         if not cites:
@@ -455,11 +476,11 @@ def _citations(m: Memory, chosen: list[Candidate], p: _Packer) -> tuple[dict[str
             if ref in out:
                 continue
             if ref.startswith("rec:"):
-                rec = m.store.record_hit(int(ref[4:]))
+                rec = p.record(int(ref[4:]))
                 out[ref] = {"ref": ref, "kind": "record", "ts": format_instant(rec[1]) if rec else None,
                             "record_kind": rec[2] if rec else None, "source": rec[3] if rec else None}
             elif ref.startswith("fact:"):
-                s = m.store.statement(int(ref[5:]))
+                s = p.statements.get(int(ref[5:])) or m.store.statement(int(ref[5:]))
                 out[ref] = {"ref": ref, "kind": "fact", "subject": s.subject if s else None,
                             "predicate": s.predicate if s else None,
                             "object": (s.object_json() if s else None), "valid_from": format_instant(s.valid_from) if s else None,
@@ -467,7 +488,7 @@ def _citations(m: Memory, chosen: list[Candidate], p: _Packer) -> tuple[dict[str
                             "asserted_by": s.asserted_by if s else None, "trust": s.trust if s else None,
                             "sources": list(s.sources) if s else []}
             else:
-                e: Entity | None = m.store.entity(ref)
+                e: Entity | None = p.entity(ref)
                 out[ref] = {"ref": ref, "kind": "entity", "type": e.type if e else None, "name": e.name if e else None}
     return tuple(out[k] for k in sorted(out, key=_ref_order))
 
