@@ -16,6 +16,7 @@ MARKER = ".graphmem-demo"
 _NOTE = ("Standup 2026-11-02: Compass now runs on Kuzu and FastAPI. Sextant is active again. "
          "We might move Ledger to DuckDB next quarter.")
 _IDEA = "an embedded graph store like Kuzu"
+_QUESTION = "Can we move Atlas to a hosted graph database?"
 
 
 def demo_path(target: Path | None) -> Path:
@@ -75,6 +76,9 @@ def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]
             ("What would the extractor propose from a new note? (nothing is written)",
              f"graphmem extract --text {_NOTE!r}", m.extract_text(_NOTE, at="2026-11-02T09:00:00Z").to_json()),
             ("Is the store consistent?", "graphmem lint", m.lint().to_json()),
+            (f"What should an assistant read before answering {_QUESTION!r}? (400 tokens, with the trace)",
+             f"graphmem pack -q {_QUESTION!r} --budget-tokens 400 --trace",
+             m.pack(_QUESTION, budget_tokens=400, trace=True).to_json()),
         ]
     finally:
         m.close()
@@ -90,7 +94,8 @@ def show_demo(doc: dict[str, Any]) -> None:
                  "graphmem.facts.v1": render.facts, "graphmem.why.v1": render.why,
                  "graphmem.lint.v1": lambda d: render.lint(d, per_code=3),
                  "graphmem.search.v1": render.search, "graphmem.extract.v1": render.extract,
-                 "graphmem.recommend.v1": render.recommend, "graphmem.path.v1": render.path}
+                 "graphmem.recommend.v1": render.recommend, "graphmem.path.v1": render.path,
+                 "graphmem.context-pack.v1": lambda d: render.pack(d, rows=12)}
     render.out(f"Built the example store at {doc['store']}")
     for step in doc["steps"]:
         render.out("")

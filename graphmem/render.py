@@ -207,22 +207,31 @@ def path(doc: dict[str, Any]) -> None:
         out("    cites " + ", ".join(s["fact"] for s in p["steps"]))
 
 
-def pack(doc: dict[str, Any]) -> None:
-    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it."""
+def pack(doc: dict[str, Any], rows: int | None = None) -> None:
+    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it (``rows``: a
+    summary per lane and at most that many candidates, the demo's short form)."""
     import sys
+    from collections import Counter
     if doc["bundle_text"]:
         sys.stdout.write(doc["bundle_text"] + "\n")
     meta = doc["meta"]
-    if "trace" in doc:
-        sys.stdout.flush()
-        out("")
-        heading(f"trace: {meta['used_tokens']} of {meta['budget_tokens']} tokens ({meta['tokenizer']}), "
-                f"{meta['items']} items" + (f"; {meta['message']}" if meta["message"] else ""))
-        rows = []
-        for lane in doc["trace"]["lanes"]:
-            for c in lane["candidates"]:
-                rows.append([lane["lane"], c["ref"], f"{c['score']:.3f}", "yes" if c["included"] else "no",
-                             " ".join(c["reasons"]), c["text"][:90]])
-        table(["lane", "ref", "score", "in", "reasons", "text"], rows)
-    elif not doc["bundle_text"]:
-        sys.stderr.write(f"graphmem: empty bundle: {meta['message']}\n")
+    if "trace" not in doc:
+        if not doc["bundle_text"]:
+            sys.stderr.write(f"graphmem: empty bundle: {meta['message']}\n")
+        return
+    sys.stdout.flush()
+    out("")
+    heading(f"trace: {meta['used_tokens']} of {meta['budget_tokens']} tokens ({meta['tokenizer']}), "
+            f"{meta['items']} items" + (f"; {meta['message']}" if meta["message"] else ""))
+    lines = []
+    for lane in doc["trace"]["lanes"]:
+        cands = lane["candidates"]
+        reasons = Counter(r for c in cands for r in c["reasons"] if r != "within_budget")
+        left = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
+        out(f"  {lane['lane']:<9} {len(cands):>3} candidates, {sum(c['included'] for c in cands):>2} packed; "
+            f"left out: {left}")
+        lines += [[lane["lane"], c["ref"], f"{c['score']:.3f}", "yes" if c["included"] else "no", " ".join(c["reasons"]),
+                   c["text"][:70]] for c in cands]
+    if rows is not None:
+        lines = sorted(lines, key=lambda r: r[3] != "yes")[:rows]
+    table(["lane", "ref", "score", "in", "reasons", "text"], lines)

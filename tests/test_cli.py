@@ -600,7 +600,10 @@ def test_demo_command_fresh_dir(tmp_path: Path) -> None:
     d = doc(store, "demo", schema="graphmem.demo.v1")
     assert [s["command"].split()[1] for s in d["steps"]] == [
         "current", "current", "current", "current", "timeline", "facts", "recommend", "recommend", "path",
-        "why", "why", "search", "extract", "lint"]
+        "why", "why", "search", "extract", "lint", "pack"]
+    packed = d["steps"][14]["result"]
+    assert packed["bundle_text"].startswith("Guidance:") and "[rec:46]" in packed["bundle_text"]
+    assert packed["meta"]["used_tokens"] <= 400 and packed["trace"]["lanes"]
     now, before = (d["steps"][i]["result"] for i in (6, 7))
     # the migration changed the answer: Compass (on Kuzu since 2026) fits now, not before Atlas's move
     assert [r["project"]["ref"] for r in now["results"]][:2] == ["project:atlas", "project:compass"]

@@ -556,6 +556,7 @@ def history() -> Journal:
 
 REC_OUT = HERE / "records.jsonl"
 NOISE = "noise"
+GUIDANCE = "guidance"  # a rule or constraint: it supports no assertion, and the packer puts it first
 # A fake secret, AWS's documented example key pair: ingest must redact it.
 FAKE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 FAKE_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -748,6 +749,14 @@ RECORDS: list[tuple[str, str, str, str, str, str, list[tuple] | str]] = [
     ("graph-core-v3", "2026-10-19T08:30:00Z", "message", "git:graph-core", "team:graph",
      "PR 212 (graph-core): schema v3 migration in progress; the ingestion API is frozen until it lands.",
      [("repo:graph-core", "summary", "*")]),
+    ("graph-rule", "2026-10-26T08:30:00Z", "rule", "wiki:engineering-rules", "org:eng",
+     "Rule: any change to the graph-core schema or to Kuzu needs a migration note and a review by Maya Chen "
+     "before it merges.",
+     GUIDANCE),
+    ("local-first-constraint", "2026-10-27T08:30:00Z", "constraint", "wiki:engineering-rules", "org:eng",
+     "Constraint: Atlas, Ferry and Compass keep their data on the device or on our own servers; no hosted graph "
+     "database and no third-party vector search service.",
+     GUIDANCE),
 ]
 
 
@@ -780,9 +789,11 @@ def check_records(recs: list[dict]) -> None:
         where = f"record {r['key']}"
         check(re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", r["ts"]) is not None, f"{where}: ts not ISO UTC")
         check(datetime(2025, 1, 1, tzinfo=UTC) <= parse_instant(r["ts"]) < CUTOFF, f"{where}: ts out of range")
-        check(r["kind"] in ("message", "note", "doc", "tool_result"), f"{where}: bad kind {r['kind']}")
+        check(r["kind"] in ("message", "note", "doc", "tool_result", "rule", "constraint"), f"{where}: bad kind {r['kind']}")
+        check((r["supports"] == GUIDANCE) == (r["kind"] in ("rule", "constraint")), f"{where}: guidance is rules")
         check(r["text"].strip() != "" and r["text"].isascii(), f"{where}: empty or non-ASCII text")
-        check(r["supports"] == NOISE or bool(r["supports"]), f"{where}: supports nothing but is not marked noise")
+        check(r["supports"] in (NOISE, GUIDANCE) or bool(r["supports"]),
+              f"{where}: supports nothing but is not marked noise")
     times = [parse_instant(r["ts"]) for r in recs]
     check(times == sorted(times), "records are not in ts order")
     noise = [r for r in recs if r["supports"] == NOISE]
@@ -794,7 +805,7 @@ def check_records(recs: list[dict]) -> None:
 def cite_records(recs: list[dict], statements: list[dict]) -> None:
     """Add each record's ref to the sources of the assertions it supports."""
     for r in recs:
-        if r["supports"] == NOISE:
+        if r["supports"] in (NOISE, GUIDANCE):
             continue
         day = r["ts"][:10]
         for sup in r["supports"]:
