@@ -89,13 +89,17 @@ def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]
     return doc
 
 
+def _short_pack(doc: dict[str, Any]) -> None:
+    render.pack(doc, rows=12)
+
+
 def show_demo(doc: dict[str, Any]) -> None:
     renderers = {"graphmem.current.v1": render.current, "graphmem.timeline.v1": render.timeline,
                  "graphmem.facts.v1": render.facts, "graphmem.why.v1": render.why,
                  "graphmem.lint.v1": lambda d: render.lint(d, per_code=3),
                  "graphmem.search.v1": render.search, "graphmem.extract.v1": render.extract,
                  "graphmem.recommend.v1": render.recommend, "graphmem.path.v1": render.path,
-                 "graphmem.context-pack.v1": lambda d: render.pack(d, rows=12)}
+                 "graphmem.context-pack.v1": _short_pack}
     render.out(f"Built the example store at {doc['store']}")
     for step in doc["steps"]:
         render.out("")
