@@ -28,10 +28,12 @@ bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data set
 	$(BIN)/python benchmarks/bench_evidence.py --records 100000
 	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
 	$(BIN)/python benchmarks/realdata/recommend_quality.py
+	$(BIN)/python benchmarks/pack_quality.py
 
-bench-recommend: $(STAMP)  ## recommend and path at 10k, 100k and 1M beside raw Kuzu, and quality on awesome-python
+bench-recommend: $(STAMP)  ## recommend, path and pack at 10k, 100k and 1M beside raw Kuzu and search; their quality
 	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
 	$(BIN)/python benchmarks/realdata/recommend_quality.py
+	$(BIN)/python benchmarks/pack_quality.py
 
 bench-evidence: $(STAMP)  ## ingest, search and extraction at 100k records
 	$(BIN)/python benchmarks/bench_evidence.py --records 100000
