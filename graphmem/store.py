@@ -516,7 +516,10 @@ class Store:
         except RuntimeError as e:
             msg = str(e).splitlines()[0]
             if "lock" in msg.lower():
-                raise StoreUnavailable(f"store {str(self.path)!r} is locked by another process") from None
+                from graphmem.service import server_holding
+                holder = server_holding(self.path)
+                raise StoreUnavailable(f"store {str(self.path)!r} is in use by "
+                                       f"{holder or 'another process'} (Kuzu lets one process open it)") from None
             raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {msg}") from None
         except OSError as e:
             raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None

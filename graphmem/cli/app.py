@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from graphmem.cli import admin, entities, evidence, facts, packing, recommend
+from graphmem.cli import admin, entities, evidence, facts, packing, recommend, service
 from graphmem.cli.common import Options
 
 
@@ -71,6 +71,7 @@ facts.register(app)
 evidence.register(app)
 recommend.register(app)
 packing.register(app)
+service.register(app)
 
 
 def main() -> None:
