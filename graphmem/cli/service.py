@@ -23,11 +23,13 @@ def serve(
 ) -> None:
     """Serve the store over HTTP JSON (docs/service.md) until Ctrl-C or SIGTERM."""
     from graphmem.errors import BadInput
+    from graphmem.service import check_bind
     from graphmem.service import serve as run
     with errors():
         if not 1 <= port <= 65535:
             raise BadInput(f"bad port {port}: expected 1 to 65535")
         if not 1 <= max_body_mb <= 4096:
             raise BadInput(f"bad --max-body-mb {max_body_mb}: expected 1 to 4096")
+        check_bind(host, token)
         typer.echo(f"graphmem: serving {store_path(ctx)} on http://{host}:{port} (docs at /docs)", err=True)
         run(store_path(ctx), host, port, token, max_body_mb * 2**20)
