@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-small bench-evidence bench-recommend clean
+.PHONY: demo test lint bench bench-small bench-evidence bench-recommend bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +29,15 @@ bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data set
 	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
 	$(BIN)/python benchmarks/realdata/recommend_quality.py
 	$(BIN)/python benchmarks/pack_quality.py
+	$(BIN)/python benchmarks/bench_service.py --scale 100000
 
 bench-recommend: $(STAMP)  ## recommend, path and pack at 10k, 100k and 1M beside raw Kuzu and search; their quality
 	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
 	$(BIN)/python benchmarks/realdata/recommend_quality.py
 	$(BIN)/python benchmarks/pack_quality.py
+
+bench-service: $(STAMP)  ## the service under 1, 8 and 32 clients on the 100k store, beside in-process calls
+	$(BIN)/python benchmarks/bench_service.py --scale 100000
 
 bench-evidence: $(STAMP)  ## ingest, search and extraction at 100k records
 	$(BIN)/python benchmarks/bench_evidence.py --records 100000
