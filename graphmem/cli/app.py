@@ -78,6 +78,7 @@ def main() -> None:
     """The console script. Every command has closed the store by the time it returns, so the
     process ends right after flushing its output instead of tearing the interpreter down
     module by module (a tenth of a second a command)."""
+    import contextlib
     import os
     try:
         app()
@@ -86,6 +87,7 @@ def main() -> None:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if e.code is not None and not isinstance(e.code, int):
             sys.stderr.write(f"{e.code}\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed by the other end (a pipe, an MCP client)
+            stream.flush()
     os._exit(code)

@@ -11,6 +11,14 @@ from graphmem.cli.common import errors, store_path
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
+    app.command("mcp")(mcp)
+
+
+def mcp(ctx: typer.Context) -> None:
+    """Serve the store to an agent over the Model Context Protocol on stdin and stdout."""
+    from graphmem.agent import serve_stdio
+    with errors():
+        serve_stdio(store_path(ctx))
 
 
 def serve(
