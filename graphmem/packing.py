@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.notebook import HtmlRepr
 from graphmem.temporal import holding, view_for_subject
 from graphmem.timeparse import format_instant
 
@@ -91,7 +92,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class PackResult:
+class PackResult(HtmlRepr):
     query: str
     as_of: int
     known_at: int

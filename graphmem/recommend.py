@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.errors import BadInput
 from graphmem.linking import Seed, link
 from graphmem.model import Entity, Statement, fact_ref
+from graphmem.notebook import HtmlRepr
 from graphmem.store import FactEdge
 from graphmem.temporal import holding, view_for_subject
 from graphmem.timeparse import format_instant
@@ -110,7 +111,7 @@ class Recommendation:
 
 
 @dataclass(frozen=True)
-class RecommendResult:
+class RecommendResult(HtmlRepr):
     idea: str
     as_of: int
     known_at: int
@@ -128,7 +129,7 @@ class RecommendResult:
 
 
 @dataclass(frozen=True)
-class PathResult:
+class PathResult(HtmlRepr):
     src: Entity
     dst: Entity
     as_of: int

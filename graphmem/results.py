@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.notebook import HtmlRepr
 from graphmem.timeparse import format_instant
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class CurrentResult:
+class CurrentResult(HtmlRepr):
     """What holds for one subject; ``subject`` carries ref, type and name (aliases are not loaded)."""
 
     subject: Entity
@@ -29,7 +30,7 @@ class CurrentResult:
 
 
 @dataclass(frozen=True)
-class TimelineResult:
+class TimelineResult(HtmlRepr):
     subject: Entity
     known_at: int
     intervals: tuple[Interval, ...]
@@ -42,7 +43,7 @@ class TimelineResult:
 
 
 @dataclass(frozen=True)
-class FactsResult:
+class FactsResult(HtmlRepr):
     """Facts with their subjects; each subject carries ref, type and name (aliases are not loaded)."""
 
     as_of: int | None
@@ -55,7 +56,7 @@ class FactsResult:
 
 
 @dataclass(frozen=True)
-class WhyResult:
+class WhyResult(HtmlRepr):
     statement: Statement
     subject: Entity | None
     records: dict[str, Any]  # cited record ref -> Record, or None when it does not resolve
@@ -153,7 +154,7 @@ SEVERITY_RANK = {"warning": 1, "error": 2}
 
 
 @dataclass(frozen=True)
-class LintReport:
+class LintReport(HtmlRepr):
     issues: tuple[LintIssue, ...]
     checked: dict[str, int]
 
@@ -208,7 +209,7 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class SearchResult(HtmlRepr):
     query: str
     terms: tuple[str, ...]
     hits: tuple[SearchHit, ...]
@@ -241,7 +242,7 @@ class ExtractResult:
 
 
 @dataclass(frozen=True)
-class EntityDoc:
+class EntityDoc(HtmlRepr):
     """One entity, as ``entity show`` prints it."""
 
     entity: Entity
@@ -251,7 +252,7 @@ class EntityDoc:
 
 
 @dataclass(frozen=True)
-class EntityList:
+class EntityList(HtmlRepr):
     """Entities by type then ref, as ``entity list`` prints them."""
 
     entities: tuple[Entity, ...]
