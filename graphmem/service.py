@@ -3,9 +3,9 @@
 One process owns the store (Kuzu's lock); the service answers with the same JSON
 documents as ``--json``. Endpoints come from one table (``ENDPOINTS``), which also
 makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
-Calls reach the store one at a time (the store has one Kuzu connection): reads and
-writes from many clients are queued, and each write is its own transaction,
-committed before the response is sent. docs/service.md has the contract.
+Reads run at once, each thread on its own Kuzu connection; a write waits for the
+reads in flight and runs alone, as its own transaction, committed before the
+response is sent. docs/service.md has the contract.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import html
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -243,14 +243,14 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     from starlette.routing import Route
 
     from graphmem.memory import Memory
-    lock = threading.Lock()
+    lock = _ReadWriteLock()
     state: dict[str, Any] = {}
 
     def error(status: int, code: str, message: str) -> Response:
         return JSONResponse({"schema": "graphmem.error.v1", "code": code, "message": message}, status_code=status)
 
-    def run(fn: Callable[[Any], Any]) -> Any:
-        with lock:  # one call at a time on the store's connection; a write is one transaction inside it
+    def run(fn: Callable[[Any], Any], write: bool = True) -> Any:
+        with lock.writing() if write else lock.reading():  # reads at once, each write alone
             m = state.get("memory")
             if m is None:
                 raise StoreUnavailable("the store is closed: the server is shutting down")
@@ -284,7 +284,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                     if not isinstance(raw, dict):
                         raise BadInput(f"request body {text[:60]!r} is not a JSON object: expected an object of parameters")
                     params = _coerce(ep, raw, from_query=False)
-            result = await run_in_threadpool(run, lambda m: _doc(ep.call(m, params)))
+            result = await run_in_threadpool(run, lambda m: _doc(ep.call(m, params)), ep.write)
             return JSONResponse(result)
         except GraphmemError as e:
             return error(error_status(e), type(e).__name__, str(e))
@@ -299,7 +299,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
 
     async def health(request: Request) -> Response:
         try:
-            info = await run_in_threadpool(run, lambda m: m.info().to_json())
+            info = await run_in_threadpool(run, lambda m: m.info().to_json(), False)
         except GraphmemError as e:
             return error(error_status(e), type(e).__name__, str(e))
         return JSONResponse({"schema": "graphmem.health.v1", "status": "ok", **{k: v for k, v in info.items()
@@ -314,13 +314,14 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         state["memory"] = Memory(store, create=True, **(memory_kwargs or {}))
+        state["memory"].store.per_thread_connections()
         marker = Path(store) / SERVER_FILE
         if url:
             marker.write_text(json.dumps({"pid": os.getpid(), "url": url}) + "\n")
         try:
             yield
         finally:
-            with lock:  # in-flight calls finish first
+            with lock.writing():  # in-flight calls finish first
                 m = state.pop("memory")
                 m.close()
             if url:
@@ -334,6 +335,44 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     if token:
         return _BearerAuth(app, token, error)
     return app
+
+
+class _ReadWriteLock:
+    """Many readers at once, or one writer alone; a waiting writer goes before new readers."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._waiting_writers = 0
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._cond:
+            while self._writing or self._waiting_writers:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting_writers += 1
+            while self._writing or self._readers:
+                self._cond.wait()
+            self._waiting_writers -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
 
 
 class _BearerAuth:

@@ -512,7 +512,7 @@ class Store:
             # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
             pool = 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20
             self._db = kuzu.Database(str(db_path), buffer_pool_size=pool)
-            self._conn = kuzu.Connection(self._db)
+            self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
         except RuntimeError as e:
             msg = str(e).splitlines()[0]
             if "lock" in msg.lower():
@@ -525,7 +525,9 @@ class Store:
             raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
         self._in_tx = False
         self._bulk_written = False
-        self._plans: dict[str, Any] = {}
+        self._threads: threading.local | None = None  # set by per_thread_connections()
+        self._plan_generation = 0  # bumped when tables are recreated: every connection's plans are stale
+        self._all_conns: list[Any] = []
         self._node_refs: dict[int, list[str]] = {}  # entity table id -> ref by node offset (see _ref_of)
         self._node_refs_by_type: dict[str, list[str]] = {}
         self._pairs: set[tuple[str, str, str]] | None = None  # (edge label, from type, to type) with an edge
@@ -550,9 +552,37 @@ class Store:
 
     # plumbing -------------------------------------------------------------------
 
+    def per_thread_connections(self) -> None:
+        """From now on each thread gets its own Kuzu connection (and plans), so reads from several
+        threads run at once (the service). The caller keeps writes exclusive: one at a time, and no
+        read while one runs, since the in-process caches are not locked."""
+        self._threads = threading.local()
+
+    def _current(self) -> tuple[Any, dict[str, Any]]:
+        if self._threads is None:
+            return self._main
+        mine: tuple[Any, dict[str, Any]] | None = getattr(self._threads, "conn", None)
+        if mine is None:
+            mine = self._threads.conn = (kuzu.Connection(self._db), {})
+            self._all_conns.append(mine[0])
+        return mine
+
+    @property
+    def _conn(self) -> Any:
+        return self._current()[0]
+
+    @property
+    def _plans(self) -> dict[str, Any]:
+        plans = self._current()[1]
+        if plans.get("\0generation") != self._plan_generation:  # tables were recreated since these were made
+            plans.clear()
+            plans["\0generation"] = self._plan_generation
+        return plans
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
-            self._conn.close()
+            for c in [*self._all_conns, self._main[0]]:
+                c.close()
             self._db.close()
 
     def _prepared(self, query: str) -> Any:
@@ -576,7 +606,7 @@ class Store:
         except RuntimeError as e:
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
         assert not isinstance(result, list)
-        rows: list[list[Any]] = result.get_all()  # type: ignore[assignment]
+        rows: list[list[Any]] = result.get_all()
         return rows
 
     def _iter(self, query: str, params: dict[str, Any] | None = None, conn: kuzu.Connection | None = None) -> Iterator[
@@ -1229,7 +1259,7 @@ class Store:
     def load_view(self, parts: list[ViewFiles]) -> dict[str, int]:
         """Drop the view's tables and bulk-load them from ``parts`` (the files are removed)."""
         self._pairs = None
-        self._plans.clear()  # prepared plans may name the tables dropped here
+        self._plan_generation += 1  # prepared plans may name the tables dropped here
         try:
             tables = self._tables()
             self._q("DROP TABLE Subject")
