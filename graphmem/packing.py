@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.notebook import HtmlRepr
-from graphmem.temporal import holding, view_for_subject
+from graphmem.temporal import cite, holding, view_for_subject
 from graphmem.timeparse import format_instant
 
 if TYPE_CHECKING:
@@ -135,15 +135,6 @@ def _obj_text(m: Memory, iv: Interval | Statement, names: dict[str, str]) -> str
         name = iv.object_name or names.get(ref) or m.subject_name(ref)
         return f"{name} ({ref})"
     return str(iv.object)
-
-
-def cite(log: list[Statement], ids: tuple[int, ...], as_of: int, known_at: int | None) -> Statement | None:
-    """The assertion to cite for an interval made of ``ids``: visible at ``known_at``, its own
-    interval holding ``as_of`` (the latest such), else the latest visible one."""
-    wanted = set(ids)
-    mine = [s for s in log if s.id in wanted and s.op == "assert" and s.visible_at(known_at)]
-    holds = [s for s in mine if s.valid_from <= as_of and (s.valid_to is None or s.valid_to > as_of)]
-    return max(holds or mine or [], key=lambda s: (s.valid_from, s.id), default=None)
 
 
 def _check_int(value: Any, name: str, lo: int, hi: int) -> int:

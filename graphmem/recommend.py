@@ -20,7 +20,7 @@ from graphmem.linking import Seed, link
 from graphmem.model import Entity, Statement, fact_ref
 from graphmem.notebook import HtmlRepr
 from graphmem.store import FactEdge
-from graphmem.temporal import holding, view_for_subject
+from graphmem.temporal import cite, holding, view_for_subject
 from graphmem.timeparse import format_instant
 
 if TYPE_CHECKING:
@@ -221,12 +221,8 @@ class Graph:
                 or (e.dst in wanted and self._type(e.src) == other_type)]
 
     def cite(self, e: FactEdge) -> int:
-        """The assertion behind ``e`` to cite at ``as_of``: visible at ``known_at``, unretracted, its own
-        interval holding ``as_of`` (the latest such), else the latest of the edge's assertions."""
-        ids = set(e.assertions)
-        mine = [s for s in self.log(e.src) if s.id in ids and s.op == "assert" and s.visible_at(self.known_at)]
-        holding_now = [s for s in mine if s.valid_from <= self.as_of and (s.valid_to is None or s.valid_to > self.as_of)]
-        best = max(holding_now or mine or [], key=lambda s: (s.valid_from, s.id), default=None)
+        """The assertion behind ``e`` to cite at ``as_of`` (``temporal.cite``), else the edge's latest."""
+        best = cite(self.log(e.src), e.assertions, self.as_of, self.known_at)
         return best.id if best is not None else max(e.assertions)
 
 

@@ -278,3 +278,12 @@ def view_for_subject(stmts: Iterable[Statement], registry: Registry, known_at: i
 def holding(intervals: Iterable[Interval], as_of: int) -> list[Interval]:
     """The intervals that contain ``as_of``."""
     return [iv for iv in intervals if iv.contains(as_of)]
+
+
+def cite(log: Iterable[Statement], ids: Iterable[int], as_of: int, known_at: int | None) -> Statement | None:
+    """The assertion to cite for an interval made of ``ids``: visible at ``known_at``, its own
+    interval holding ``as_of`` (the latest such), else the latest visible one."""
+    wanted = set(ids)
+    mine = [s for s in log if s.id in wanted and s.op == "assert" and s.visible_at(known_at)]
+    holds = [s for s in mine if s.valid_from <= as_of and (s.valid_to is None or s.valid_to > as_of)]
+    return max(holds or mine or [], key=lambda s: (s.valid_from, s.id), default=None)
