@@ -91,6 +91,7 @@ def _tsv(rows: list[list[Any]]) -> tuple[str, bool]:
 
 
 _CHUNK = 4096
+WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
 # A primary-key lookup query costs about what scanning this many node rows does (Kuzu 0.11, measured at 1M)
 _LOOKUP_ROWS = 3000
 
@@ -934,6 +935,16 @@ class Store:
         )
 
     def bulk_add_statements(self, stmts: Iterable[Statement]) -> int:
+        """Many statements at once. Up to WAL_ROWS go row by row: Kuzu 0.11 writes COPY's rows past its
+        write-ahead log, so a process killed between the commit and the checkpoint that follows loses
+        them while the rest of the transaction survives (docs/semantics.md, crash safety)."""
+        stmts = stmts if isinstance(stmts, list) else list(stmts)
+        if len(stmts) <= WAL_ROWS:
+            for st in stmts:
+                self.add_statement(st)
+                if st.retracted_at is not None:
+                    self.mark_retracted(st.id, st.retracted_at, st.retract_reason)
+            return len(stmts)
         out = self.statement_file()
         for st in stmts:
             out.add(st)
