@@ -364,7 +364,11 @@ def loads(text: str | bytes) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:  # deeper than the standard parser goes (orjson stops at 1024 levels)
+            doc = text if isinstance(text, str) else text.decode("utf-8", "replace")
+            raise json.JSONDecodeError("nested too deeply", doc, 0) from None
 
 
 _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, log STRING, view STRING)"
