@@ -875,8 +875,13 @@ class Store:
                 self._q("MERGE (n:Name {key: $k}) SET n.refs = $v", {"k": key, "v": dumps(sorted(refs))})
 
     def bulk_add_entities(self, entities: list[Entity], created_at: int) -> None:
-        """Many new entities at once (refs must be new): COPY, then merge the name index."""
+        """Many new entities at once (refs must be new): COPY, then merge the name index. Up to
+        WAL_ROWS go row by row, through Kuzu's log (see bulk_add_statements)."""
         self.entity_writes += 1
+        if len(entities) <= WAL_ROWS:
+            for e in entities:
+                self.add_entity(e, created_at)
+            return
         by_type: dict[str, list[Entity]] = {}
         for e in entities:
             by_type.setdefault(e.type, []).append(e)
