@@ -55,16 +55,20 @@ def store(tmp_path: Path, demo_dir: Path) -> tuple[Path, int]:
 def test_assert_loop_killed_at_random_loses_no_acknowledged_write(store: tuple[Path, int]) -> None:
     path, errors = store
     rng = random.Random(11)
-    acked: list[str] = []
+    t0 = time.monotonic()  # one run to completion sets the scale of the kill moments on this machine
+    ok, out = _run_killed(["--store", str(path), "assert", "ledger", "priority", "p2", "--from", "2026-10-01"], 120)
+    took = time.monotonic() - t0
+    assert ok
+    acked: list[str] = [out.split()[0]]
     kills = 0
     for i in range(10):
         ok, out = _run_killed(["--store", str(path), "assert", "ledger", "priority", f"p{i % 3}",
-                               "--from", f"2026-0{1 + i % 9}-01"], rng.uniform(0.05, 0.6))
+                               "--from", f"2026-0{1 + i % 9}-01"], rng.uniform(0.2, 1.3) * took)
         if ok:
             acked.append(out.split()[0])
         else:
             kills += 1
-    assert kills >= 3 and acked  # the seeds kill some runs mid-way and let others finish
+    assert kills >= 3  # the seeds kill most runs part-way
     with _sound(path, errors) as m:
         for fact in acked:
             assert m.store.statement(int(fact.split(":")[1])) is not None, f"acknowledged {fact} was lost"
