@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Crash soak: the real executable killed (SIGKILL) at random moments of writes, many times.
+
+    python benchmarks/crash_soak.py [--kills 20] [--seconds 600] [--seed 1] [--ops assert import-small ...]
+
+Per operation, on a fresh copy of the bundled example: run the command, kill it at a
+random moment within 1.3x its own duration (timed once), then check that the store
+opens with no temporary files left, that every acknowledged write is there and an
+unacknowledged import or ingest is there entirely or not at all, that `rebuild
+--check` finds no drift and that lint finds no more errors than before. Prints kills
+and failures per operation (docs/semantics.md, crash safety).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+EXE = [sys.executable, "-c", "from graphmem.cli import main; main()"]
+
+
+def run(args: list[str], delay: float | None) -> tuple[bool, str]:
+    p = subprocess.Popen([*EXE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, _ = p.communicate(timeout=delay)
+        return p.returncode == 0, out.decode()
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return False, ""
+
+
+def files(tmp: Path) -> dict[str, Path]:
+    def facts(n: int, name: str) -> Path:
+        f = tmp / name
+        with f.open("w") as out:
+            for i in range(n):
+                out.write(json.dumps({"op": "entity", "type": "Tool", "name": f"Soak {name} {i}"}) + "\n")
+                out.write(json.dumps({"op": "assert", "subject": "project:ledger", "predicate": "evaluates",
+                                      "object": f"tool:soak-{name.split('.')[0]}-{i}", "valid_from": "2026-01-01"}) + "\n")
+        return f
+    recs = tmp / "records.jsonl"
+    recs.write_text("".join(json.dumps({"id": f"s{i}", "ts": "2026-11-01T09:00:00Z", "kind": "note",
+                                        "text": f"Soak note {i}: Ledger uses Kuzu now."}) + "\n" for i in range(3000)))
+    return {"small": facts(300, "small.jsonl"), "bulk": facts(5000, "bulk.jsonl"), "records": recs}
+
+
+def state(store: Path) -> dict[str, Any]:
+    import graphmem
+    with graphmem.open(store) as m:
+        left = list((store / "tmp").glob("tmp*")) if (store / "tmp").exists() else []
+        return {"statements": m.store.statement_count(), "records": m.store.next_record_id() - 1,
+                "drift": not m.rebuild(check=True).ok, "errors": m.lint().to_json()["counts"]["error"],
+                "tmp_left": len(left)}
+
+
+OPS: dict[str, Any] = {
+    "assert": (lambda s, f, i: ["--store", s, "assert", "ledger", "priority", f"p{i % 3}"], None),
+    "import-small": (lambda s, f, i: ["--store", s, "import", str(f["small"])], "statements"),
+    "import-bulk": (lambda s, f, i: ["--store", s, "import", str(f["bulk"])], "statements"),
+    "ingest": (lambda s, f, i: ["--store", s, "ingest", str(f["records"])], "records"),
+    "rebuild": (lambda s, f, i: ["--store", s, "rebuild"], None),
+    "extract": (lambda s, f, i: ["--store", s, "extract", "--pending", "--apply"], None),
+}
+
+
+def soak(op: str, kills: int, deadline: float, rng: random.Random, demo: Path, tmp: Path) -> dict[str, Any]:
+    make, counted = OPS[op]
+    f = files(tmp)
+    done = {"kills": 0, "finished": 0, "failures": []}
+    store = tmp / f"store-{op}"
+    timing = None
+    for i in range(kills):
+        if time.monotonic() > deadline:
+            break
+        shutil.rmtree(store, ignore_errors=True)
+        shutil.copytree(demo, store)
+        before = state(store)
+        if timing is None:
+            t = time.monotonic()
+            run(make(str(store), f, i), None)
+            timing = time.monotonic() - t
+            shutil.rmtree(store)
+            shutil.copytree(demo, store)
+        ok, out = run(make(str(store), f, i), rng.uniform(0.1, 1.3) * timing)
+        done["finished" if ok else "kills"] += 1
+        after = state(store)
+        problems = []
+        if after["drift"]:
+            problems.append("view drift")
+        if after["errors"] > before["errors"]:
+            problems.append(f"lint errors {before['errors']} -> {after['errors']}")
+        if after["tmp_left"]:
+            problems.append("temporary files left")
+        if counted:
+            delta = after[counted] - before[counted]
+            if delta not in (0, {"statements": {"import-small": 150, "import-bulk": 2500}.get(op), "records": 3000}[counted]):
+                problems.append(f"{counted}: {delta} written (all or nothing expected)")
+            if ok and delta == 0:
+                problems.append("acknowledged but not written")
+        if op == "assert" and ok and after["statements"] != before["statements"] + 1:
+            problems.append("acknowledged assert lost")
+        if problems:
+            done["failures"].append({"run": i, "killed": not ok, "problems": problems})
+    return done
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kills", type=int, default=20, help="runs per operation")
+    ap.add_argument("--seconds", type=float, default=600, help="time bound for the whole soak")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ops", nargs="+", default=list(OPS), choices=list(OPS))
+    a = ap.parse_args(argv)
+    from graphmem.demo import build_demo
+    rng = random.Random(a.seed)
+    deadline = time.monotonic() + a.seconds
+    results = {}
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        demo = tmp / "demo"
+        build_demo(demo).close()
+        for op in a.ops:
+            results[op] = soak(op, a.kills, deadline, rng, demo, tmp)
+            r = results[op]
+            print(f"{op:<13} runs {r['kills'] + r['finished']:>3}  killed {r['kills']:>3}  finished {r['finished']:>3}  "
+                  f"failures {len(r['failures'])}" + (f"  e.g. {r['failures'][0]['problems']}" if r["failures"] else ""),
+                  flush=True)
+    Path("bench-results").mkdir(exist_ok=True)
+    Path("bench-results/crash-soak.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
