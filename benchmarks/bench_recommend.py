@@ -51,17 +51,18 @@ TEMPLATES = [
 ]
 
 
-def ideas(n: int, n_entities: int, seed: int) -> list[str]:
-    rng = random.Random(seed + 11)
+def _phrases(n: int, n_entities: int, seed: int, salt: int, k: int, make: Any) -> list[str]:
+    """``n`` texts, each ``make(rng, names, words)`` with ``k`` filler words of the records' vocabulary."""
+    rng = random.Random(seed + salt)
     names = _names(n_entities)
     words, weights = vocabulary(3000, seed)
-    out = []
-    for _ in range(n):
-        w = rng.choices(words, weights, k=3)
-        out.append(rng.choice(TEMPLATES).format(t=rng.choice(names["Tool"]), t2=rng.choice(names["Tool"]),
-                                                c=rng.choice(names["Concept"]), person=rng.choice(names["Person"]),
-                                                w=w[0], w2=w[1], w3=w[2]))
-    return out
+    return [make(rng, names, rng.choices(words, weights, k=k)) for _ in range(n)]
+
+
+def ideas(n: int, n_entities: int, seed: int) -> list[str]:
+    return _phrases(n, n_entities, seed, 11, 3, lambda rng, names, w: rng.choice(TEMPLATES).format(
+        t=rng.choice(names["Tool"]), t2=rng.choice(names["Tool"]), c=rng.choice(names["Concept"]),
+        person=rng.choice(names["Person"]), w=w[0], w2=w[1], w3=w[2]))
 
 
 def fact_labels(m: Any) -> str:
@@ -127,15 +128,8 @@ def bench_scale(scale: int, a: argparse.Namespace) -> dict[str, Any]:
 
 
 def pack_questions(n: int, n_entities: int, seed: int) -> list[str]:
-    rng = random.Random(seed + 13)
-    names = _names(n_entities)
-    words, weights = vocabulary(3000, seed)
-    out = []
-    for _ in range(n):
-        w = rng.choices(words, weights, k=2)
-        kind = rng.choice(["Project", "Project", "Tool", "Person"])
-        out.append(f"what about {rng.choice(names[kind])} and the {w[0]} {w[1]}?")
-    return out
+    return _phrases(n, n_entities, seed, 13, 2, lambda rng, names, w: (
+        f"what about {rng.choice(names[rng.choice(['Project', 'Project', 'Tool', 'Person'])])} and the {w[0]} {w[1]}?"))
 
 
 def show(res: dict[str, Any]) -> None:

@@ -41,6 +41,13 @@ class ImportFailed(BadInput):
     """An import file has invalid lines (reported by line number)."""
 
 
+def check_int(value: object, name: str, lo: int, hi: int) -> int:
+    """``value`` if it is a whole number from ``lo`` to ``hi``, else BadInput naming it."""
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise BadInput(f"bad {name} {value!r}: expected a whole number from {lo} to {hi}")
+    return value
+
+
 class StoreUnavailable(GraphmemError):
     """The store cannot be used: locked, of another version, or damaged."""
 

@@ -209,12 +209,12 @@ def _record_seeds(m: Memory, text: str, exclude: set[str]) -> list[tuple[str, fl
     """Entities mentioned by the best records for ``text``: (ref, weight, record refs), by weight."""
     from graphmem.errors import BadInput
     from graphmem.memory import search_terms
-    from graphmem.textindex import terms as index_terms
+    from graphmem.textindex import query_terms
     try:
         query = search_terms(text)
     except BadInput:
         return []
-    hits = m.store.rank_records(list(dict.fromkeys(index_terms(" ".join(query)))), RECORD_HITS)
+    hits = m.store.rank_records(query_terms(query), RECORD_HITS)
     if not hits:
         return []
     top = hits[0][1]

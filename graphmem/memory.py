@@ -24,6 +24,7 @@ from graphmem.errors import (
     TypeMismatch,
     UnknownEntity,
     UnknownPredicate,
+    check_int,
 )
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Interval, Statement, Value
 from graphmem.results import (
@@ -775,11 +776,10 @@ class Memory:
 
     def search(self, query: str, *, limit: int = 10) -> SearchResult:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words)."""
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
-            raise BadInput(f"bad limit {limit!r}: expected a whole number from 1 to 1000")
-        from graphmem.textindex import terms as index_terms
+        check_int(limit, "limit", 1, 1000)
+        from graphmem.textindex import query_terms
         terms = search_terms(query)
-        hits = self.store.search_records(list(dict.fromkeys(index_terms(" ".join(terms)))), limit)
+        hits = self.store.search_records(query_terms(terms), limit)
         return SearchResult(query, tuple(terms), tuple(
             SearchHit(f"rec:{i}", score, snippet(text, terms), ts, kind, src, scope, imp)
             for i, score, text, ts, kind, src, scope, imp in hits))

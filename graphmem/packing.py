@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, check_int
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.notebook import HtmlRepr
 from graphmem.temporal import cite, holding, view_for_subject
@@ -129,20 +129,6 @@ def _day(us: int | None) -> str:
     return (format_instant(us) or "…")[:10]
 
 
-def _obj_text(m: Memory, iv: Interval | Statement, names: dict[str, str]) -> str:
-    if iv.object_kind == "entity":
-        ref = str(iv.object)
-        name = iv.object_name or names.get(ref) or m.subject_name(ref)
-        return f"{name} ({ref})"
-    return str(iv.object)
-
-
-def _check_int(value: Any, name: str, lo: int, hi: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise BadInput(f"bad {name} {value!r}: expected a whole number from {lo} to {hi}")
-    return value
-
-
 class _Packer:
     def __init__(self, m: Memory, query: str, as_of: int, known_at: int | None) -> None:
         from graphmem.memory import search_terms
@@ -169,11 +155,19 @@ class _Packer:
             self._entities[ref] = self.m.store.entity(ref)
         return self._entities[ref]
 
+    def obj_text(self, iv: Interval | Statement) -> str:
+        """An object as a bundle line shows it: ``Name (ref)`` for an entity, else its value."""
+        if iv.object_kind != "entity":
+            return str(iv.object)
+        ref = str(iv.object)
+        e = None if iv.object_name or ref in self.names else self.entity(ref)
+        return f"{iv.object_name or self.names.get(ref) or (e.name if e else ref)} ({ref})"
+
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
-        from graphmem.textindex import terms as index_terms
-        store = self.m.store
-        hits = store.rank_records(list(dict.fromkeys(index_terms(" ".join(self.terms)))), RECORD_POOL)
+        from graphmem.memory import snippet
+        from graphmem.textindex import query_terms
+        hits = self.m.store.rank_records(query_terms(self.terms), RECORD_POOL)
         if not hits:
             return []
         top = hits[0][1]
@@ -189,7 +183,6 @@ class _Packer:
             imp = importance if importance is not None else 0.5
             score = rel * (0.75 + 0.25 * recency) * (0.75 + 0.25 * imp)
             guidance = kind in GUIDANCE_KINDS
-            from graphmem.memory import snippet
             label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
             c = Candidate("guidance" if guidance else "records", "guidance" if guidance else "evidence", f"rec:{rid}",
                           "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
@@ -224,21 +217,20 @@ class _Packer:
                         found[ref] = (w, f"mentioned by rec:{rid}")
         order = sorted(found, key=lambda r: (-round(found[r][0], 12), r))
         for i, ref in enumerate(order):
-            e = self.entity(ref) if i < ENTITY_LIMIT else None
+            score, why = found[ref]
+            if i >= ENTITY_LIMIT:  # traced by ref only: reading them would cost a lookup each
+                self.lanes["entities"].append(Candidate("entities", "entities", ref, "entity", ref,
+                                                        score * ENTITY_ITEM_FACTOR, {"link": score}, (ref,), why,
+                                                        ["below_threshold"]))
+                continue
+            e = self.entity(ref)
             if e is None:
-                if i >= ENTITY_LIMIT:
-                    self.lanes["entities"].append(Candidate(
-                        "entities", "entities", ref, "entity", ref, found[ref][0] * ENTITY_ITEM_FACTOR,
-                        {"link": found[ref][0]}, (ref,), found[ref][1], ["below_threshold"]))
                 continue
             self.names[ref] = e.name
-            score, why = found[ref]
             text = f"{e.name} ({e.ref}, {e.type})" + (f": {' '.join(e.description.split())}" if e.description else "")
             c = Candidate("entities", "entities", e.ref, "entity", text, score * ENTITY_ITEM_FACTOR,
                           {"link": score}, (e.ref,), why)
-            if i >= ENTITY_LIMIT:
-                c.reasons.append("below_threshold")
-            elif not e.description:
+            if not e.description:
                 c.reasons.append("no_description")
             self.lanes["entities"].append(c)
         return {ref: found[ref] for ref in order[:ENTITY_LIMIT]}
@@ -303,7 +295,7 @@ class _Packer:
             if s.op == "assert" and s.retracted_at is not None and not s.visible_at(self.known_at) and \
                     (self.known_at is None or s.recorded_at <= self.known_at):
                 c = Candidate("facts", "facts", fact_ref(s.id), "fact",
-                              f"{name} {s.predicate}: {_obj_text(self.m, s, self.names)}", score, {"entity": score},
+                              f"{name} {s.predicate}: {self.obj_text(s)}", score, {"entity": score},
                               (fact_ref(s.id),), why, ["retracted"])
                 self.lanes["facts"].append(c)
 
@@ -312,8 +304,9 @@ class _Packer:
         if st is None:
             return None
         span = f"since {_day(iv.valid_from)}" + (f" until {_day(iv.valid_to)}" if iv.valid_to is not None else "")
-        text = f"{name} {iv.predicate}: {_obj_text(self.m, iv, self.names)}, {span}"
-        by = {s.asserted_by for s in log if s.id in set(iv.assertions)}
+        text = f"{name} {iv.predicate}: {self.obj_text(iv)}, {span}"
+        ids = set(iv.assertions)
+        by = {s.asserted_by for s in log if s.id in ids}
         low = by == {"extractor"}
         factor = LOW_TRUST_FACTOR if low else 1.0
         recs = tuple(s for s in st.sources if s.startswith("rec:"))
@@ -332,7 +325,7 @@ class _Packer:
                 continue
             d = Candidate("dissent", "facts", fact_ref(rival.id), "fact",
                           f"dissent: {fact_ref(rival.id)} says {name} {rival.predicate}: "
-                          f"{_obj_text(self.m, rival, self.names)} from {_day(rival.valid_from)}",
+                          f"{self.obj_text(rival)} from {_day(rival.valid_from)}",
                           c.score, {"fact": c.score}, (fact_ref(rival.id),),
                           f"in conflict with {fact_ref(st.id)}", follows=c.ref)
             c.dissent.append(d)
@@ -369,8 +362,8 @@ class _Packer:
 def pack(m: Memory, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
          now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None) -> PackResult:
     """The context bundle for ``query`` (docs/packing.md)."""
-    _check_int(budget_tokens, "budget", 0, 1_000_000)
-    _check_int(max_items, "max items", 1, 1000)
+    check_int(budget_tokens, "budget", 0, 1_000_000)
+    check_int(max_items, "max items", 1, 1000)
     if not isinstance(query, str) or len(query) > 100_000:
         raise BadInput(f"bad query of {len(query) if isinstance(query, str) else type(query).__name__}: "
                        "expected text of at most 100,000 characters")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, check_int
 from graphmem.linking import Seed, link
 from graphmem.model import Entity, Statement, fact_ref
 from graphmem.notebook import HtmlRepr
@@ -275,12 +275,6 @@ def check_idea(idea: Any) -> str:
     return idea
 
 
-def _int_option(value: Any, name: str, lo: int, hi: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise BadInput(f"bad {name} {value!r}: expected a whole number from {lo} to {hi}")
-    return value
-
-
 def _past(known_at: int | None, now: int) -> int | None:
     """``known_at`` if it lies in the past; None (the stored view) for now or later."""
     return known_at if known_at is not None and known_at < now else None
@@ -290,9 +284,9 @@ def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int |
               max_hops: int = 3, paths: int = 3) -> RecommendResult:
     """The ``top`` projects for ``idea`` at ``as_of`` (known at ``known_at``; None: now), best first."""
     idea = check_idea(idea)
-    _int_option(top, "top", 1, 100)
-    _int_option(max_hops, "max hops", 1, 4)
-    _int_option(paths, "paths", 1, 10)
+    check_int(top, "top", 1, 100)
+    check_int(max_hops, "max hops", 1, 4)
+    check_int(paths, "paths", 1, 10)
     seeds = link(m, idea)
     kk = now if known_at is None else known_at
     if not seeds:
@@ -403,8 +397,8 @@ def shortest_paths(m: Memory, src: Entity, dst: Entity, *, as_of: int, known_at:
     """Up to ``limit`` shortest explained paths between two entities, over edges valid at ``as_of``
     in either direction: a bidirectional breadth-first read of the store, then networkx."""
     import networkx as nx
-    _int_option(max_hops, "max hops", 1, 6)
-    _int_option(limit, "limit", 1, 50)
+    check_int(max_hops, "max hops", 1, 6)
+    check_int(limit, "limit", 1, 50)
     kk = now if known_at is None else known_at
     if src.ref == dst.ref:
         raise BadInput(f"path from {src.ref!r} to itself: expected two different entities")

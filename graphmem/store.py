@@ -1513,13 +1513,8 @@ class Store:
     def search_records(self, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
         (id, score, text, ts, kind, source, scope, importance), best first."""
-        out = []
-        for i, score in self.rank_records(terms, limit):
-            rows = self._q(_RECORD_HIT, {"r": f"rec:{_int(i)}"})
-            if rows:
-                text, ts, kind, src, scope, imp = rows[0]
-                out.append((i, score, text, from_datetime(ts), kind, src or None, scope or None, imp))
-        return out
+        return [(i, score, *hit) for i, score in self.rank_records(terms, limit)
+                if (hit := self.record_hit(i)) is not None]
 
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
@@ -1563,7 +1558,8 @@ class Store:
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
-        """The entities each record mentions (sorted refs), in one query."""
+        """The entities each record mentions (sorted refs): a key lookup per record for a few, one list
+        query (a scan of the records) for many."""
         out: dict[int, set[str]] = {i: set() for i in rec_ids}
         if len(rec_ids) <= 20:  # one primary-key lookup each beats the list query's scan of every record
             for i in rec_ids:
@@ -1641,9 +1637,8 @@ class Store:
         pairs = self._edge_pairs()
         for etype, group in sorted(by_type.items()):
             for outward in (True, False):
-                labels = sorted({label for label, a, b in pairs
-                                 if (a, b if other_type is None else other_type) == (etype, b) and outward
-                                 or (b, a if other_type is None else other_type) == (etype, a) and not outward})
+                ends = [(label, a, b) if outward else (label, b, a) for label, a, b in pairs]  # (label, near, far)
+                labels = sorted({label for label, near, far in ends if near == etype and other_type in (None, far)})
                 if not labels:
                     continue
                 per_ref = len(group) * _LOOKUP_ROWS <= self._node_count(etype)

@@ -52,6 +52,11 @@ def terms(text: str) -> list[str]:
     return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) <= MAX_TERM_CHARS]
 
 
+def query_terms(words: list[str]) -> list[str]:
+    """The distinct index terms of a query's words, in order (what a search looks up)."""
+    return list(dict.fromkeys(terms(" ".join(words))))
+
+
 class Postings(NamedTuple):
     """Record ids (rising), the term's count in each, and each record's length in terms."""
 
