@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.bulk import forked_map, gc_paused
 from graphmem.errors import (
@@ -33,6 +34,7 @@ from graphmem.results import (
     EntityList,
     ExportDoc,
     FactsResult,
+    MigrateReport,
     OntologyDoc,
     RebuildReport,
     RegistryDoc,
@@ -47,6 +49,9 @@ from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_r
 from graphmem.store import Store, ViewFiles, decode_log, same_view, statements_from_log, unpack, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
+
+if TYPE_CHECKING:
+    from graphmem.migrations import Upgrade
 
 _SLUG_RE = re.compile(r"[\W_]+")
 _FACT_RE = re.compile(r"^fact:(\d{1,18})$")
@@ -130,14 +135,17 @@ class Memory:
 
     def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
                  predicate_dirs: Iterable[str | Path] = (), create: bool = True,
-                 buffer_pool_mb: int | None = None) -> None:
+                 buffer_pool_mb: int | None = None, repair: bool = False) -> None:
+        """``repair`` opens a store marked by an interrupted migration or bulk commit, for ``rebuild``
+        and ``finish_migration`` to make it whole; without it such a store is refused (exit 3)."""
         self.path = Path(path)
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
         ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
-        self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb)
+        self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
+                           repair=repair)
         self._known_records: set[int] = set()
         self._extractor: Any = None
         self._extractor_entities = -1
@@ -644,9 +652,37 @@ class Memory:
         return self.store.load_view(files)
 
     def rebuild(self, *, check: bool = False) -> RebuildReport:
-        """Recompute the view from the statements; with ``check``, only compare."""
+        """Recompute the view from the statements; with ``check``, only compare. A store marked by an
+        interrupted bulk commit (opened with ``repair``) also gets its name index, record keys and
+        full-text index made again from the entities and records, and then loses the mark."""
         with gc_paused():
-            return self._rebuild(check)
+            if check or not self.store.interrupted_commit():
+                return self._rebuild(check)
+            t0 = time.perf_counter()
+            with self.store.transaction():
+                repaired = {"names": self.store.rebuild_names(), "records": self.store.rebuild_record_index()}
+            report = self._rebuild(False)
+            self.store.clear_commit_mark()
+            self._lexicon = None
+            return dataclasses.replace(report, repaired=repaired, seconds=time.perf_counter() - t0)
+
+    def finish_migration(self, up: Upgrade) -> MigrateReport:
+        """After ``migrations.upgrade_layout``: the full-text index (when the old layout had none) and
+        the view made by the current code, then the migration's mark removed."""
+        from graphmem.migrations import clear_marker
+        from graphmem.store import SCHEMA_VERSION
+        t0 = time.perf_counter()
+        with gc_paused():
+            if up.reindex:
+                with self.store.transaction():
+                    self.store.rebuild_record_index()
+            self._rebuild(False)
+        clear_marker(self.path)
+        counts = {"entities": self.store.entity_count(), "statements": self.store.statement_count(),
+                  "records": self.store.record_count()}
+        return MigrateReport(str(self.path), up.from_version, SCHEMA_VERSION, up.steps,
+                             str(up.backup) if up.backup else None, up.restarted, counts,
+                             time.perf_counter() - t0)
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],

@@ -180,14 +180,38 @@ class RebuildReport:
     drift: tuple[dict[str, Any], ...]
     counts: dict[str, int]
     seconds: float
+    repaired: dict[str, int] | None = None  # after an interrupted bulk commit: name keys and records made again
 
     @property
     def ok(self) -> bool:
         return not self.drift
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
-                "drift": list(self.drift), "counts": self.counts, "seconds": round(self.seconds, 3)}
+        doc = {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
+               "drift": list(self.drift), "counts": self.counts, "seconds": round(self.seconds, 3)}
+        if self.repaired is not None:
+            doc["repaired"] = self.repaired
+        return doc
+
+
+@dataclass(frozen=True)
+class MigrateReport:
+    """What ``graphmem migrate`` did."""
+
+    store: str
+    from_version: int
+    to_version: int
+    steps: tuple[str, ...]
+    backup: str | None
+    restarted: bool
+    counts: dict[str, int]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphmem.migrate.v1", "store": self.store, "from": self.from_version,
+                "to": self.to_version, "migrated": bool(self.steps), "steps": list(self.steps),
+                "backup": self.backup, "restarted": self.restarted, "counts": self.counts,
+                "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)

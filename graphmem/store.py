@@ -47,6 +47,18 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
 
 SCHEMA_VERSION = 3  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds
 DB_FILE = "graph.kuzu"
+MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/migrations.py)
+COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
+
+
+def sync_dir(path: Path) -> None:
+    """Make a file created or removed in ``path`` durable (the directory entry itself)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _int(n: int) -> str:
@@ -376,8 +388,11 @@ _RECORD_DDL = (
     "CREATE NODE TABLE Record(ref STRING PRIMARY KEY, id INT64, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
     "scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, original_chars INT64, "
     "truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP)")
+_NAME_DDL = "CREATE NODE TABLE Name(key STRING PRIMARY KEY, refs STRING)"
+_RECORD_KEY_DDL = "CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)"
 _INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
               "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
+_INDEX_BATCH = 50_000  # records indexed at once when the whole index is made again
 _POSTINGS_HELD_MAX = 8_000_000  # decoded postings kept in memory (8 bytes each)
 _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 _TERM = "MATCH (t:Term {term: $t}) RETURN t.blocks"
@@ -503,7 +518,9 @@ class Store:
                       _POSTING_DROP, *(q for pair in _INDEX_WRITES.values() for q in pair)})
 
     def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True,
-                 buffer_pool_mb: int | None = None) -> None:
+                 buffer_pool_mb: int | None = None, repair: bool = False) -> None:
+        """``repair`` opens a store that holds the mark of an interrupted migration or bulk commit
+        (``migrate`` and ``rebuild`` do, to make it whole); anything else refuses it."""
         self.path = Path(path)
         self.ontology = ontology
         self.registry = registry
@@ -544,7 +561,42 @@ class Store:
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
         self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
         self._clear_bulk_files()
+        if not repair:
+            self._refuse_interrupted()
+        self._repairing = self.interrupted_commit()  # the mark stays until the repair is done (clear_commit_mark)
         self._ensure_schema()
+
+    def _refuse_interrupted(self) -> None:
+        """Refuse a store whose migration or bulk commit was cut short (see ``repair``)."""
+        where = f"--store {self.path} "
+        if (self.path / MIGRATION_MARK).exists():
+            raise StoreUnavailable(f"store {str(self.path)!r}: an upgrade of its layout was interrupted; "
+                                   f"run 'graphmem {where}migrate' to finish it")
+        if (self.path / COMMIT_MARK).exists():
+            raise StoreUnavailable(
+                f"store {str(self.path)!r}: a bulk write was interrupted while it was being committed, and part of "
+                f"it may be missing; run 'graphmem {where}rebuild' to check and repair the store, then repeat the write")
+
+    def _mark_commit(self) -> None:
+        """Say on disk that a bulk write is committing: Kuzu 0.11 writes COPY's rows to the database file
+        only at the checkpoint after the commit, outside its log, so a kill in between can lose some tables
+        of a committed transaction and keep others. The mark is removed once the checkpoint is done."""
+        mark = self.path / COMMIT_MARK
+        with open(mark, "w", encoding="utf-8") as f:
+            f.write(dumps({"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat()}))
+            f.flush()
+            os.fsync(f.fileno())
+        sync_dir(self.path)
+
+    def clear_commit_mark(self) -> None:
+        self._repairing = False
+        with contextlib.suppress(FileNotFoundError):
+            (self.path / COMMIT_MARK).unlink()
+            sync_dir(self.path)
+
+    def interrupted_commit(self) -> bool:
+        """Whether the store holds the mark of a bulk commit that did not reach its checkpoint."""
+        return (self.path / COMMIT_MARK).exists()
 
     def _clear_bulk_files(self) -> None:
         """Remove bulk files a killed or interrupted process left in ``tmp/``. Only the process that
@@ -654,12 +706,20 @@ class Store:
             self._index_stats = None
             raise
         self._in_tx = False
-        self._q("COMMIT")
-        if self._bulk_written:
-            # rows bulk-loaded by COPY are read much slower until checkpointed (search at 100k records:
-            # 6.6 ms p50 before, 4.2 ms after), and Kuzu does not checkpoint them on its own
-            self._bulk_written = False
+        if not self._bulk_written:
+            self._q("COMMIT")
+            return
+        # rows bulk-loaded by COPY reach the database file only at a checkpoint (and are read much slower
+        # until then: search at 100k records, 6.6 ms p50 before, 4.2 ms after); Kuzu does not run one on its own
+        self._bulk_written = False
+        if self._repairing:  # the store already carries the mark; only the finished repair removes it
+            self._q("COMMIT")
             self._q("CHECKPOINT")
+            return
+        self._mark_commit()
+        self._q("COMMIT")
+        self._q("CHECKPOINT")
+        self.clear_commit_mark()
 
     def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
         """Bulk-load rows through a temporary tab-separated file (Kuzu's fastest path).
@@ -700,7 +760,7 @@ class Store:
         if fresh:
             with self.transaction():
                 self._q("CREATE NODE TABLE Meta(key STRING PRIMARY KEY, value STRING)")
-                self._q("CREATE NODE TABLE Name(key STRING PRIMARY KEY, refs STRING)")
+                self._q(_NAME_DDL)
                 self._q(
                     "CREATE NODE TABLE Assertion(id INT64 PRIMARY KEY, op STRING, subject STRING, "
                     "predicate STRING, object STRING, object_type STRING, valid_from INT64, "
@@ -709,7 +769,7 @@ class Store:
                 )
                 self._q(_SUBJECT_DDL)
                 self._q(_RECORD_DDL)
-                self._q("CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
+                self._q(_RECORD_KEY_DDL)
                 for ddl in _INDEX_DDL:
                     self._q(ddl)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
@@ -722,9 +782,13 @@ class Store:
             self._meta_cache = {k: v for k, v in self._q("MATCH (m:Meta) RETURN m.key, m.value")}
             version = self._meta_cache.get("schema_version")
             if version != str(SCHEMA_VERSION):
+                if version is not None and version.isdigit() and int(version) < SCHEMA_VERSION:
+                    raise StoreUnavailable(
+                        f"store {str(self.path)!r} has layout {version}; this graphmem reads layout {SCHEMA_VERSION}: "
+                        f"run 'graphmem --store {self.path} migrate' (it copies the store aside first)")
                 raise StoreUnavailable(
-                    f"store {str(self.path)!r} has schema version {version}; this graphmem reads version {SCHEMA_VERSION}"
-                )
+                    f"store {str(self.path)!r} has layout {version}; this graphmem reads layout {SCHEMA_VERSION}: "
+                    "upgrade graphmem to read it")
             recorded = self._check_compatible()
             self._meta_cache = {}
             added = {k: v for k, v in self.registry.fingerprint().items() if k not in recorded}
@@ -1297,6 +1361,38 @@ class Store:
             for part in parts:
                 part.discard()
         return {k: sum(part.counts[k] for part in parts) for k in ("subjects", "intervals", "edges")}
+
+    # repair: tables made again from the ones they derive from ---------------------------
+
+    def rebuild_names(self) -> int:
+        """Make the name index again from the entities (in the caller's transaction); the keys written."""
+        names: dict[str, set[str]] = {}
+        for e in self.all_entities():
+            for key in (e.name, *e.aliases):
+                names.setdefault(key.lower(), set()).add(e.ref)
+        self._plan_generation += 1  # prepared plans may name the table dropped here
+        self._q("DROP TABLE Name")
+        self._q(_NAME_DDL)
+        self._copy("Name", ([k, dumps(sorted(v))] for k, v in sorted(names.items())),
+                   multiline=any("\n" in k or "\r" in k for k in names))
+        return len(names)
+
+    def rebuild_record_index(self) -> int:
+        """Make the record keys and the full-text index again from the records (in the caller's
+        transaction); the records indexed."""
+        self._plan_generation += 1
+        self.forget_postings()
+        for ddl in ("DROP TABLE RecordKey", _RECORD_KEY_DDL, "DROP TABLE Term", "DROP TABLE Posting", *_INDEX_DDL):
+            self._q(ddl)
+        self._q("COPY RecordKey FROM (MATCH (r:Record) RETURN r.key, r.id)")
+        self._bulk_written = True
+        self._set_meta("index_docs", "0")
+        self._set_meta("index_terms", "0")
+        self._index_stats = (0, 0)
+        texts = [(i, t) for i, t in self._iter("MATCH (r:Record) RETURN r.id, r.text ORDER BY r.id")]
+        for at in range(0, len(texts), _INDEX_BATCH):
+            self._index_texts(texts[at:at + _INDEX_BATCH])
+        return len(texts)
 
     # evidence records ---------------------------------------------------------------
 

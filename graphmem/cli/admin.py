@@ -1,4 +1,4 @@
-"""Store-wide commands: init, demo, ontology, predicates, import, lint, rebuild, export."""
+"""Store-wide commands: init, demo, ontology, predicates, import, lint, rebuild, migrate, export."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_)
     app.command("lint")(lint)
     app.command("rebuild")(rebuild)
+    app.command("migrate")(migrate)
     app.command("export")(export)
 
 
@@ -129,16 +130,52 @@ def rebuild(
     Every subject's log, view and fact edges are recomputed and compared with what is
     stored; the subjects that differ are rewritten (the whole view is reloaded when more
     than about one in 40 do). The JSON lists, per drifting subject, the parts that differ.
+
+    A store whose bulk write was killed while it was being committed is refused by every
+    command until a rebuild (without --check) repairs it: the name index, record keys and
+    full-text index are also made again, from the entities and records.
     """
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, repair=not check) as m:
         r = m.rebuild(check=check)
-        emit(ctx, r.to_json(), lambda d: render.out(
-            ("view matches the statements" if d["ok"] else f"view drift in {len(d['drift'])} subjects")
-            if d["check"] else f"recomputed {d['counts'].get('subjects', 0)} subjects, "
-            f"{d['counts'].get('intervals', 0)} intervals, {d['counts'].get('edges', 0)} edges; "
-            f"rewrote {d['counts'].get('rewritten', 0)} that differed, in {d['seconds']} s"))
+
+        def human(d: dict[str, Any]) -> None:
+            if d["check"]:
+                render.out("view matches the statements" if d["ok"] else f"view drift in {len(d['drift'])} subjects")
+                return
+            if "repaired" in d:
+                render.out(f"repaired an interrupted bulk write: made {d['repaired']['names']} name keys and the "
+                           f"index of {d['repaired']['records']} records again")
+            render.out(f"recomputed {d['counts'].get('subjects', 0)} subjects, "
+                       f"{d['counts'].get('intervals', 0)} intervals, {d['counts'].get('edges', 0)} edges; "
+                       f"rewrote {d['counts'].get('rewritten', 0)} that differed, in {d['seconds']} s")
+        emit(ctx, r.to_json(), human)
         if not r.ok:
             raise typer.Exit(1)
+
+
+def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Upgrade a store written in an older layout, in place.
+
+    The store is first copied aside (STORE.layoutN-backup, named in the output); then one
+    named migration per layout change runs, and the view and full-text index are made again
+    by this version. Killed at any moment, it is run again: it starts over from the copy.
+    A store already at this version's layout is left as it is.
+    """
+    from graphmem.migrations import upgrade_layout
+    from graphmem.results import MigrateReport
+    from graphmem.store import SCHEMA_VERSION
+    with errors():
+        up = upgrade_layout(store_path(ctx))
+        if up.steps or up.restarted:
+            with memory(ctx, repair=True) as m:
+                r = m.finish_migration(up)
+        else:
+            r = MigrateReport(str(up.path), up.from_version, SCHEMA_VERSION, (), None, False, {}, 0.0)
+        emit(ctx, r.to_json(), lambda d: render.out(
+            f"store {d['store']} is at layout {d['to']}; nothing to do" if not d["migrated"] else
+            f"migrated {d['store']} from layout {d['from']} to {d['to']} ({', '.join(d['steps'])}); "
+            f"{d['counts']['entities']} entities, {d['counts']['statements']} statements, "
+            f"{d['counts']['records']} records; the store as it was is at {d['backup']}"))
 
 
 def export(

@@ -49,16 +49,17 @@ LOOKUP_POOL_MB = 1024  # Kuzu's page cache for commands that read a few subjects
 
 
 @contextmanager
-def memory(ctx: typer.Context, *, create: bool = False, lookup: bool = False) -> Iterator[Any]:
+def memory(ctx: typer.Context, *, create: bool = False, lookup: bool = False, repair: bool = False) -> Iterator[Any]:
     """Open the store for one command; ``create`` for commands that write, ``lookup`` for those that
-    read a few subjects (a smaller page cache, which Kuzu sets up faster)."""
+    read a few subjects (a smaller page cache, which Kuzu sets up faster), ``repair`` for the two that
+    make a marked store whole (``rebuild``, ``migrate``)."""
     from graphmem.memory import Memory
     o = opts(ctx)
     path = store_path(ctx)
     made = _would_create(path) if create else []
     try:
         m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create,
-                   buffer_pool_mb=LOOKUP_POOL_MB if lookup else None)
+                   buffer_pool_mb=LOOKUP_POOL_MB if lookup else None, repair=repair)
     except BaseException:
         _remove(made)
         raise

@@ -1,0 +1,277 @@
+"""Upgrading a store written in an older layout, in place (``graphmem migrate``).
+
+A layout is what ``SCHEMA_VERSION`` numbers: the tables and columns the store keeps. Each change
+of layout has one named function here that takes a Kuzu connection to a store of layout N and
+leaves it at layout N+1 in one transaction, moving the authority tables (statements, records,
+their evidence edges) with Kuzu's own ``COPY ... FROM (MATCH ...)``, so no row passes through
+Python. What is derived from them (subject views, fact edges, the full-text index) is then
+recomputed by the current code (``Memory.finish_migration``), so a migration never has to know
+how a layout derived them.
+
+Before the first change the store is copied aside (``<store>.layout<N>-backup``) and a marker,
+``<store>/migrating.json``, names the copy; it is removed when the store is whole again. A
+store holding the marker is refused by every command but ``migrate``, which puts the copy back and
+starts again: a migration killed at any moment loses nothing.
+
+Like ``store.py``, this module speaks Cypher; it is the only other place that does, because it
+alone knows the old layouts. Their DDL is written out here as it was, never taken from
+``store.py``, which describes only the current layout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import kuzu
+
+from graphmem.errors import StoreUnavailable
+from graphmem.store import DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, sync_dir
+
+MARKER = MIGRATION_MARK
+
+
+def _tables(conn: Any, kind: str | None = None) -> list[str]:
+    return [r[0] for r in conn.execute("CALL show_tables() RETURN name, type").get_all() if kind in (None, r[1])]
+
+
+def _q(conn: Any, query: str) -> list[list[Any]]:
+    return conn.execute(query).get_all()  # type: ignore[no-any-return]
+
+
+def _set_version(conn: Any, version: int) -> None:
+    conn.execute("MERGE (m:Meta {key: 'schema_version'}) SET m.value = $v", {"v": str(version)})
+
+
+# layout 1 -> 2 ---------------------------------------------------------------------------
+
+_RECORD_V2 = (
+    "CREATE NODE TABLE Record(ref STRING PRIMARY KEY, id INT64, key STRING, ts TIMESTAMP, kind STRING, "
+    "source STRING, scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, "
+    "original_chars INT64, truncated BOOLEAN, redactions STRING, ingested_at TIMESTAMP, extracted_at TIMESTAMP)")
+_RECORD_V1_COLS = ("key", "ts", "kind", "source", "scope", "importance", "meta", "text", "original_sha256",
+                   "original_chars", "truncated", "redactions", "ingested_at", "extracted_at")
+
+
+def records_keyed_by_ref(conn: Any) -> None:
+    """Layout 2: records keyed by their ``rec:N`` ref (layout 1 keyed them by number and searched them
+    with Kuzu's full-text index over a ``search`` column), graphmem's own full-text index (``Term``,
+    ``Posting``; filled afterwards). The evidence edges from records are moved to the new keys.
+    A store made before records existed gets the record tables."""
+    tables = set(_tables(conn))
+    if "Record" in tables:
+        indexes = {(r[0], r[1]) for r in _q(conn, "CALL show_indexes() RETURN *") if len(r) > 1}
+        if ("Record", "record_text") in indexes:
+            _q(conn, "CALL DROP_FTS_INDEX('Record', 'record_text')")  # only outside a transaction
+    evidence = [t for t in _tables(conn, "REL")
+                if {r[0] for r in _q(conn, f"CALL show_connection('{t}') RETURN *")} == {"Record"}]
+    _q(conn, "BEGIN TRANSACTION")
+    if "Record" in tables:
+        _q(conn, "ALTER TABLE Record RENAME TO Record_v1")
+        for e in evidence:
+            _q(conn, f"ALTER TABLE {e} RENAME TO {e}_v1")
+    _q(conn, _RECORD_V2)
+    if "RecordKey" not in tables:
+        _q(conn, "CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)")
+        _q(conn, "MERGE (m:Meta {key: 'next_record'}) SET m.value = '1'")
+    if "Record" in tables:
+        cols = ", ".join(f"r.{c}" for c in _RECORD_V1_COLS)
+        _q(conn, f"COPY Record FROM (MATCH (r:Record_v1) RETURN 'rec:' + CAST(r.id AS STRING), r.id, {cols})")
+        for e in evidence:
+            pairs = [(r[0], r[1]) for r in _q(conn, f"CALL show_connection('{e}_v1') RETURN *")]
+            _q(conn, f"CREATE REL TABLE {e}({', '.join(f'FROM {a} TO {b}' for a, b in pairs)}, "
+                     "span_start INT64, span_end INT64, rule STRING)")
+            for _, target in pairs:
+                _q(conn, f"COPY {e} FROM (MATCH (r:Record_v1)-[m:{e}_v1]->(x:{target}) RETURN "
+                         "'rec:' + CAST(r.id AS STRING), x.ref, m.span_start, m.span_end, m.rule) "
+                         f"(from='Record', to='{target}')")
+            _q(conn, f"DROP TABLE {e}_v1")
+        _q(conn, "DROP TABLE Record_v1")
+    _q(conn, "CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)")
+    _q(conn, "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
+    _set_version(conn, 2)
+    _q(conn, "COMMIT")
+
+
+# layout 2 -> 3 ---------------------------------------------------------------------------
+
+_ASSERTION_V3 = (
+    "CREATE NODE TABLE Assertion(id INT64 PRIMARY KEY, op STRING, subject STRING, predicate STRING, "
+    "object STRING, object_type STRING, valid_from INT64, valid_to INT64, recorded_at INT64, "
+    "retracted_at INT64, retract_reason STRING, sources STRING, asserted_by STRING, trust STRING)")
+
+
+def _microseconds(col: str) -> str:
+    """A TIMESTAMP column as microseconds since 1970, floored (``to_epoch_ms`` rounds toward zero)."""
+    return (f"(to_epoch_ms({col}) - CASE WHEN {col} < timestamp('1970-01-01') AND "
+            f"date_part('microsecond', {col}) % 1000 > 0 THEN 1 ELSE 0 END) * 1000 "
+            f"+ date_part('microsecond', {col}) % 1000")
+
+
+def statement_times_as_microseconds(conn: Any) -> None:
+    """Layout 3: a statement's four times are INT64 microseconds since 1970 (layout 2 kept them as
+    Kuzu TIMESTAMPs, converted on every whole-store read)."""
+    _q(conn, "BEGIN TRANSACTION")
+    _q(conn, "ALTER TABLE Assertion RENAME TO Assertion_v2")
+    _q(conn, _ASSERTION_V3)
+    times = ", ".join(_microseconds(f"a.{c}") for c in ("valid_from", "valid_to", "recorded_at", "retracted_at"))
+    _q(conn, "COPY Assertion FROM (MATCH (a:Assertion_v2) RETURN a.id, a.op, a.subject, a.predicate, a.object, "
+             f"a.object_type, {times}, a.retract_reason, a.sources, a.asserted_by, a.trust)")
+    _q(conn, "DROP TABLE Assertion_v2")
+    _set_version(conn, 3)
+    _q(conn, "COMMIT")
+
+
+MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds}
+"""The function that takes a store of layout N to layout N+1, by N."""
+
+assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"
+
+
+# the driver --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Upgrade:
+    """What ``upgrade_layout`` did: the layout it found, the functions it ran, and the copy it kept."""
+
+    path: Path
+    from_version: int
+    steps: tuple[str, ...]
+    backup: Path | None
+    restarted: bool  # an interrupted migration was put back from its copy first
+
+    @property
+    def reindex(self) -> bool:
+        """The full-text index must be built from the records (it did not exist before layout 2)."""
+        return self.from_version < 2
+
+
+def marker(path: Path) -> dict[str, Any] | None:
+    """The interrupted migration's marker in a store, if any."""
+    try:
+        doc = json.loads((path / MARKER).read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {"from": None, "backup": None}
+    return doc if isinstance(doc, dict) else {"from": None, "backup": None}
+
+
+def _write_marker(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path / (MARKER + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path / MARKER)
+    sync_dir(path)
+
+
+def clear_marker(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (path / MARKER).unlink()
+    sync_dir(path)
+
+
+def _open(path: Path) -> tuple[Any, Any]:
+    try:
+        db = kuzu.Database(str(path / DB_FILE), buffer_pool_size=0)
+        return db, kuzu.Connection(db)
+    except RuntimeError as e:
+        msg = str(e).splitlines()[0]
+        if "lock" in msg.lower():
+            from graphmem.service import server_holding
+            holder = server_holding(path)
+            raise StoreUnavailable(f"store {str(path)!r} is in use by {holder or 'another process'} "
+                                   "(Kuzu lets one process open it)") from None
+        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
+
+
+def layout_version(conn: Any, path: Path) -> int:
+    if "Meta" not in _tables(conn):
+        raise StoreUnavailable(f"store {str(path)!r} holds no graphmem tables; expected a graphmem store")
+    rows = _q(conn, "MATCH (m:Meta {key: 'schema_version'}) RETURN m.value")
+    try:
+        return int(rows[0][0])
+    except (IndexError, TypeError, ValueError):
+        raise StoreUnavailable(f"store {str(path)!r} has no readable layout version; "
+                               "expected a graphmem store") from None
+
+
+def _backup_path(path: Path, version: int) -> Path:
+    base = path.with_name(f"{path.name}.layout{version}-backup")
+    candidate, n = base, 1
+    while candidate.exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+def _restore(path: Path, backup: Path) -> None:
+    """Put the copy taken before an interrupted migration back in place of the half-migrated store."""
+    for name in (DB_FILE, DB_FILE + ".wal", DB_FILE + ".shadow"):
+        with contextlib.suppress(FileNotFoundError):
+            (path / name).unlink()
+    for f in backup.iterdir():
+        if f.name.startswith(DB_FILE) and not f.name.endswith(".lock"):
+            shutil.copy2(f, path / f.name)
+
+
+def upgrade_layout(path: Path) -> Upgrade:
+    """Run the migrations from the store's layout to the current one (the derived data is left to
+    ``Memory.finish_migration``). A store already at the current layout is left untouched."""
+    path = Path(path)
+    if not (path / DB_FILE).exists():
+        raise StoreUnavailable(f"no store at {str(path)!r}; expected the folder of a graphmem store")
+    pending = marker(path)
+    restarted = False
+    if pending is not None:
+        backup = Path(pending["backup"]) if pending.get("backup") else None
+        if backup is None or not (backup / DB_FILE).exists():
+            raise StoreUnavailable(f"store {str(path)!r}: a migration was interrupted and the copy it took "
+                                   f"({backup}) is gone; restore the store from a backup")
+        _restore(path, backup)
+        restarted = True
+    db, conn = _open(path)
+    try:
+        version = layout_version(conn, path)
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(f"store {str(path)!r} has layout {version}, newer than this graphmem "
+                                   f"(layout {SCHEMA_VERSION}); upgrade graphmem to read it")
+        if version == SCHEMA_VERSION and not restarted:
+            return Upgrade(path, version, (), None, False)
+        _q(conn, "CHECKPOINT")  # the copy is then the database file alone
+    finally:
+        conn.close()
+        db.close()
+    if restarted:
+        backup = Path(pending["backup"])  # type: ignore[index]
+    else:
+        backup = _backup_path(path, version)
+        shutil.copytree(path, backup, ignore=shutil.ignore_patterns("tmp", "*.lock", "server.json", MARKER))
+        _write_marker(path, {"from": version, "backup": str(backup)})
+    db, conn = _open(path)
+    steps = []
+    try:
+        for v in range(version, SCHEMA_VERSION):
+            step = MIGRATIONS[v]
+            try:
+                step(conn)
+            except RuntimeError as e:
+                with contextlib.suppress(RuntimeError):
+                    _q(conn, "ROLLBACK")
+                raise StoreUnavailable(f"store {str(path)!r}: migration {step.__name__} (layout {v} to {v + 1}) "
+                                       f"failed: {str(e).splitlines()[0]}; the store before it is at {str(backup)!r}")\
+                    from None
+            _q(conn, "CHECKPOINT")
+            steps.append(step.__name__)
+    finally:
+        conn.close()
+        db.close()
+    return Upgrade(path, version, tuple(steps), backup, restarted)
