@@ -84,10 +84,10 @@ def records_keyed_by_ref(conn: Any) -> None:
         cols = ", ".join(f"r.{c}" for c in _RECORD_V1_COLS)
         _q(conn, f"COPY Record FROM (MATCH (r:Record_v1) RETURN 'rec:' + CAST(r.id AS STRING), r.id, {cols})")
         for e in evidence:
-            pairs = [(r[0], r[1]) for r in _q(conn, f"CALL show_connection('{e}_v1') RETURN *")]
-            _q(conn, f"CREATE REL TABLE {e}({', '.join(f'FROM {a} TO {b}' for a, b in pairs)}, "
+            targets = [r[1] for r in _q(conn, f"CALL show_connection('{e}_v1') RETURN *")]
+            _q(conn, f"CREATE REL TABLE {e}({', '.join(f'FROM Record TO {b}' for b in targets)}, "
                      "span_start INT64, span_end INT64, rule STRING)")
-            for _, target in pairs:
+            for target in targets:
                 _q(conn, f"COPY {e} FROM (MATCH (r:Record_v1)-[m:{e}_v1]->(x:{target}) RETURN "
                          "'rec:' + CAST(r.id AS STRING), x.ref, m.span_start, m.span_end, m.rule) "
                          f"(from='Record', to='{target}')")
