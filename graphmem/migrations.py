@@ -24,7 +24,7 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,8 @@ from typing import Any
 import kuzu
 
 from graphmem.errors import StoreUnavailable
-from graphmem.store import DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, sync_dir
+from graphmem.results import MigrateReport
+from graphmem.store import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, sync_dir
 
 MARKER = MIGRATION_MARK
 
@@ -214,13 +215,49 @@ def _backup_path(path: Path, version: int) -> Path:
 
 
 def _restore(path: Path, backup: Path) -> None:
-    """Put the copy taken before an interrupted migration back in place of the half-migrated store."""
-    for name in (DB_FILE, DB_FILE + ".wal", DB_FILE + ".shadow"):
+    """Put the copy taken before an interrupted migration back in place of the half-migrated store
+    (with the mark of a bulk commit the migration's own rebuild may have left)."""
+    for name in (DB_FILE, DB_FILE + ".wal", DB_FILE + ".shadow", COMMIT_MARK):
         with contextlib.suppress(FileNotFoundError):
             (path / name).unlink()
     for f in backup.iterdir():
         if f.name.startswith(DB_FILE) and not f.name.endswith(".lock"):
             shutil.copy2(f, path / f.name)
+
+
+def migrate(path: Path, **memory_options: Any) -> MigrateReport:
+    """``graphmem migrate``: the store at ``path`` upgraded to the current layout, its derived data
+    made again (``memory_options`` go to ``Memory``: ontology and predicate folders). The whole run
+    holds ``<store>/migrate.lock``, so a second one cannot put the copy back under it."""
+    from graphmem.memory import Memory
+    path = Path(path)
+    if not (path / DB_FILE).exists():
+        raise StoreUnavailable(f"no store at {str(path)!r}; expected the folder of a graphmem store")
+    with _exclusive(path):
+        up = upgrade_layout(path)
+        if not up.steps and not up.restarted:
+            return MigrateReport(str(path), up.from_version, SCHEMA_VERSION, (), None, False, {}, 0.0)
+        with Memory(path, create=False, repair=True, **memory_options) as m:
+            return m.finish_migration(up)
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold ``<store>/migrate.lock``, and make sure no other process holds the store."""
+    import fcntl
+    with open(path / "migrate.lock", "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise StoreUnavailable(f"store {str(path)!r} is being migrated by another process") from None
+        try:
+            db, conn = _open(path)  # Kuzu's own lock: refused when a command or server holds the store
+            conn.close()
+            db.close()
+        except StoreUnavailable as e:
+            if "in use by" in str(e):
+                raise
+        yield
 
 
 def upgrade_layout(path: Path) -> Upgrade:
@@ -254,7 +291,7 @@ def upgrade_layout(path: Path) -> Upgrade:
         backup = Path(pending["backup"])  # type: ignore[index]
     else:
         backup = _backup_path(path, version)
-        shutil.copytree(path, backup, ignore=shutil.ignore_patterns("tmp", "*.lock", "server.json", MARKER))
+        shutil.copytree(path, backup, ignore=shutil.ignore_patterns("tmp", "*.lock", "server.json", MARKER, COMMIT_MARK))
         _write_marker(path, {"from": version, "backup": str(backup)})
     db, conn = _open(path)
     steps = []

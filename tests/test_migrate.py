@@ -144,3 +144,15 @@ def test_a_store_of_a_newer_layout_is_refused(tmp_path: Path) -> None:
 def test_migrate_needs_a_store(tmp_path: Path) -> None:
     r = cli(tmp_path / "nothing", "migrate")
     assert r.code == 3 and "no store" in r.err and not (tmp_path / "nothing").exists()
+
+
+def test_a_second_migrate_is_refused_while_one_runs(source: Path, tmp_path: Path) -> None:
+    import fcntl
+    old = tmp_path / "old"
+    write_old_layout(source, old, 2)
+    with open(old / "migrate.lock", "a") as held:  # what a running migrate holds
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        r = cli(old, "migrate")
+        assert r.code == 3 and "being migrated by another process" in r.err
+    assert not list(tmp_path.glob("*backup*")) and _layout(old) == 2
+    assert cli(old, "migrate").code == 0 and _layout(old) == SCHEMA_VERSION

@@ -161,16 +161,10 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
     by this version. Killed at any moment, it is run again: it starts over from the copy.
     A store already at this version's layout is left as it is.
     """
-    from graphmem.migrations import upgrade_layout
-    from graphmem.results import MigrateReport
-    from graphmem.store import SCHEMA_VERSION
+    from graphmem.migrations import migrate as run
     with errors():
-        up = upgrade_layout(store_path(ctx))
-        if up.steps or up.restarted:
-            with memory(ctx, repair=True) as m:
-                r = m.finish_migration(up)
-        else:
-            r = MigrateReport(str(up.path), up.from_version, SCHEMA_VERSION, (), None, False, {}, 0.0)
+        o = opts(ctx)
+        r = run(store_path(ctx), ontology_dirs=o.ontology, predicate_dirs=o.predicates)
         emit(ctx, r.to_json(), lambda d: render.out(
             f"store {d['store']} is at layout {d['to']}; nothing to do" if not d["migrated"] else
             f"migrated {d['store']} from layout {d['from']} to {d['to']} ({', '.join(d['steps'])}); "
