@@ -59,7 +59,9 @@ def _check(store: Path, args: list[str], **kw: Any) -> None:
         # one line; import and ingest report each bad line of their file on its own line
         assert len(r.err_lines) == 1 or (args[0] in ("import", "ingest") and
                                          all(x.startswith("graphmem: ") for x in r.err_lines)), (args, r)
-        assert _export(store) == before, f"exit 2 changed the store: {args}"
+        # import without --strict and ingest write their valid lines and report the others (SPEC 5)
+        partial = args[0] == "ingest" or (args[0] == "import" and "--strict" not in args)
+        assert partial or _export(store) == before, f"exit 2 changed the store: {args}"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
