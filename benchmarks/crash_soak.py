@@ -28,7 +28,9 @@ from typing import Any
 EXE = [sys.executable, "-c", "from graphmem.cli import main; main()"]
 
 
-def run(args: list[str], delay: float | None) -> tuple[bool, str]:
+def run(args: list[str], delay: float | None) -> tuple[bool | None, str]:
+    """Run ``graphmem args``, SIGKILLed after ``delay`` s unless it ended: (acknowledged, stdout), where
+    acknowledged is None when it was killed and False when it ended with another exit code than 0."""
     p = subprocess.Popen([*EXE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         out, _ = p.communicate(timeout=delay)
@@ -36,22 +38,22 @@ def run(args: list[str], delay: float | None) -> tuple[bool, str]:
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()
-        return False, ""
+        return None, ""
 
 
 def files(tmp: Path) -> dict[str, Path]:
-    def facts(n: int, name: str) -> Path:
-        f = tmp / name
+    def facts(n: int, name: str) -> Path:  # n new tools and n statements naming them
+        f = tmp / f"{name}.jsonl"
         with f.open("w") as out:
             for i in range(n):
                 out.write(json.dumps({"op": "entity", "type": "Tool", "name": f"Soak {name} {i}"}) + "\n")
                 out.write(json.dumps({"op": "assert", "subject": "project:ledger", "predicate": "evaluates",
-                                      "object": f"tool:soak-{name.split('.')[0]}-{i}", "valid_from": "2026-01-01"}) + "\n")
+                                      "object": f"tool:soak-{name}-{i}", "valid_from": "2026-01-01"}) + "\n")
         return f
     recs = tmp / "records.jsonl"
     recs.write_text("".join(json.dumps({"id": f"s{i}", "ts": "2026-11-01T09:00:00Z", "kind": "note",
                                         "text": f"Soak note {i}: Ledger uses Kuzu now."}) + "\n" for i in range(3000)))
-    return {"small": facts(300, "small.jsonl"), "bulk": facts(5000, "bulk.jsonl"), "records": recs}
+    return {"small": facts(150, "small"), "bulk": facts(2500, "bulk"), "records": recs}  # bulk: past WAL_ROWS
 
 
 def state(store: Path) -> dict[str, Any]:
@@ -101,12 +103,16 @@ def soak(op: str, kills: int, deadline: float, rng: random.Random, demo: Path, t
         before = state(store)
         if timing is None:
             t = time.monotonic()
-            run(make(str(store), f, i), None)
+            if not run(make(str(store), f, i), None)[0]:  # the soak means nothing if the command fails anyway
+                raise SystemExit(f"{op}: the command fails without a kill: {make(str(store), f, i)}")
             timing = time.monotonic() - t
             shutil.rmtree(store)
             shutil.copytree(demo, store)
         ok, out = run(make(str(store), f, i), rng.uniform(0.1, 1.3) * timing)
-        done["finished" if ok else "kills"] += 1
+        done["finished" if ok is not None else "kills"] += 1
+        if ok is False:
+            done["failures"].append({"run": i, "killed": False, "problems": ["the command failed on its own"]})
+            continue
         repaired = repair(store)
         done["repaired"] += repaired is not None
         problems = repaired or []
@@ -120,13 +126,14 @@ def soak(op: str, kills: int, deadline: float, rng: random.Random, demo: Path, t
         if counted:
             delta = after[counted] - before[counted]
             if delta not in (0, {"statements": {"import-small": 150, "import-bulk": 2500}.get(op), "records": 3000}[counted]):
+                # a killed import or ingest: all of its statements or records, or none
                 problems.append(f"{counted}: {delta} written (all or nothing expected)")
             if ok and delta == 0:
                 problems.append("acknowledged but not written")
         if op == "assert" and ok and after["statements"] != before["statements"] + 1:
             problems.append("acknowledged assert lost")
         if problems:
-            done["failures"].append({"run": i, "killed": not ok, "problems": problems})
+            done["failures"].append({"run": i, "killed": ok is None, "problems": problems})
     return done
 
 
