@@ -669,15 +669,14 @@ class Memory:
     def finish_migration(self, up: Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the full-text index (when the old layout had none) and
         the view made by the current code, then the migration's mark removed."""
-        from graphmem.migrations import clear_marker
-        from graphmem.store import SCHEMA_VERSION
+        from graphmem.store import MIGRATION_MARK, SCHEMA_VERSION, remove_mark
         t0 = time.perf_counter()
         with gc_paused():
             if up.reindex:
                 with self.store.transaction():
                     self.store.rebuild_record_index()
             self._rebuild(False)
-        clear_marker(self.path)
+        remove_mark(self.path / MIGRATION_MARK)
         counts = {"entities": self.store.entity_count(), "statements": self.store.statement_count(),
                   "records": self.store.record_count()}
         return MigrateReport(str(self.path), up.from_version, SCHEMA_VERSION, up.steps,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.results import MigrateReport
-from graphmem.store import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, sync_dir
+from graphmem.store import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
 
 MARKER = MIGRATION_MARK
 
@@ -164,34 +163,9 @@ def marker(path: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else {"from": None, "backup": None}
 
 
-def _write_marker(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path / (MARKER + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path / MARKER)
-    sync_dir(path)
-
-
-def clear_marker(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        (path / MARKER).unlink()
-    sync_dir(path)
-
-
 def _open(path: Path) -> tuple[Any, Any]:
-    try:
-        db = kuzu.Database(str(path / DB_FILE), buffer_pool_size=0)
-        return db, kuzu.Connection(db)
-    except RuntimeError as e:
-        msg = str(e).splitlines()[0]
-        if "lock" in msg.lower():
-            from graphmem.service import server_holding
-            holder = server_holding(path)
-            raise StoreUnavailable(f"store {str(path)!r} is in use by {holder or 'another process'} "
-                                   "(Kuzu lets one process open it)") from None
-        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
+    db = open_database(path)
+    return db, kuzu.Connection(db)
 
 
 def layout_version(conn: Any, path: Path) -> int:
@@ -261,20 +235,16 @@ def _exclusive(path: Path) -> Iterator[None]:
 
 
 def upgrade_layout(path: Path) -> Upgrade:
-    """Run the migrations from the store's layout to the current one (the derived data is left to
-    ``Memory.finish_migration``). A store already at the current layout is left untouched."""
-    path = Path(path)
-    if not (path / DB_FILE).exists():
-        raise StoreUnavailable(f"no store at {str(path)!r}; expected the folder of a graphmem store")
+    """Run the migrations from the store's layout to the current one, with ``migrate.lock`` held (see
+    ``migrate``); the derived data is left to ``Memory.finish_migration``. A current store is left alone."""
     pending = marker(path)
-    restarted = False
+    backup = Path(pending["backup"]) if pending and pending.get("backup") else None  # the copy an interrupted run took
     if pending is not None:
-        backup = Path(pending["backup"]) if pending.get("backup") else None
         if backup is None or not (backup / DB_FILE).exists():
             raise StoreUnavailable(f"store {str(path)!r}: a migration was interrupted and the copy it took "
                                    f"({backup}) is gone; restore the store from a backup")
         _restore(path, backup)
-        restarted = True
+    restarted = backup is not None
     db, conn = _open(path)
     try:
         version = layout_version(conn, path)
@@ -287,12 +257,10 @@ def upgrade_layout(path: Path) -> Upgrade:
     finally:
         conn.close()
         db.close()
-    if restarted:
-        backup = Path(pending["backup"])  # type: ignore[index]
-    else:
+    if backup is None:
         backup = _backup_path(path, version)
         shutil.copytree(path, backup, ignore=shutil.ignore_patterns("tmp", "*.lock", "server.json", MARKER, COMMIT_MARK))
-        _write_marker(path, {"from": version, "backup": str(backup)})
+        write_mark(path / MARKER, {"from": version, "backup": str(backup)})
     db, conn = _open(path)
     steps = []
     try:

@@ -61,6 +61,41 @@ def sync_dir(path: Path) -> None:
             os.close(fd)
 
 
+def write_mark(path: Path, doc: dict[str, Any]) -> None:
+    """A small JSON file that must survive a crash once this returns (written aside, synced, renamed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(dumps(doc))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    sync_dir(path.parent)
+
+
+def remove_mark(path: Path) -> None:
+    """Remove a file written by ``write_mark``, durably (nothing when it is not there)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+        sync_dir(path.parent)
+
+
+def open_database(path: Path, pool_bytes: int = 0) -> kuzu.Database:
+    """The Kuzu database of the store at ``path``; a store another process holds, or one Kuzu cannot
+    open, is StoreUnavailable naming the holder or the reason."""
+    try:
+        return kuzu.Database(str(path / DB_FILE), buffer_pool_size=pool_bytes)
+    except RuntimeError as e:
+        msg = str(e).splitlines()[0]
+        if "lock" in msg.lower():
+            from graphmem.service import server_holding
+            holder = server_holding(path)
+            raise StoreUnavailable(f"store {str(path)!r} is in use by "
+                                   f"{holder or 'another process'} (Kuzu lets one process open it)") from None
+        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
+    except OSError as e:
+        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {e}") from None
+
+
 def _int(n: int) -> str:
     """The audited way to put an integer into Cypher (see the module docstring)."""
     if type(n) is not int:  # noqa: E721  (bool is not an id)
@@ -531,20 +566,11 @@ class Store:
             raise StoreUnavailable(f"store path {str(self.path)!r} is a file; expected a directory")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
-            pool = 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20
-            self._db = kuzu.Database(str(db_path), buffer_pool_size=pool)
-            self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
-        except RuntimeError as e:
-            msg = str(e).splitlines()[0]
-            if "lock" in msg.lower():
-                from graphmem.service import server_holding
-                holder = server_holding(self.path)
-                raise StoreUnavailable(f"store {str(self.path)!r} is in use by "
-                                       f"{holder or 'another process'} (Kuzu lets one process open it)") from None
-            raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {msg}") from None
         except OSError as e:
             raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
+        # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
+        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20)
+        self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
         self._threads: threading.local | None = None  # set by per_thread_connections()
@@ -581,18 +607,12 @@ class Store:
         """Say on disk that a bulk write is committing: Kuzu 0.11 writes COPY's rows to the database file
         only at the checkpoint after the commit, outside its log, so a kill in between can lose some tables
         of a committed transaction and keep others. The mark is removed once the checkpoint is done."""
-        mark = self.path / COMMIT_MARK
-        with open(mark, "w", encoding="utf-8") as f:
-            f.write(dumps({"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat()}))
-            f.flush()
-            os.fsync(f.fileno())
-        sync_dir(self.path)
+        write_mark(self.path / COMMIT_MARK,
+                   {"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat()})
 
     def clear_commit_mark(self) -> None:
         self._repairing = False
-        with contextlib.suppress(FileNotFoundError):
-            (self.path / COMMIT_MARK).unlink()
-            sync_dir(self.path)
+        remove_mark(self.path / COMMIT_MARK)
 
     def interrupted_commit(self) -> bool:
         """Whether the store holds the mark of a bulk commit that did not reach its checkpoint."""
