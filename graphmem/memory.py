@@ -653,14 +653,18 @@ class Memory:
 
     def rebuild(self, *, check: bool = False) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare. A store marked by an
-        interrupted bulk commit (opened with ``repair``) also gets its name index, record keys and
-        full-text index made again from the entities and records, and then loses the mark."""
+        interrupted bulk commit (opened with ``repair``) first has that write taken back whole (what
+        Kuzu kept of it is removed, rows it changed get their old values), then gets its name index,
+        record keys and full-text index made again from the entities and records, and loses the mark."""
         with gc_paused():
             if check or not self.store.interrupted_commit():
                 return self._rebuild(check)
             t0 = time.perf_counter()
+            undo = self.store.interrupted_write()
             with self.store.transaction():
-                repaired = {"names": self.store.rebuild_names(), "records": self.store.rebuild_record_index()}
+                taken_back = self.store.roll_back(undo) if undo is not None else {}
+                repaired = {"names": self.store.rebuild_names(), "records": self.store.rebuild_record_index(),
+                            **{f"removed_{k}": v for k, v in taken_back.items()}}
             report = self._rebuild(False)
             self.store.clear_commit_mark()
             self._lexicon = None

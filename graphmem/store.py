@@ -219,6 +219,42 @@ class ViewFiles:
             f.discard()
 
 
+@dataclasses.dataclass
+class WriteUndo:
+    """What one transaction added to or changed in the authority tables, so that a repair can take
+    an interrupted bulk write back whole (``Store.roll_back``). Kept in memory as the write goes and
+    written into the commit mark before its COMMIT: new rows are named by the first id or ref this
+    write gave, changed rows by their value before the write."""
+
+    facts_from: int | None = None  # the first fact id of this write (every id from it on is this write's)
+    records_from: int | None = None  # the same for record ids
+    entities: list[str] = dataclasses.field(default_factory=list)  # refs this write created
+    entities_before: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # ref -> [aliases, description]
+    retracted_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # fact id -> [at, reason]
+    records_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # rec id -> [extracted_at, mentions]
+    counters: dict[str, int] = dataclasses.field(default_factory=dict)  # next_fact, next_record at the commit
+
+    def fact(self, fact_id: int) -> None:
+        if self.facts_from is None or fact_id < self.facts_from:
+            self.facts_from = fact_id
+
+    def new_record(self, rec_id: int) -> bool:
+        return self.records_from is not None and rec_id >= self.records_from
+
+    def to_json(self) -> dict[str, Any]:
+        return {"facts_from": self.facts_from, "records_from": self.records_from, "entities": self.entities,
+                "entities_before": self.entities_before,
+                "retracted_before": {str(k): v for k, v in self.retracted_before.items()},
+                "records_before": {str(k): v for k, v in self.records_before.items()}, "counters": self.counters}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> WriteUndo:
+        return cls(doc.get("facts_from"), doc.get("records_from"), list(doc.get("entities") or []),
+                   dict(doc.get("entities_before") or {}),
+                   {int(k): v for k, v in (doc.get("retracted_before") or {}).items()},
+                   {int(k): v for k, v in (doc.get("records_before") or {}).items()}, dict(doc.get("counters") or {}))
+
+
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 
 
@@ -475,8 +511,12 @@ class StatementFile:
         self._bulk = _BulkFile(store.path / "tmp")
         self._pending: list[list[Any]] = []
         self._otypes: dict[tuple[str, str], str] = {}
+        self._first: int | None = None  # ids rise: the first is this write's lowest
 
     def add(self, s: Statement) -> None:
+        if self._first is None:
+            self._first = s.id
+            self._store._undo.fact(s.id)
         obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
         otype = self._otypes.get((s.predicate, s.object_kind))
         if otype is None:
@@ -557,6 +597,7 @@ class Store:
         """``repair`` opens a store that holds the mark of an interrupted migration or bulk commit
         (``migrate`` and ``rebuild`` do, to make it whole); anything else refuses it."""
         self.path = Path(path)
+        self._undo = WriteUndo()  # what the transaction under way added or changed (roll_back)
         self.ontology = ontology
         self.registry = registry
         db_path = self.path / DB_FILE
@@ -607,8 +648,9 @@ class Store:
         """Say on disk that a bulk write is committing: Kuzu 0.11 writes COPY's rows to the database file
         only at the checkpoint after the commit, outside its log, so a kill in between can lose some tables
         of a committed transaction and keep others. The mark is removed once the checkpoint is done."""
-        write_mark(self.path / COMMIT_MARK,
-                   {"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat()})
+        self._undo.counters = {"next_fact": self.next_fact_id(), "next_record": self.next_record_id()}
+        write_mark(self.path / COMMIT_MARK, {"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat(),
+                                             "undo": self._undo.to_json()})
 
     def clear_commit_mark(self) -> None:
         self._repairing = False
@@ -617,6 +659,16 @@ class Store:
     def interrupted_commit(self) -> bool:
         """Whether the store holds the mark of a bulk commit that did not reach its checkpoint."""
         return (self.path / COMMIT_MARK).exists()
+
+    def interrupted_write(self) -> WriteUndo | None:
+        """What the interrupted bulk write added and changed, from its mark (None: a mark written by
+        a graphmem that did not record it, or no mark)."""
+        try:
+            doc = json.loads((self.path / COMMIT_MARK).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        undo = doc.get("undo") if isinstance(doc, dict) else None
+        return WriteUndo.from_json(undo) if isinstance(undo, dict) else None
 
     def _clear_bulk_files(self) -> None:
         """Remove bulk files a killed or interrupted process left in ``tmp/``. Only the process that
@@ -711,6 +763,7 @@ class Store:
             return
         self._q("BEGIN TRANSACTION")
         self._in_tx = True
+        self._undo = WriteUndo()
         try:
             yield
         except BaseException:
@@ -934,6 +987,7 @@ class Store:
 
     def add_entity(self, e: Entity, created_at: int) -> None:
         self.entity_writes += 1
+        self._undo.entities.append(e.ref)
         self._q(f"CREATE (:{e.type} {{ref: $r, name: $n, aliases: $a, description: $d, created_at: $c}})",
                 {"r": e.ref, "n": e.name, "a": dumps(list(e.aliases)), "d": e.description,
                  "c": _ts_param(created_at)})
@@ -942,6 +996,8 @@ class Store:
     def add_aliases(self, e: Entity, new_aliases: tuple[str, ...], description: str | None) -> None:
         self.entity_writes += 1
         aliases = list(e.aliases) + [a for a in new_aliases if a not in e.aliases]
+        if e.ref not in self._undo.entities:
+            self._undo.entities_before.setdefault(e.ref, [list(e.aliases), e.description])
         params: dict[str, Any] = {"r": e.ref, "a": dumps(aliases)}
         sets = "e.aliases = $a"
         if description:
@@ -969,6 +1025,7 @@ class Store:
         by_type: dict[str, list[Entity]] = {}
         for e in entities:
             by_type.setdefault(e.type, []).append(e)
+        self._undo.entities.extend(e.ref for e in entities)
         ts = _ts(created_at)
         for t, es in by_type.items():
             self._copy(t, ([e.ref, e.name, dumps(list(e.aliases)), e.description, ts] for e in es))
@@ -1020,6 +1077,7 @@ class Store:
         return None
 
     def add_statement(self, s: Statement) -> None:
+        self._undo.fact(s.id)
         self._q(
             f"CREATE (:Assertion {{id: {_int(s.id)}, op: $op, subject: $s, predicate: $p, object: $o, "
             "object_type: $ot, valid_from: $vf, valid_to: $vt, recorded_at: $rec, sources: $src, "
@@ -1048,6 +1106,11 @@ class Store:
         return StatementFile(self)
 
     def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:
+        if fact_id not in self._undo.retracted_before and (self._undo.facts_from is None
+                                                           or fact_id < self._undo.facts_from):
+            rows = self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) RETURN a.retracted_at, a.retract_reason")
+            if rows:
+                self._undo.retracted_before[fact_id] = list(rows[0])
         self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
                 {"t": at, "r": reason})
 
@@ -1384,6 +1447,46 @@ class Store:
 
     # repair: tables made again from the ones they derive from ---------------------------
 
+    def roll_back(self, undo: WriteUndo) -> dict[str, int]:
+        """Take back what an interrupted bulk write left of itself (in the caller's transaction), so the
+        authority tables hold the store as it was before that write: its statements, records and
+        entities removed, the rows it changed given their old values. The id counters keep the higher
+        value, so an id the lost write took is never given again. The rows removed, by kind."""
+        out = {"statements": 0, "records": 0, "entities": 0}
+        if undo.facts_from is not None:
+            out["statements"] = self._q(f"MATCH (a:Assertion) WHERE a.id >= {_int(undo.facts_from)} "
+                                        "RETURN count(a)")[0][0]
+            self._q(f"MATCH (a:Assertion) WHERE a.id >= {_int(undo.facts_from)} DELETE a")
+        for fid, (at, reason) in sorted(undo.retracted_before.items()):
+            self._q(f"MATCH (a:Assertion {{id: {_int(fid)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
+                    {"t": at, "r": reason})
+        if undo.records_from is not None:
+            out["records"] = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(undo.records_from)} RETURN count(r)")[0][0]
+            self._q(f"MATCH (r:Record) WHERE r.id >= {_int(undo.records_from)} DETACH DELETE r")
+        for rid, (at, mentions) in sorted(undo.records_before.items()):
+            self._q("MATCH (r:Record {ref: $r}) SET r.extracted_at = $t", {"r": f"rec:{_int(rid)}", "t": _ts_param(at)})
+            self.add_mentions(rid, [(ref, a, b, rule) for ref, a, b, rule in mentions])
+        by_type: dict[str, list[str]] = {}
+        for ref in undo.entities:
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if etype is not None:
+                by_type.setdefault(etype, []).append(ref)
+        for etype, refs in sorted(by_type.items()):
+            out["entities"] += self._q(f"MATCH (e:{etype}) WHERE e.ref IN $r RETURN count(e)", {"r": refs})[0][0]
+            self._q(f"MATCH (e:{etype}) WHERE e.ref IN $r DETACH DELETE e", {"r": refs})
+        for ref, (aliases, description) in sorted(undo.entities_before.items()):
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if etype is not None:
+                self._q(f"MATCH (e:{etype} {{ref: $r}}) SET e.aliases = $a, e.description = $d",
+                        {"r": ref, "a": dumps(list(aliases)), "d": description})
+        if undo.entities or undo.entities_before:
+            self.entity_writes += 1
+        if undo.counters.get("next_fact", 0) > self.next_fact_id():
+            self.set_next_fact_id(undo.counters["next_fact"])
+        if undo.counters.get("next_record", 0) > self.next_record_id():
+            self._set_meta("next_record", str(undo.counters["next_record"]))
+        return out
+
     def rebuild_names(self) -> int:
         """Make the name index again from the entities (in the caller's transaction); the keys written."""
         names: dict[str, set[str]] = {}
@@ -1435,6 +1538,8 @@ class Store:
         """Append records (ids already assigned, rising) with their keys; the full-text index follows."""
         if not records:
             return
+        if self._undo.records_from is None or records[0].id < self._undo.records_from:
+            self._undo.records_from = records[0].id
         if len(records) > 50:
             breaks = any(any("\n" in v or "\r" in v for v in (r.text, r.key, r.kind, r.source or "", r.scope or ""))
                          for r in records)
@@ -1632,8 +1737,27 @@ class Store:
         return [(i, score, *hit) for i, score in self.rank_records(terms, limit)
                 if (hit := self.record_hit(i)) is not None]
 
+    def _remember_records(self, rec_ids: list[int]) -> None:
+        """Keep the extraction state (when extracted, mentions) of stored records this write is about
+        to change, for ``roll_back``."""
+        undo = self._undo
+        ids = [i for i in dict.fromkeys(rec_ids) if i not in undo.records_before and not undo.new_record(i)]
+        if not ids:
+            return
+        query = ("OPTIONAL MATCH (r)-[m:MENTIONS]->(e) RETURN r.id, r.extracted_at, e.ref, m.span_start, m.span_end, "
+                 "m.rule")
+        if len(ids) <= 20:  # key lookups; the list form scans every record
+            rows = [row for i in ids for row in self._q("MATCH (r:Record {ref: $r}) " + query, {"r": f"rec:{_int(i)}"})]
+        else:
+            rows = self._q("MATCH (r:Record) WHERE r.id IN [" + ", ".join(_int(i) for i in ids) + "] " + query)
+        for rid, at, ref, start, end, rule in rows:
+            before = undo.records_before.setdefault(rid, [from_datetime(at), []])
+            if ref is not None:
+                before[1].append([ref, start, end, rule])
+
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
+        self._remember_records([rec_id])
         self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->() DELETE m", {"r": f"rec:{_int(rec_id)}"})
         n = 0
         for ref, start, end, rule in mentions:
@@ -1657,6 +1781,7 @@ class Store:
         """MENTIONS of many records at once (their old ones removed), bulk-loaded; returns the edge count."""
         if len(items) <= 20:
             return sum(self.add_mentions(rid, ms) for rid, ms in items)
+        self._remember_records([rid for rid, _ in items])
         ids = ", ".join(_int(rid) for rid, _ in items)
         self._q(f"MATCH (r:Record)-[m:MENTIONS]->() WHERE r.id IN [{ids}] DELETE m")
         pairs = self.ontology.edge_types["MENTIONS"].pairs
@@ -1670,6 +1795,7 @@ class Store:
 
     def mark_extracted_many(self, rec_ids: list[int], at: int) -> None:
         if rec_ids:
+            self._remember_records(rec_ids)
             ids = ", ".join(_int(i) for i in rec_ids)
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
