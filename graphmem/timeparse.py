@@ -18,6 +18,10 @@ _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 # The canonical forms, which the standard library parses exactly as pendulum does, only faster.
 _ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")
 US = 1_000_000
+# What an instant may be: years 1 to 9999 in UTC, the range every reader (Python's datetime, Kuzu's
+# TIMESTAMP, ISO-8601 text) holds. A time with an offset can leave it (0001-01-01T00:00:00+01:00).
+MIN_US = -62_135_596_800 * US  # 0001-01-01T00:00:00Z
+MAX_US = 253_402_300_799 * US + 999_999  # 9999-12-31T23:59:59.999999Z
 
 
 def now_us() -> int:
@@ -52,6 +56,14 @@ def parse_instant(text: str, *, now: int | None = None, what: str = "time") -> i
 
 @lru_cache(maxsize=65536)
 def _parse_cached(text: str, what: str) -> int:
+    us = _parse(text, what)
+    if not MIN_US <= us <= MAX_US:
+        raise BadTime(f"bad {what} {text!r}: in UTC it falls outside the years 1 to 9999 "
+                      "(expected 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z)")
+    return us
+
+
+def _parse(text: str, what: str) -> int:
     m = _DATE_RE.match(text)
     if m:
         try:
@@ -80,6 +92,11 @@ def _parse_cached(text: str, what: str) -> int:
     raise BadTime(f"bad {what} {text!r}: expected a date or datetime, not a duration or time")
 
 
+def in_range(us: int) -> bool:
+    """Whether an instant lies in the years 1 to 9999 (UTC), the range graphmem stores."""
+    return MIN_US <= us <= MAX_US
+
+
 def format_instant(us: int | None) -> str | None:
     """An instant as ISO-8601 UTC (``2025-06-01T00:00:00Z``); None stays None."""
     if us is None:
@@ -87,10 +104,21 @@ def format_instant(us: int | None) -> str | None:
     return _format_cached(us)
 
 
+_CYCLE_US = 146_097 * 86_400 * US  # 400 Gregorian years: the calendar repeats
+
+
 @lru_cache(maxsize=65536)
 def _format_cached(us: int) -> str:
+    # An instant outside years 1-9999 is refused on input, but a store written before that check may
+    # hold one: it is written with an expanded year (ISO 8601), so reading the store never fails.
+    shift = 0
+    while us < MIN_US:
+        us, shift = us + _CYCLE_US, shift - 400
+    while us > MAX_US:
+        us, shift = us - _CYCLE_US, shift + 400
     dt = _EPOCH + _dt.timedelta(microseconds=us)
-    base = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+    year = f"{dt.year:04d}" if not shift else f"{dt.year + shift:+05d}"
+    base = f"{year}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     return f"{base}.{dt.microsecond:06d}Z" if dt.microsecond else base + "Z"
 
 
