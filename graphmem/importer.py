@@ -23,6 +23,7 @@ from graphmem.records import Record, opt_str, parse_record
 from graphmem.results import ImportReport
 from graphmem.store import StatementFile, ViewFiles, loads, log_text, statements_from_log
 from graphmem.temporal import view_for_subject
+from graphmem.text import clean
 from graphmem.timeparse import now_us, parse_instant
 
 if TYPE_CHECKING:
@@ -264,7 +265,7 @@ class _Reader:
             if at < target_at:
                 raise BadInput(f"bad at {at_text!r}: expected a time after the fact was recorded")
             reason = obj.get("reason")
-            self.retractions[fid] = (at, reason if isinstance(reason, str) else None)
+            self.retractions[fid] = (at, clean(reason, "reason") if isinstance(reason, str) else None)
         else:
             raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
 
@@ -441,17 +442,21 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
 
 
 def _record_line(obj: dict[str, Any], now: int) -> Record:
-    """A ``record`` line of an export: stored as written (it was redacted and bounded when first ingested)."""
-    rec = parse_record(obj, now=now, redact_secrets=False, max_chars=10**9)
+    """A ``record`` line of an export: stored as written (it was bounded when first ingested), under the
+    same text rule as every write: what an export carries was redacted already and stays as it is."""
+    rec = parse_record(obj, now=now, max_chars=10**9)
     key = obj.get("key")
     if key is not None and not isinstance(key, str):
         raise BadInput(f"bad key {key!r}: expected a string")
-    fields: dict[str, Any] = {"key": key or rec.key}
+    fields: dict[str, Any] = {"key": clean(key, "key") if key else rec.key}
     for name, kind in (("original_sha256", str), ("original_chars", int), ("truncated", bool), ("redactions", dict)):
         if obj.get(name) is not None:
             if not isinstance(obj[name], kind):
                 raise BadInput(f"bad {name} {obj[name]!r}: expected {kind.__name__}")
             fields[name] = obj[name]
+    if rec.redactions:  # secrets the line still held are redacted now, and counted with the ones before
+        fields["redactions"] = {k: fields.get("redactions", {}).get(k, 0) + rec.redactions.get(k, 0)
+                                for k in sorted({*fields.get("redactions", {}), *rec.redactions})}
     return replace(rec, **fields)
 
 

@@ -22,6 +22,7 @@ from graphmem.errors import (
     AmbiguousEntity,
     BadInput,
     BadTime,
+    GraphmemError,
     TypeMismatch,
     UnknownEntity,
     UnknownPredicate,
@@ -48,6 +49,7 @@ from graphmem.results import (
 from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
 from graphmem.store import Store, ViewFiles, decode_log, same_view, statements_from_log, unpack, view_text
 from graphmem.temporal import holding, intervals_for, view_for_subject
+from graphmem.text import check_text, clean
 from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
 
 if TYPE_CHECKING:
@@ -68,6 +70,7 @@ _TERM_RE = re.compile(r"\w+")
 R = TypeVar("R")
 _REWRITE_MAX = 2000  # a rebuild rewrites up to this many subjects one by one, more in one bulk load
 _DRIFT_MAX = 50  # subjects listed in a drift report
+EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
 _RANGE_STATEMENTS = 250_000  # statements per grouped read when the whole view is reloaded
 
 
@@ -258,13 +261,14 @@ class Memory:
             return parse_date_value(str(raw), what=f"{p.name} date")
         if not isinstance(raw, str) or not raw.strip():
             raise BadInput(bad)
+        text = clean(raw, f"value for {p.name!r}")
         if lt == "url":
-            if not re.match(r"^https?://\S+$", raw.strip()):
+            if not re.match(r"^https?://\S+$", text.strip()):
                 raise BadInput(f"bad value {raw!r} for {p.name!r}: expected an http(s) URL")
-            return raw.strip()
-        if lt == "string" and "\n" in raw:
+            return text.strip()
+        if lt == "string" and "\n" in text:
             raise BadInput(f"bad value {raw!r} for {p.name!r}: expected a single line (use a text predicate)")
-        return raw.strip() if lt == "string" else raw
+        return text.strip() if lt == "string" else text
 
     def check_sources(self, sources: Iterable[str], pending: dict[str, int] | None = None) -> tuple[str, ...]:
         """Sources are record refs that exist (``rec:N``) or URIs.
@@ -274,7 +278,7 @@ class Memory:
         out: list[str] = []
         known = self._known_records
         for s in sources:
-            s = str(s).strip()
+            s = clean(str(s), "source").strip()
             if s.startswith("rec:") and pending and s in pending:
                 s = f"rec:{pending[s]}"
             elif s.startswith("rec:"):
@@ -303,20 +307,21 @@ class Memory:
         etype = self.entity_type(type_name)
         if not isinstance(name, str) or not name.strip():
             raise BadInput(f"bad entity name {name!r}: expected a non-empty name")
-        name = " ".join(name.split())
+        name = " ".join(clean(name, "entity name").split())
         s = slug(name)
         if not s:
             raise BadInput(f"bad entity name {name!r}: it has no letters or digits to make a ref from")
-        clean: list[str] = []
+        kept: list[str] = []
         for a in aliases:
             if not isinstance(a, str) or not a.strip():
                 raise BadInput(f"bad alias {a!r}: expected a non-empty string")
-            a = " ".join(a.split())
-            if a.lower() != name.lower() and a not in clean:
-                clean.append(a)
+            a = " ".join(clean(a, "alias").split())
+            if a.lower() != name.lower() and a not in kept:
+                kept.append(a)
         if not isinstance(description, str):
             raise BadInput(f"bad description {description!r}: expected text")
-        return Entity(f"{self.ontology.entity_types[etype].prefix}:{s}", etype, name, tuple(clean), description)
+        description = clean(description, "description")
+        return Entity(f"{self.ontology.entity_types[etype].prefix}:{s}", etype, name, tuple(kept), description)
 
     def add_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> WriteResult:
         """Add an entity; its ref is ``type:slug``. An existing ref is bad input."""
@@ -441,6 +446,8 @@ class Memory:
             raise BadInput(f"unknown fact {fact!r}: no statement has that id")
         if st.retracted_at is not None:
             raise BadInput(f"fact {fact!r} is already retracted (at {format_instant(st.retracted_at)})")
+        if reason is not None:
+            reason = clean(str(reason), "reason")
         self._write([], [(fid, now, reason)])
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(now), "reason": reason})
 
@@ -817,7 +824,7 @@ class Memory:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words)."""
         check_int(limit, "limit", 1, 1000)
         from graphmem.textindex import query_terms
-        terms = search_terms(query)
+        terms = search_terms(check_text(query, "query"))
         hits = self.store.search_records(query_terms(terms), limit)
         return SearchResult(query, tuple(terms), tuple(
             SearchHit(f"rec:{i}", score, snippet(text, terms), ts, kind, src, scope, imp)
@@ -837,6 +844,10 @@ class Memory:
         from graphmem.results import ExtractResult
         if not isinstance(text, str) or not text.strip():
             raise BadInput("empty text: expected something to extract from")
+        check_text(text, "text")
+        if len(text) > EXTRACT_MAX_CHARS:
+            raise BadInput(f"text of {len(text):,} characters is too long to extract from: expected at most "
+                           f"{EXTRACT_MAX_CHARS:,} (ingest it as records, which are bounded, then extract --pending)")
         if apply:
             report = self.ingest([__import__("json").dumps({"text": text, "ts": at, "kind": "note"}).encode()])
             if report.errors:
@@ -873,7 +884,13 @@ class Memory:
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []
         views: dict[str, list[Interval]] = {}
-        names: dict[str, str] = {}
+        entities: dict[str, Entity] = {}
+
+        def resolve(text: str, role: str = "entity") -> Entity:
+            if text not in entities:
+                entities[text] = self.resolve(text, role=role)
+            return entities[text]
+
         for rec, ex in items:
             for p in ex.assertions:
                 if p.subject not in views:
@@ -885,15 +902,12 @@ class Memory:
                 if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
                        for s in stmts):
                     continue
-                name = None
-                if p.object_kind == "entity":
-                    if p.object not in names:
-                        names[p.object] = self.subject_name(p.object)
-                    name = names[p.object]
-                srcs = (rec.ref,)
-                stmts.append(Statement(fid, "assert", p.subject, p.predicate, p.object, p.object_kind,
-                                       p.valid_from, None, now, None, None, srcs, "extractor",
-                                       self.trust_for("extractor", srcs), name))
+                try:  # the same checks and text rule as every other write
+                    st = self.build_assert(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from), None,
+                                           (rec.ref,), "extractor", None, now, resolve=resolve)
+                except GraphmemError:  # a proposal the store would refuse is not written
+                    continue
+                stmts.append(st)
                 fid += 1
         with self.store.transaction():
             self.store.replace_mentions([(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
@@ -942,6 +956,7 @@ class Memory:
         """The projects ``idea`` fits best at ``as_of`` (as known at ``known_at``), each with the graph
         paths that carry its score (docs/recommend.md)."""
         from graphmem.recommend import recommend
+        check_text(idea, "idea")
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
         return recommend(self, idea, top=top, as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops,
@@ -961,6 +976,7 @@ class Memory:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md). ``tokenizer``:
         any function from text to a token count (default: graphmem's ``chars4`` counter)."""
         from graphmem.packing import pack
+        check_text(query, "query")
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
         return pack(self, query, budget_tokens=budget_tokens, max_items=max_items, as_of=now if a is None else a,

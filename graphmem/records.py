@@ -12,61 +12,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.errors import BadInput
+from graphmem.text import check_text, find_bad_text, redact
 from graphmem.timeparse import format_instant, parse_instant
 
 MAX_CHARS = 16_000  # a record's text is cut to this many characters, with a marker
 TRUNCATION_MARKER = "\n[TRUNCATED: {n} more characters; sha256 of the original kept]"
 KINDS = ("message", "note", "tool_result", "doc")
-
-# (kind, pattern, group to replace or 0 for the whole match); order matters: specific before generic
-_SECRETS: tuple[tuple[str, re.Pattern[str], int], ...] = (
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
-                               re.S), 0),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0),
-    ("aws_secret_key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{40})"), 1),
-    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b"), 0),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
-    ("api_key", re.compile(r"\bsk-(?:[A-Za-z0-9_\-]{2,}-)?[A-Za-z0-9_\-]{20,}\b"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\b"), 0),
-    ("bearer_token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{12,}=*)"), 1),
-    ("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^/\s:@]+:([^@\s/]+)@", re.I), 1),
-    ("password", re.compile(r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*['\"]?"
-                            r"([^\s'\"]{6,})"), 1),
-)
-
-
-# Every secret pattern above contains one of these (lower-cased); text without any skips the eleven passes.
-_MAYBE_SECRET = ("private key", "akia", "asia", "aws", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "xox",
-                 "aiza", "sk-", "eyj", "bearer", "://", "passw", "pwd", "secret", "api_key", "api-key", "apikey",
-                 "access_token", "access-token", "accesstoken")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-
-
-def redact(text: str) -> tuple[str, dict[str, int]]:
-    """Replace secrets by ``[REDACTED:<kind>]``; returns the text and counts by kind."""
-    counts: dict[str, int] = {}
-    low = text.lower()
-    if not any(marker in low for marker in _MAYBE_SECRET):
-        return text, counts
-    for kind, pattern, group in _SECRETS:
-        def sub(m: re.Match[str], kind: str = kind, group: int = group) -> str:
-            if "[REDACTED:" in m.group(0):
-                return m.group(0)
-            counts[kind] = counts.get(kind, 0) + 1
-            if group == 0:
-                return f"[REDACTED:{kind}]"
-            start, end = m.span(group)
-            s0 = m.start(0)
-            whole = m.group(0)
-            return whole[: start - s0] + f"[REDACTED:{kind}]" + whole[end - s0:]
-        text = pattern.sub(sub, text)
-    return text, counts
-
 
 def _add(counts: dict[str, int], more: dict[str, int]) -> None:
     for k, v in more.items():
         counts[k] = counts.get(k, 0) + v
+
+
+def _redacted(value: str, counts: dict[str, int]) -> str:
+    out, more = redact(value)
+    _add(counts, more)
+    return out
 
 
 def _redact_json(value: Any) -> tuple[Any, dict[str, int]]:
@@ -199,27 +161,25 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     if caller_id is not None and not isinstance(caller_id, str | int):
         raise BadInput(f"bad id {caller_id!r}: expected a string or integer")
     source, scope = opt_str(obj, "source"), opt_str(obj, "scope")
-    for name, value in (("text", text), ("source", source), ("scope", scope), ("meta", meta)):
-        try:
-            if isinstance(value, str):
-                value.encode("utf-8")
-            elif value:
-                json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise BadInput(f"'{name}' holds a lone surrogate escape (such as \\ud800); expected valid Unicode") from None
+    for name, value in (("text", text), ("id", caller_id), ("source", source), ("scope", scope), ("meta", meta)):
+        bad = find_bad_text(value)
+        if bad is not None:
+            check_text(bad, name)
     original = text
     digest = hashlib.sha256(original.encode("utf-8")).hexdigest()
     counts: dict[str, int] = {}
-    if redact_secrets:
+    key_id = None if caller_id is None else str(caller_id)
+    key_scope = scope  # the idempotence key is made from the scope as given (as before scopes were redacted)
+    if redact_secrets:  # the same rule as every other text a user writes (graphmem/text.py)
         text, counts = redact(text)
-        if source is not None:
-            source, more = redact(source)
-            _add(counts, more)
+        source, scope, red_id = (None if v is None else _redacted(v, counts) for v in (source, scope, key_id))
+        if red_id != key_id and key_id is not None:  # still one key per caller id: a digest tells them apart
+            key_id = f"{red_id}#{hashlib.sha256(key_id.encode('utf-8')).hexdigest()[:16]}"
         meta, more = _redact_json(meta)
         _add(counts, more)
     text, truncated = bound(text, max_chars)
-    key = f"id:{caller_id}" if caller_id is not None else "sha256:" + hashlib.sha256(
-        json.dumps([original, ts_text, obj.get("kind"), source, scope], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    key = f"id:{key_id}" if key_id is not None else "sha256:" + hashlib.sha256(
+        json.dumps([original, ts_text, obj.get("kind"), source, key_scope], ensure_ascii=False).encode("utf-8", "surrogatepass")
     ).hexdigest()
     score = float(imp) if imp is not None else importance(text, kind)
     return Record(0, key, text, ts, kind, source, scope, score, meta, digest, len(original), truncated, counts, now)

@@ -38,6 +38,7 @@ import orjson
 from graphmem.errors import StoreUnavailable
 from graphmem.model import Entity, Interval, Statement, Value
 from graphmem.schema import RECORD_TYPE, Ontology, Registry
+from graphmem.text import check_text, find_bad_text
 from graphmem.timeparse import from_datetime
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
@@ -733,6 +734,7 @@ class Store:
             else:
                 result = self._conn.execute(query, params or {})
         except RuntimeError as e:
+            self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
         assert not isinstance(result, list)
         rows: list[list[Any]] = result.get_all()
@@ -753,7 +755,16 @@ class Store:
             while has_next():
                 yield get_next()
         except RuntimeError as e:
+            self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+
+    @staticmethod
+    def _refuse_bad_text(params: dict[str, Any] | None) -> None:
+        """Kuzu cannot take text that is not valid Unicode (a lone surrogate, say from an undecodable
+        byte of a command-line argument): that is bad input, named as such, not a database error."""
+        bad = find_bad_text(list((params or {}).values()))
+        if bad is not None:
+            check_text(bad, "text")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:

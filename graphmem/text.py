@@ -1,0 +1,101 @@
+"""The one rule for text a user writes, on every path (command line, Python, import, ingest, the
+service, agents, extraction): it must be valid Unicode, and secrets in it are redacted before it is
+stored. Pure functions.
+
+Redaction replaces API keys, tokens, private keys, cloud access keys and passwords in URLs by
+``[REDACTED:<kind>]`` (docs/evidence.md lists the kinds). It is idempotent: redacted text is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from graphmem.errors import BadInput
+
+# (kind, pattern, group to replace or 0 for the whole match); order matters: specific before generic
+_SECRETS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+                               re.S), 0),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0),
+    ("aws_secret_key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{40})"), 1),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b"), 0),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
+    ("api_key", re.compile(r"\bsk-(?:[A-Za-z0-9_\-]{2,}-)?[A-Za-z0-9_\-]{20,}\b"), 0),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\b"), 0),
+    ("bearer_token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{12,}=*)"), 1),
+    ("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^/\s:@]+:([^@\s/]+)@", re.I), 1),
+    ("url_token", re.compile(r"(?i)[?&;](?:[a-z_\-]*token|[a-z_\-]*secret|api[_\-]?key|key|password|passwd|pwd|sig|"
+                             r"signature|auth|credentials?)=([^&#\s]+)"), 1),
+    ("password", re.compile(r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*['\"]?"
+                            r"([^\s'\"]{6,})"), 1),
+)
+
+
+# Every secret pattern above contains one of these (lower-cased); text without any skips the eleven passes.
+_MAYBE_SECRET = ("private key", "akia", "asia", "aws", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "xox",
+                 "aiza", "sk-", "eyj", "bearer", "://", "passw", "pwd", "secret", "api_key", "api-key", "apikey",
+                 "access_token", "access-token", "accesstoken", "token=", "key=", "sig=", "signature=",
+                 "auth=", "credential")
+
+
+def redact(text: str) -> tuple[str, dict[str, int]]:
+    """Replace secrets by ``[REDACTED:<kind>]``; returns the text and counts by kind."""
+    counts: dict[str, int] = {}
+    low = text.lower()
+    if not any(marker in low for marker in _MAYBE_SECRET):
+        return text, counts
+    for kind, pattern, group in _SECRETS:
+        def sub(m: re.Match[str], kind: str = kind, group: int = group) -> str:
+            if "[REDACTED:" in m.group(0):
+                return m.group(0)
+            counts[kind] = counts.get(kind, 0) + 1
+            if group == 0:
+                return f"[REDACTED:{kind}]"
+            start, end = m.span(group)
+            s0 = m.start(0)
+            whole = m.group(0)
+            return whole[: start - s0] + f"[REDACTED:{kind}]" + whole[end - s0:]
+        text = pattern.sub(sub, text)
+    return text, counts
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(value: str, what: str) -> str:
+    """``value`` unchanged, or BadInput when it holds a lone surrogate: an undecodable byte of a
+    command-line argument, or an escape such as ``\\ud800`` in JSON, which no store can hold.
+
+    >>> check_text("Atlas", "name")
+    'Atlas'
+    """
+    m = _SURROGATE.search(value) if isinstance(value, str) else None
+    if m is not None:
+        raise BadInput(f"bad {what} {value!r}: it is not valid Unicode (an undecodable byte or a lone surrogate "
+                       f"at character {m.start()}); expected UTF-8 text")
+    return value
+
+
+def clean(value: str, what: str) -> str:
+    """Text as it is stored: checked (``check_text``) and redacted.
+
+    >>> clean("https://admin:hunter22@db.example.org/", "source")
+    'https://admin:[REDACTED:url_password]@db.example.org/'
+    """
+    return redact(check_text(value, what))[0]
+
+
+def find_bad_text(value: Any) -> str | None:
+    """The first string inside a value (lists, dicts, keys) that ``check_text`` refuses, if any."""
+    if isinstance(value, str):
+        return value if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple):
+        for v in value:
+            bad = find_bad_text(v)
+            if bad is not None:
+                return bad
+    return None
