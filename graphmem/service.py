@@ -5,14 +5,18 @@ documents as ``--json``. Endpoints come from one table (``ENDPOINTS``), which al
 makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
 Reads run at once, each thread on its own Kuzu connection; a write waits for the
 reads in flight and runs alone, as its own transaction, committed before the
-response is sent. docs/service.md has the contract.
+response is sent. Requests a browser could send from another site are refused
+(``_Guard``: the Host and Origin headers; ``call``: the Content-Type of a POST).
+docs/service.md has the contract.
 """
 
 from __future__ import annotations
 
 import html
+import ipaddress
 import json
 import os
+import reprlib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -21,10 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
+from graphmem.records import MAX_CHARS
 
 SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 MAX_BODY = 16 * 2**20
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as a Host header spells them
+WILDCARD = ("0.0.0.0", "::", "")
+# The Content-Type a POST must carry: none of these is one a browser may send to another site
+# without asking first (text/plain, form encodings), so a page elsewhere cannot write.
+JSON_TYPES = ("application/json",)
+JSONL_TYPES = ("application/json", "application/x-ndjson", "application/jsonl")
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,15 @@ def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
     return _doc(r)
 
 
+def _extract(m: Any, p: dict[str, Any]) -> Any:
+    text = p["text"]
+    if len(text) > MAX_CHARS:  # the record bound; spaCy alone would take up to 1,000,000 and a GB of memory
+        raise BadInput(f"text of {len(text):,} characters is too long to extract from: expected at most "
+                       f"{MAX_CHARS:,} (a record's bound; store longer text with /ingest, which keeps the first "
+                       f"{MAX_CHARS:,} characters)")
+    return m.extract_text(text, at=p.get("at"), apply=bool(p.get("apply")))
+
+
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/current", "What holds for a subject at as_of, as known at known_at (graphmem.current.v1)",
              lambda m, p: m.current(p["subject"], as_of=p.get("as_of"), known_at=p.get("known_at"),
@@ -113,9 +133,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/search", "BM25-ranked evidence records",
              lambda m, p: m.search(p["q"], limit=p.get("limit", 10)),
              (Param("q", required=True), Param("limit", "integer"))),
-    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text (written only with apply)",
-             lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=bool(p.get("apply"))),
-             (Param("text", required=True), Param("at"), Param("apply", "boolean")), write=True),
+    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text (written only with apply)", _extract,
+             (Param("text", required=True, description=f"At most {MAX_CHARS:,} characters"), Param("at"),
+              Param("apply", "boolean")), write=True),
     Endpoint("GET", "/lint", "Check the store", lambda m, p: m.lint().to_json(p.get("fail_on") or "error"),
              (Param("fail_on", description="error or warning"),)),
     Endpoint("GET", "/rebuild-check", "Compare the view with a rebuild, without writing",
@@ -143,6 +163,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60
+
+
+def _show(v: Any) -> str:
+    """A value as a message shows it: short, and a nested one only to three levels (it may be deep)."""
+    return _REPR.repr(v)
+
+
 def _coerce(ep: Endpoint, raw: dict[str, Any], from_query: bool) -> dict[str, Any]:
     """The endpoint's parameters from a query string (text) or a JSON body, checked and typed."""
     known = {p.name: p for p in ep.params}
@@ -161,22 +190,26 @@ def _coerce(ep: Endpoint, raw: dict[str, Any], from_query: bool) -> dict[str, An
                 try:
                     v = int(v)
                 except ValueError:
-                    raise BadInput(f"bad {name} {v!r}: expected a whole number") from None
+                    raise BadInput(f"bad {name} {_show(v)}: expected a whole number") from None
             if not isinstance(v, int) or isinstance(v, bool):
-                raise BadInput(f"bad {name} {v!r}: expected a whole number")
+                raise BadInput(f"bad {name} {_show(v)}: expected a whole number")
         elif p.kind == "boolean":
             if from_query:
                 if v not in ("true", "false", "1", "0"):
-                    raise BadInput(f"bad {name} {v!r}: expected true or false")
+                    raise BadInput(f"bad {name} {_show(v)}: expected true or false")
                 v = v in ("true", "1")
             if not isinstance(v, bool):
-                raise BadInput(f"bad {name} {v!r}: expected true or false")
+                raise BadInput(f"bad {name} {_show(v)}: expected true or false")
         elif p.kind == "array":
             v = v if isinstance(v, list) else [v]
             if not all(isinstance(x, str) for x in v):
-                raise BadInput(f"bad {name} {raw[name]!r}: expected a list of strings")
-        elif not isinstance(v, str) and name != "object":
-            raise BadInput(f"bad {name} {v!r}: expected text")
+                raise BadInput(f"bad {name} {_show(raw[name])}: expected a list of strings")
+        elif name == "object":
+            if not isinstance(v, (str, int, float, bool)):
+                raise BadInput(f"bad object {_show(v)}: expected text (an entity ref, name or alias, or a value), "
+                               "a number or true/false")
+        elif not isinstance(v, str):
+            raise BadInput(f"bad {name} {_show(v)}: expected text")
         out[name] = v
     return out
 
@@ -187,7 +220,12 @@ def openapi() -> dict[str, Any]:
         op: dict[str, Any] = {"summary": ep.summary, "responses": {
             "200": {"description": "The same JSON document as the CLI's --json"},
             "400": {"description": "Bad input (graphmem.error.v1)"}, "404": {"description": "Unknown entity or fact"},
+            "403": {"description": "A Host or Origin that is not the server's (cross-site protection)"},
             "503": {"description": "The store cannot be used"}}}
+        if ep.method == "POST":
+            op["responses"]["413"] = {"description": "The body is larger than the server accepts"}
+            op["responses"]["415"] = {"description": "The body's Content-Type is not " + " or ".join(
+                JSONL_TYPES if ep.body == "jsonl" else JSON_TYPES)}
         if ep.method == "GET":
             op["parameters"] = [{"name": p.name, "in": "query", "required": p.required, "description": p.description,
                                  "schema": {"type": p.kind} if p.kind != "array" else
@@ -196,10 +234,12 @@ def openapi() -> dict[str, Any]:
             if ep.body == "jsonl":
                 op["parameters"] = [{"name": p.name, "in": "query", "required": p.required, "schema": {"type": p.kind}}
                                     for p in ep.params]
-                op["requestBody"] = {"required": True, "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}
+                op["requestBody"] = {"required": True, "content": {t: {"schema": {"type": "string"}}
+                                                                    for t in JSONL_TYPES}}
             else:
                 props = {p.name: ({"type": "array", "items": {"type": "string"}} if p.kind == "array" else
-                                  {"type": p.kind} if p.name != "object" else {}) | (
+                                  {"type": p.kind} if p.name != "object" else
+                                  {"type": ["string", "number", "boolean"]}) | (
                                       {"description": p.description} if p.description else {}) for p in ep.params}
                 op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
                     "type": "object", "properties": props, "required": [p.name for p in ep.params if p.required],
@@ -220,7 +260,8 @@ def docs_page() -> str:
     return ("<!doctype html><meta charset=utf-8><title>graphmem service</title>"
             "<h1>graphmem service</h1><p>JSON over HTTP; the OpenAPI description is at "
             "<a href=/openapi.json>/openapi.json</a>. GET takes query parameters, POST a JSON object "
-            "(import and ingest: JSON lines). * marks required parameters.</p>"
+            "with <code>Content-Type: application/json</code> (import and ingest: JSON lines, also as "
+            "<code>application/x-ndjson</code> or <code>application/jsonl</code>). * marks required parameters.</p>"
             f"<table border=1 cellpadding=4><tr><th>method<th>path<th>what<th>parameters</tr>{rows}</table>")
 
 
@@ -233,11 +274,16 @@ def error_status(e: GraphmemError) -> int:
 
 
 def create_app(store: str | Path, *, token: str | None = None, max_body: int = MAX_BODY,
-               memory_kwargs: dict[str, Any] | None = None, url: str | None = None) -> Any:
+               memory_kwargs: dict[str, Any] | None = None, url: str | None = None, host: str = "127.0.0.1",
+               port: int = 8765, allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> Any:
     """The Starlette application over the store at ``store`` (opened when the app starts; with
-    ``url``, a marker file in the store names this server while it holds the store)."""
+    ``url``, a marker file in the store names this server while it holds the store). ``host`` and
+    ``port`` are where it is bound: the Host headers it answers are those, the loopback names and
+    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``_Guard``)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
@@ -261,6 +307,12 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
             if ep.method == "GET":
                 params = _coerce(ep, dict(request.query_params), from_query=True)
             else:
+                accepted = JSONL_TYPES if ep.body == "jsonl" else JSON_TYPES
+                ctype = request.headers.get("content-type")
+                if ctype is None or ctype.split(";", 1)[0].strip().lower() not in accepted:
+                    got = "no Content-Type" if ctype is None else f"Content-Type {_show(ctype)}"
+                    return error(415, "unsupported_media_type",
+                                 f"{got} for POST {ep.path}: expected {' or '.join(accepted)}")
                 size = int(request.headers.get("content-length") or 0)
                 if size > max_body:
                     return error(413, "too_large", f"request body of {size:,} bytes is too large: expected at most {max_body:,}")
@@ -281,8 +333,12 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                         raw = json.loads(text or "{}")
                     except json.JSONDecodeError as e:
                         raise BadInput(f"request body is not JSON ({e.msg} at character {e.pos}): expected a JSON object") from None
+                    except RecursionError:  # the standard parser recurses once per level
+                        raise BadInput("request body is nested too deeply: expected a JSON object of parameters "
+                                       "(text, numbers, true/false or lists of text)") from None
                     if not isinstance(raw, dict):
-                        raise BadInput(f"request body {text[:60]!r} is not a JSON object: expected an object of parameters")
+                        raise BadInput(f"request body {_show(text[:60])} is not a JSON object: expected an object of "
+                                       "parameters")
                     params = _coerce(ep, raw, from_query=False)
             result = await run_in_threadpool(run, lambda m: _doc(ep.call(m, params)), ep.write)
             return JSONResponse(result)
@@ -291,11 +347,29 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
         except Exception as e:  # a bug: still one line, and say it is one
             return error(500, "internal", f"internal error ({type(e).__name__}: {e}); please report it")
 
-    def endpoint(ep: Endpoint) -> Callable[[Request], Any]:
+    def endpoint(eps: dict[str, Endpoint]) -> Callable[[Request], Any]:
+        """One handler per path, for each method the path has (so a wrong method's Allow names them all)."""
         async def handle(request: Request) -> Response:
-            return await call(request, ep)
-        handle.__name__ = ep.path.strip("/").replace("-", "_") + "_" + ep.method.lower()
+            return await call(request, eps["GET" if request.method == "HEAD" else request.method])
+        handle.__name__ = next(iter(eps.values())).path.strip("/").replace("-", "_")
         return handle
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Starlette's own refusals (no such path, a method the path does not have) as graphmem.error.v1."""
+        assert isinstance(exc, HTTPException)
+        path = _show(request.url.path)
+        if exc.status_code == 404:
+            code, message = "not_found", f"no endpoint {path}: expected one of those listed at /docs and /openapi.json"
+        elif exc.status_code == 405:
+            allow = ", ".join(sorted(m.strip() for m in (exc.headers or {}).get("Allow", "").split(",") if m.strip()))
+            code, message = "method_not_allowed", f"method {request.method} is not allowed on {path}: expected {allow}"
+        else:
+            code, message = "http_error", f"{exc.status_code} {exc.detail}"
+        resp = error(exc.status_code, code, message)
+        resp.headers.update(exc.headers or {})
+        if exc.status_code == 405:
+            resp.headers["Allow"] = allow
+        return resp
 
     async def health(request: Request) -> Response:
         try:
@@ -329,12 +403,18 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
 
     routes = [Route("/health", health, methods=["GET"]), Route("/openapi.json", spec, methods=["GET"]),
               Route("/docs", docs, methods=["GET"])]
+    by_path: dict[str, dict[str, Endpoint]] = {}
     for ep in ENDPOINTS:
-        routes.append(Route(ep.path, endpoint(ep), methods=[ep.method]))
-    app = Starlette(routes=routes, lifespan=lifespan)
+        by_path.setdefault(ep.path, {})[ep.method] = ep
+    for path, eps in by_path.items():
+        routes.append(Route(path, endpoint(eps), methods=list(eps)))
+    app: Any = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     if token:
-        return _BearerAuth(app, token, error)
-    return app
+        app = _BearerAuth(app, token, error)
+    if allow_origins:  # a page at an allowed origin may read the answers (and ask before it writes)
+        app = CORSMiddleware(app, allow_origins=list(allow_origins), allow_methods=["GET", "POST"],
+                             allow_headers=["Content-Type", "Authorization"])
+    return _Guard(app, host=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, error=error)
 
 
 class _ReadWriteLock:
@@ -394,19 +474,143 @@ class _BearerAuth:
         await self.app(scope, receive, send)
 
 
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """A Host header as (name in lower case, IPv6 in brackets; port or None), or None if it is not one."""
+    v = value.strip().lower()
+    if v.startswith("["):
+        end = v.find("]")
+        name, rest = (v[:end + 1], v[end + 1:]) if end > 1 else ("", "")
+    else:
+        name, sep, port = v.partition(":")
+        rest = sep + port
+    if not name or any(c in name for c in "/?#@ \t,") or (":" in name and not name.startswith("[")):
+        return None
+    if name.startswith("["):
+        try:
+            ipaddress.IPv6Address(name[1:-1])
+        except ValueError:
+            return None
+    if not rest:
+        return name, None
+    if rest[0] == ":" and rest[1:].isdigit() and 0 < int(rest[1:]) < 65536:
+        return name, int(rest[1:])
+    return None
+
+
+def url_host(host: str) -> str:
+    """A bind address as a URL spells it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def check_allow_host(value: str) -> str:
+    """An --allow-host value: '*', NAME (any port) or NAME:PORT, in lower case."""
+    if value.strip() == "*":
+        return "*"
+    parsed = _split_host(url_host(value.strip()) if value.count(":") > 1 else value)
+    if parsed is None:
+        raise BadInput(f"bad --allow-host {value!r}: expected a host name or address, optionally with :PORT "
+                       "(e.g. graphmem.lan or 192.168.1.5:8765), or *")
+    name, port = parsed
+    return name if port is None else f"{name}:{port}"
+
+
+def check_allow_origin(value: str) -> str:
+    """An --allow-origin value: scheme://host[:port], in lower case (the form a browser's Origin header has)."""
+    v = value.strip().lower().rstrip("/")
+    scheme, sep, rest = v.partition("://")
+    if scheme not in ("http", "https") or not sep or _split_host(rest) is None:
+        raise BadInput(f"bad --allow-origin {value!r}: expected http:// or https:// and a host, optionally with "
+                       ":PORT and nothing after it (e.g. http://localhost:3000)")
+    return v
+
+
+class _Guard:
+    """Refuse what a page on another site can make a browser send (403, graphmem.error.v1).
+
+    DNS rebinding: a name the attacker controls is made to resolve to 127.0.0.1, so the browser
+    treats the server as that site; its Host header still names the attacker's name. So the Host
+    must be one of the server's own: the loopback names and the bound address, with the port, or
+    a name given with ``allow_hosts`` (NAME for any port, NAME:PORT, or * for any).
+    Cross-site requests: a browser names the page's site in Origin; it must be the server's own
+    (http or https, and the Host) or one given with ``allow_origins``. (A POST must also carry a
+    JSON Content-Type, which a browser does not send to another site without asking first: ``call``.)
+    """
+
+    def __init__(self, app: Any, *, host: str, port: int, allow_hosts: tuple[str, ...],
+                 allow_origins: tuple[str, ...], error: Callable[[int, str, str], Any]) -> None:
+        self.app = app
+        self.error = error
+        names = list(LOOPBACK_NAMES)
+        if host not in WILDCARD and url_host(host).lower() not in names:
+            names.append(url_host(host).lower())
+        self.exact = {(n, port) for n in names}
+        self.any_port: set[str] = set()
+        self.any_host = False
+        for h in allow_hosts:
+            if h == "*":
+                self.any_host = True
+                continue
+            parsed = _split_host(h)
+            if parsed is None:
+                raise BadInput(f"bad allowed host {h!r}")
+            if parsed[1] is None:
+                self.any_port.add(parsed[0])
+            else:
+                self.exact.add((parsed[0], parsed[1]))
+        self.origins = {o.lower().rstrip("/") for o in allow_origins}
+        self.expected = ", ".join([f"{n}:{port}" for n in names] + sorted(
+            [f"{n}:{p}" for n, p in self.exact if n not in names] + list(self.any_port)))
+
+    def refusal(self, headers: list[tuple[bytes, bytes]]) -> tuple[str, str] | None:
+        """(code, message) when the request must be refused, else None."""
+        hosts = [v.decode("latin-1") for k, v in headers if k == b"host"]
+        origins = [v.decode("latin-1") for k, v in headers if k == b"origin"]
+        if len(hosts) != 1:
+            return "forbidden_host", (f"{'no' if not hosts else 'more than one'} Host header: expected one naming "
+                                      f"this server ({self.expected})")
+        host = hosts[0].strip().lower()
+        parsed = _split_host(host)
+        ok = parsed is not None and (self.any_host or parsed[0] in self.any_port
+                                     or (parsed[0], parsed[1] or 80) in self.exact)
+        if not ok:
+            return "forbidden_host", (f"Host {_show(hosts[0])} is not a name of this server: expected "
+                                      f"{self.expected}, or a name allowed with --allow-host")
+        if len(origins) > 1:
+            return "forbidden_origin", "more than one Origin header: expected at most one"
+        if origins:
+            origin = origins[0].strip().lower().rstrip("/")
+            if origin not in (f"http://{host}", f"https://{host}") and origin not in self.origins:
+                return "forbidden_origin", (f"Origin {_show(origins[0])} is not this server's: expected "
+                                            f"http://{host} or an origin allowed with --allow-origin (a page on "
+                                            "another site may not use this server)")
+        return None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            refused = self.refusal(scope.get("headers") or [])
+            if refused is not None:
+                resp = self.error(403, *refused)
+                await resp(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def check_bind(host: str, token: str | None) -> None:
     if host not in LOOPBACK and not token:
         raise BadInput(f"binding to {host!r} needs a token: expected --token or GRAPHMEM_TOKEN, or a loopback host")
 
 
-def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY) -> None:
+def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
+          allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> None:
     """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
     import uvicorn
     check_bind(host, token)
     holder = server_holding(store)
     if holder is not None:
         raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
-    app = create_app(store, token=token, max_body=max_body, url=f"http://{host}:{port}")
+    app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
+                     port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
+                     allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
     server.run()

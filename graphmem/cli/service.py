@@ -28,10 +28,23 @@ def serve(
     token: Annotated[str | None, typer.Option("--token", metavar="TOKEN", envvar="GRAPHMEM_TOKEN",
                                               help="Require 'Authorization: Bearer TOKEN' on every request.")] = None,
     max_body_mb: Annotated[int, typer.Option("--max-body-mb", metavar="MB", help="Largest request body (413 beyond).")] = 16,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", metavar="HOST", help="Also answer requests whose Host header is HOST (NAME for any port, "
+                                             "NAME:PORT, or * for any); repeatable. By default only the loopback "
+                                             "names and the bound address, with the port (403 otherwise).")] = None,
+    allow_origin: Annotated[list[str] | None, typer.Option(
+        "--allow-origin", metavar="ORIGIN", help="Also answer requests from pages at ORIGIN (e.g. "
+                                                 "http://localhost:3000), with CORS headers; repeatable. By default a "
+                                                 "request with another site's Origin is refused (403).")] = None,
 ) -> None:
-    """Serve the store over HTTP JSON (docs/service.md) until Ctrl-C or SIGTERM."""
+    """Serve the store over HTTP JSON (docs/service.md) until Ctrl-C or SIGTERM.
+
+    Requests a web page on another site could make a browser send are refused: a Host header
+    that is not one of the server's names, an Origin that is not its own, and a POST whose
+    Content-Type is not application/json (for /import and /ingest, also application/x-ndjson or
+    application/jsonl)."""
     from graphmem.errors import BadInput
-    from graphmem.service import check_bind
+    from graphmem.service import check_allow_host, check_allow_origin, check_bind, url_host
     from graphmem.service import serve as run
     with errors():
         if not 1 <= port <= 65535:
@@ -39,5 +52,10 @@ def serve(
         if not 1 <= max_body_mb <= 4096:
             raise BadInput(f"bad --max-body-mb {max_body_mb}: expected 1 to 4096")
         check_bind(host, token)
-        typer.echo(f"graphmem: serving {store_path(ctx)} on http://{host}:{port} (docs at /docs)", err=True)
-        run(store_path(ctx), host, port, token, max_body_mb * 2**20)
+        hosts = tuple(check_allow_host(h) for h in allow_host or ())
+        origins = tuple(check_allow_origin(o) for o in allow_origin or ())
+        typer.echo(f"graphmem: serving {store_path(ctx)} on http://{url_host(host)}:{port} (docs at /docs)", err=True)
+        if host in ("0.0.0.0", "::") and not hosts:
+            typer.echo("graphmem: requests must name 127.0.0.1, localhost or [::1] in Host; add --allow-host NAME "
+                       "for each name clients use", err=True)
+        run(store_path(ctx), host, port, token, max_body_mb * 2**20, allow_hosts=hosts, allow_origins=origins)
