@@ -781,7 +781,8 @@ class Memory:
                 if len(drift) < _DRIFT_MAX:
                     drift.append(self.drift_entry(ref, item[1] if item else [], parts))
             if check:
-                return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0)
+                problems = tuple(store.integrity_problems(names))
+                return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0, problems=problems)
             # a subject rewritten row by row costs about 25 ms, reloading the whole view about 0.6 ms a subject
             if counts["rewritten"] * 40 > counts["subjects"] + 320 or counts["rewritten"] > _REWRITE_MAX:
                 with store.transaction():

@@ -181,14 +181,16 @@ class RebuildReport:
     counts: dict[str, int]
     seconds: float
     repaired: dict[str, int] | None = None  # after an interrupted bulk commit: name keys and records made again
+    problems: tuple[dict[str, Any], ...] = ()  # with --check: what is wrong beyond the view (Store.integrity_problems)
 
     @property
     def ok(self) -> bool:
-        return not self.drift
+        return not self.drift and not self.problems
 
     def to_json(self) -> dict[str, Any]:
         doc = {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
-               "drift": list(self.drift), "counts": self.counts, "seconds": round(self.seconds, 3)}
+               "drift": list(self.drift), "problems": list(self.problems), "counts": self.counts,
+               "seconds": round(self.seconds, 3)}
         if self.repaired is not None:
             doc["repaired"] = self.repaired
         return doc

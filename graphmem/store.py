@@ -1456,6 +1456,65 @@ class Store:
                 part.discard()
         return {k: sum(part.counts[k] for part in parts) for k in ("subjects", "intervals", "edges")}
 
+    # integrity: what rebuild --check verifies beyond the view ------------------------------
+
+    def integrity_problems(self, entity_refs: Container[str], limit: int = 50) -> list[dict[str, Any]]:
+        """What is wrong with the tables the view does not cover: statements naming entities that do not
+        exist, id counters behind the ids in use, record keys and the full-text index out of step with
+        the records, and times no reader can hold. Each problem: ``code``, ``message`` and what it is
+        about; at most ``limit`` of a kind."""
+        from graphmem.textindex import terms
+        from graphmem.timeparse import MAX_US, MIN_US
+
+        out: list[dict[str, Any]] = []
+
+        def add(code: str, message: str, **about: Any) -> None:
+            if sum(1 for p in out if p["code"] == code) < limit:
+                out.append({"code": code, "message": message, **about})
+
+        for (ref,) in self._iter("MATCH (a:Assertion) RETURN DISTINCT a.subject ORDER BY a.subject"):
+            if ref not in entity_refs:
+                add("dangling_subject", f"statements of {ref!r}, which is not an entity", subject=ref)
+        for (ref,) in self._iter("MATCH (a:Assertion) WHERE a.object_type = 'entity' RETURN DISTINCT a.object "
+                                 "ORDER BY a.object"):
+            if ref not in entity_refs:
+                add("dangling_object", f"statements name {ref!r} as their object, which is not an entity", object=ref)
+        times = " OR ".join(f"{c} < {_int(MIN_US)} OR {c} > {_int(MAX_US)}"
+                            for c in ("a.valid_from", "a.valid_to", "a.recorded_at", "a.retracted_at"))
+        for (fid,) in self._q(f"MATCH (a:Assertion) WHERE {times} RETURN a.id ORDER BY a.id LIMIT {_int(limit)}"):
+            add("time_out_of_range", f"fact:{fid} holds a time outside the years 1-9999 (export cannot write it "
+                "so that import reads it back); retract it and assert it again", fact=f"fact:{fid}")
+        top = self._q("MATCH (a:Assertion) RETURN max(a.id)")[0][0]
+        if top is not None and top >= self.next_fact_id():
+            add("counter_behind", f"the next fact id is {self.next_fact_id()}, but fact:{top} exists", counter="next_fact")
+        records = {k: i for k, i in self._iter("MATCH (r:Record) RETURN r.key, r.id")}
+        top = max(records.values(), default=None)
+        if top is not None and top >= self.next_record_id():
+            add("counter_behind", f"the next record id is {self.next_record_id()}, but rec:{top} exists",
+                counter="next_record")
+        keys = self.all_record_keys()
+        for key in sorted(set(records) ^ set(keys) | {k for k in records if keys.get(k, records[k]) != records[k]}):
+            add("record_key_mismatch", f"record key {key!r}: the records say {records.get(key)}, the key index says "
+                f"{keys.get(key)}", key=key)
+        docs = tokens = 0
+        df: dict[str, int] = {}
+        for (text,) in self._iter("MATCH (r:Record) RETURN r.text"):
+            words = terms(text)
+            docs += 1
+            tokens += len(words)
+            for t in set(words):
+                df[t] = df.get(t, 0) + 1
+        counted = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))  # as stored, not cached
+        if (docs, tokens) != counted:
+            add("index_stats_mismatch", f"the full-text index counts {counted[0]} records of {counted[1]} terms; "
+                f"the records are {docs} of {tokens}")
+        stored = {t: sum(int(n) for n in b.split(",") if n) for t, b in self._iter("MATCH (t:Term) RETURN t.term, t.blocks")}
+        for t in sorted(set(df) | set(stored)):
+            if df.get(t, 0) != stored.get(t, 0):
+                add("index_term_mismatch", f"term {t!r} is in {df.get(t, 0)} records but the index lists "
+                    f"{stored.get(t, 0)}", term=t)
+        return out
+
     # repair: tables made again from the ones they derive from ---------------------------
 
     def roll_back(self, undo: WriteUndo) -> dict[str, int]:
