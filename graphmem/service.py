@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
-from graphmem.records import MAX_CHARS
+from graphmem.memory import EXTRACT_MAX_CHARS
 
 SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 MAX_BODY = 16 * 2**20
@@ -81,15 +81,6 @@ def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
     return _doc(r)
 
 
-def _extract(m: Any, p: dict[str, Any]) -> Any:
-    text = p["text"]
-    if len(text) > MAX_CHARS:  # the record bound; spaCy alone would take up to 1,000,000 and a GB of memory
-        raise BadInput(f"text of {len(text):,} characters is too long to extract from: expected at most "
-                       f"{MAX_CHARS:,} (a record's bound; store longer text with /ingest, which keeps the first "
-                       f"{MAX_CHARS:,} characters)")
-    return m.extract_text(text, at=p.get("at"), apply=bool(p.get("apply")))
-
-
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/current", "What holds for a subject at as_of, as known at known_at (graphmem.current.v1)",
              lambda m, p: m.current(p["subject"], as_of=p.get("as_of"), known_at=p.get("known_at"),
@@ -133,8 +124,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/search", "BM25-ranked evidence records",
              lambda m, p: m.search(p["q"], limit=p.get("limit", 10)),
              (Param("q", required=True), Param("limit", "integer"))),
-    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text (written only with apply)", _extract,
-             (Param("text", required=True, description=f"At most {MAX_CHARS:,} characters"), Param("at"),
+    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text (written only with apply)",
+             lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=bool(p.get("apply"))),
+             (Param("text", required=True, description=f"At most {EXTRACT_MAX_CHARS:,} characters"), Param("at"),
               Param("apply", "boolean")), write=True),
     Endpoint("GET", "/lint", "Check the store", lambda m, p: m.lint().to_json(p.get("fail_on") or "error"),
              (Param("fail_on", description="error or warning"),)),

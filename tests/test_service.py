@@ -274,16 +274,16 @@ def test_deeply_nested_body_is_bad_input(server: Server) -> None:
     assert "nested too deeply" in server.post("/assert", content=deep).json()["message"]
 
 
-def test_extract_text_beyond_the_record_bound_is_refused(server: Server) -> None:
-    from graphmem.records import MAX_CHARS
-    for apply in (False, True):
-        r = server.post("/extract", {"text": "Atlas uses Kuzu. " * 60_000, "apply": apply})
-        assert r.status_code == 400, r.text
-        msg = r.json()["message"]
-        assert r.json()["schema"] == "graphmem.error.v1" and "1,020,000" in msg and f"at most {MAX_CHARS:,}" in msg
-    text = ("Ledger is now paused. " * MAX_CHARS)[:MAX_CHARS]
-    r = server.post("/extract", {"text": text})
-    assert r.status_code == 200 and not r.json()["writes_performed"], r.text
+def test_extract_text_beyond_the_bound_is_refused(server: Server) -> None:
+    from graphmem.memory import EXTRACT_MAX_CHARS
+    for text in ("Atlas uses wombatgrid. " * 50_000, "x" * (EXTRACT_MAX_CHARS + 1)):  # spaCy's own limit is 1,000,000
+        for apply in (False, True):
+            r = server.post("/extract", {"text": text, "apply": apply})
+            assert r.status_code == 400, r.text
+            msg = r.json()["message"]
+            assert r.json()["schema"] == "graphmem.error.v1" and f"{len(text):,} characters" in msg
+            assert f"expected at most {EXTRACT_MAX_CHARS:,}" in msg
+    assert not server.get("/search", q="wombatgrid").json()["results"]  # apply stored nothing
 
 
 def test_unknown_route_and_wrong_method_are_json(server: Server) -> None:
@@ -300,7 +300,6 @@ def test_unknown_route_and_wrong_method_are_json(server: Server) -> None:
         assert method in doc["message"] and allow in doc["message"]
 
 
-@pytest.mark.xfail(strict=False, reason="core text rule")
 def test_lone_surrogate_is_bad_input(server: Server) -> None:
     body = b'{"subject": "atlas", "predicate": "summary", "object": "x\\ud800y"}'
     r = server.post("/assert", content=body)
