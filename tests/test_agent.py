@@ -15,11 +15,11 @@ READ = {"current", "timeline", "facts", "why", "search", "recommend", "pack"}
 WRITE = {"assert", "end", "retract", "ingest"}
 
 
-async def _session(store: Path, script: Any) -> Any:
+async def _session(store: Path, script: Any, *args: str) -> Any:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     params = StdioServerParameters(command=sys.executable, args=[
-        "-c", "from graphmem.cli import main; main()", "--store", str(store), "mcp"])
+        "-c", "from graphmem.cli import main; main()", "--store", str(store), "mcp", *args])
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
         return await script(s)
@@ -51,10 +51,12 @@ def test_agent_reads_and_writes_through_mcp(tmp_path: Path, demo_dir: Path) -> N
         out["search"] = _doc(await s.call_tool("search", {"query": "redis caches"}))
         return out
 
-    out = asyncio.run(_session(store, script))
+    out = asyncio.run(_session(store, script, "--allow-writes"))
     assert set(out["tools"]) == READ | WRITE
     for t in out["tools"].values():
         assert t.description and t.inputSchema["type"] == "object"
+        assert ("--allow-writes" in t.description) == (t.name in WRITE), t.description
+        assert ("Read-only" in t.description) == (t.name in READ), t.description
     assert "subject" in out["tools"]["current"].inputSchema["required"]
     with graphmem.open(demo_dir) as m:
         assert out["current"] == m.current("atlas", as_of="2025-06-01", known_at="2026-01-01").to_json()
@@ -67,3 +69,29 @@ def test_agent_reads_and_writes_through_mcp(tmp_path: Path, demo_dir: Path) -> N
     assert out["search"]["results"][0]["snippet"].startswith("Ferry caches")
     with graphmem.open(store) as m:  # the writes landed in the store
         assert any(fact in f["assertions"] for f in m.current("ferry", predicate="uses").to_json()["facts"])
+
+
+def test_agent_cannot_write_without_allow_writes(tmp_path: Path, demo_dir: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(demo_dir, store)
+
+    async def script(s: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"tools": {t.name: t for t in (await s.list_tools()).tools}}
+        out["assert"] = await s.call_tool("assert", {"subject": "ferry", "predicate": "uses", "object": "redis"})
+        out["ingest"] = await s.call_tool("ingest", {"records": [{"text": "Ferry caches quokkafish data now."}]})
+        out["current"] = _doc(await s.call_tool("current", {"subject": "ferry", "predicate": "uses"}))
+        return out
+
+    out = asyncio.run(_session(store, script))
+    assert set(out["tools"]) == READ  # the write tools are not offered at all
+    for t in out["tools"].values():
+        assert "Read-only" in t.description and "--allow-writes" not in t.description
+    for name in ("assert", "ingest"):
+        assert out[name].isError and name in out[name].content[0].text
+    with graphmem.open(demo_dir) as m:
+        want = m.current("ferry", predicate="uses").to_json()
+        counts = {k: v for k, v in m.info().to_json().items() if k != "store"}
+    assert out["current"]["facts"] == want["facts"]
+    with graphmem.open(store) as m:  # nothing was written
+        assert {k: v for k, v in m.info().to_json().items() if k != "store"} == counts
+        assert m.search("quokkafish").to_json()["results"] == []

@@ -14,11 +14,17 @@ def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp)
 
 
-def mcp(ctx: typer.Context) -> None:
-    """Serve the store to an agent over the Model Context Protocol on stdin and stdout."""
+def mcp(
+    ctx: typer.Context,
+    allow_writes: Annotated[bool, typer.Option(
+        "--allow-writes", help="Also offer the write tools (assert, end, retract, ingest); without it the agent "
+                               "can only read.")] = False,
+) -> None:
+    """Serve the store to an agent over the Model Context Protocol on stdin and stdout (read-only unless
+    --allow-writes)."""
     from graphmem.agent import serve_stdio
     with errors():
-        serve_stdio(store_path(ctx))
+        serve_stdio(store_path(ctx), allow_writes=allow_writes)
 
 
 def serve(
