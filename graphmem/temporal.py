@@ -144,54 +144,142 @@ def _one_plain(asserts: list[Statement]) -> list[Interval] | None:
     return out
 
 
-def _rank(s: Statement) -> tuple[int, int]:
-    return s.recorded_at, s.id
+_TIE = object()  # the value of a start where assertions of different values tie
 
 
 def _one_segments(
     asserts: list[Statement], ends: list[Statement]
 ) -> list[tuple[int, int | None, Statement, tuple[int, ...]]]:
-    groups: dict[int, list[Statement]] = {}
-    for a in asserts:
-        g = groups.get(a.valid_from)
-        if g is None:
-            groups[a.valid_from] = [a]
+    """The held pieces of each assertion of a ``one`` predicate (SPEC 4; docs/semantics.md, "Ties").
+
+    Each assertion is in force from its ``valid_from`` until the earliest of its ``valid_to``, an
+    ``end``, and the next start of a different value: any assertion of another value supersedes what
+    ran before it, a tie's loser included. Assertions of different values in force at once always
+    share their ``valid_from`` (a tie); wherever they overlap, the most recently recorded (then the
+    higher id) decides, and its piece names the tied assertions of other values ranked below it.
+    """
+    # the assertions by start, and the value asserted at each start (_TIE when different values start there)
+    starts: list[int] = []
+    groups: list[list[Statement]] = []
+    values: list[object] = []
+    for a in sorted(asserts, key=_start):
+        if starts and starts[-1] == a.valid_from:
+            groups[-1].append(a)
+            if values[-1] is not _TIE and a.object != values[-1]:
+                values[-1] = _TIE
         else:
-            g.append(a)
-    starts = sorted(groups)
-    winners: list[Statement] = []
-    tie_losers: list[tuple[int, ...]] = []
-    for t in starts:
-        g = groups[t]
-        if len(g) == 1:
-            winners.append(g[0])
-            tie_losers.append(())
-        else:
-            w = max(g, key=_rank)
-            winners.append(w)
-            tie_losers.append(tuple(sorted(s.id for s in g if s.object != w.object)))
-    # the next start whose winner is a different value, found for every start in one backward pass
+            starts.append(a.valid_from)
+            groups.append([a])
+            values.append(a.object)
     n = len(starts)
-    next_diffs: list[int | None] = [None] * n
+    # run_end[i]: the first start after i whose value differs from a single value at i (n: none)
+    run_end = [n] * n
     for i in range(n - 2, -1, -1):
-        next_diffs[i] = starts[i + 1] if winners[i + 1].object != winners[i].object else next_diffs[i + 1]
-    segments = []
+        v, w = values[i], values[i + 1]
+        run_end[i] = run_end[i + 1] if v is not _TIE and w is not _TIE and w == v else i + 1
+
+    segments: list[tuple[int, int | None, Statement, tuple[int, ...]]] = []
     for i, t in enumerate(starts):
-        w = winners[i]
-        next_diff = next_diffs[i]
-        for a in groups[t]:
-            if a.object != w.object:
-                continue
-            vt = a.valid_to
-            end = _min_end(vt, next_diff, _end_for(ends, a.object, a.valid_from))
-            conflicts = tie_losers[i]
-            if vt is not None and next_diff is not None and next_diff < vt and end == next_diff:
-                # an explicit valid_to cut short by supersession
-                nw = groups[next_diff]
-                wobj = winners[starts.index(next_diff, i)].object
-                conflicts = conflicts + tuple(sorted(s.id for s in nw if s.object == wobj))
-            segments.append((t, end, a, conflicts))
+        g = groups[i]
+        if values[i] is not _TIE:
+            k = run_end[i]
+            sup = starts[k] if k < n else None
+            for a in g:
+                vt = a.valid_to
+                end = _min_end(vt, sup, _end_for(ends, a.object, t) if ends else None)
+                if vt is not None and sup is not None and sup < vt and end == sup:
+                    segments.append((t, end, a, _cut(groups[k], a)))
+                else:
+                    segments.append((t, end, a, ()))
+            continue
+        # a tie: each assertion's end (_INF: open) and the start index that supersedes it
+        in_force: list[tuple[Statement, int, int]] = []
+        top: tuple[Statement, int, int] | None = None
+        top_rank = (0, 0)
+        longest = t
+        for a in g:
+            # the first start after i where a value other than a's starts
+            k = i + 1
+            if k < n and values[k] is not _TIE and values[k] == a.object:
+                k = run_end[k]
+            end = _min_end(a.valid_to, starts[k] if k < n else None, _end_for(ends, a.object, t) if ends else None)
+            x = (a, _INF if end is None else end, k)
+            in_force.append(x)
+            if x[1] > longest:
+                longest = x[1]
+            r = (a.recorded_at, a.id)
+            if top is None or r > top_rank:
+                top, top_rank = x, r
+        assert top is not None
+        if top[1] == longest and longest > t:
+            # the common case: the latest recorded holds at least as long as every other, so it
+            # decides throughout and each assertion of its value holds to its own end
+            obj = top[0].object
+            below = [s.id for s in g if s.object != obj]
+            for x in in_force:
+                a, end, k = x
+                if a.object == obj:
+                    cut = _cut_at(a, end, k, starts, groups)
+                    if x is top:
+                        cut = tuple(sorted({*cut, *below}))
+                    segments.append((t, None if end >= _INF else end, a, cut))
+        else:
+            _decide_tie(t, in_force, starts, groups, segments)
     return segments
+
+
+def _cut(superseding: list[Statement], a: Statement) -> tuple[int, ...]:
+    """An explicit valid_to cut short by supersession: the assertions of other values at the cut."""
+    return tuple(sorted(s.id for s in superseding if s.object != a.object))
+
+
+def _cut_at(a: Statement, end: int, k: int, starts: list[int], groups: list[list[Statement]]) -> tuple[int, ...]:
+    """``_cut`` for an assertion of a tie that ends at ``end`` and is superseded at start index ``k``."""
+    vt = a.valid_to
+    if vt is not None and k < len(starts) and starts[k] == end < vt:
+        return _cut(groups[k], a)
+    return ()
+
+
+def _decide_tie(t: int, in_force: list[tuple[Statement, int, int]], starts: list[int], groups: list[list[Statement]],
+                segments: list[tuple[int, int | None, Statement, tuple[int, ...]]]) -> None:
+    """The pieces of the assertions tied at ``t``, each given with its end and the start index that
+    supersedes it, when the latest recorded does not hold longest.
+
+    Between one end and the next, the highest ranked in force decides the value, every one in force
+    of that value holds, and the decider names the tied assertions of other values ranked below it.
+    """
+    in_force.sort(key=_rank_of_first, reverse=True)
+    lo = t
+    while True:
+        hi = _INF
+        top = -1
+        for i, x in enumerate(in_force):
+            if x[1] > lo:
+                if top < 0:
+                    top = i
+                if x[1] < hi:
+                    hi = x[1]
+        if top < 0:
+            return
+        obj = in_force[top][0].object
+        for i in range(top, len(in_force)):
+            a, end, k = in_force[i]
+            if end <= lo or a.object != obj:
+                continue
+            conflicts = _cut_at(a, end, k, starts, groups) if end == hi else ()
+            if i == top:
+                below = tuple(s.id for s, _, _ in in_force[top + 1:] if s.object != obj)
+                if below:
+                    conflicts = tuple(sorted({*conflicts, *below}))
+            segments.append((lo, None if hi >= _INF else hi, a, conflicts))
+        if hi >= _INF:
+            return
+        lo = hi
+
+
+def _rank_of_first(x: tuple[Statement, int, int]) -> tuple[int, int]:
+    return x[0].recorded_at, x[0].id
 
 
 def _seg_order(seg: tuple[int, int | None, Statement, tuple[int, ...]]) -> tuple[int, int]:

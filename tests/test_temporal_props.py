@@ -96,37 +96,47 @@ def _closed_between(ends: list[Statement], obj: object, lo: int, hi: int) -> boo
     return any(lo <= e.valid_from <= hi and (e.object is None or e.object == obj) for e in ends)
 
 
+def _rank(a: Statement) -> tuple[int, int]:
+    """Who wins a tie: the more recently recorded, then (same record time) the higher id."""
+    return a.recorded_at, a.id
+
+
 def oracle(stmts: Iterable[Statement], cardinality: str, known_at: int | None, t: int) -> dict[object, set[int]]:
     """Which objects hold at ``t``, each with the assertion ids that make it hold then.
 
-    many: o holds iff some visible assertion of o has valid_from <= t < valid_to and
-    no end for o (or for all) at or after its start and at or before t.
+    An assertion a is in force at t iff valid_from <= t < valid_to and no end for its
+    object (or for all) lies in [a.valid_from, t]; for cardinality one also no visible
+    assertion of a different value starts in (a.valid_from, t] (supersession: a value
+    that loses a tie at its own start still supersedes what ran before it).
 
-    one: value v holds iff some visible assertion a of v (not beaten at its own
-    valid_from by a different value recorded later, or with a higher id on equal
-    record times) has valid_from <= t < valid_to, no end for v (or all) in
-    [a.valid_from, t], and no start s in (a.valid_from, t] whose winning value differs
-    from v (supersession). Later assertions of the same value continue it.
+    many: o holds iff some assertion of o is in force.
+
+    one: two assertions in force of different values with the same valid_from are a
+    tie, decided only where they overlap: the more recently recorded (then the higher
+    id) wins there. So v holds at t iff some assertion of v in force loses no tie in
+    force at t; the ids behind v are all its assertions in force (a later one of the
+    same value continues it).
     """
     vis = visible(stmts, known_at)
     asserts = [s for s in vis if s.op == "assert"]
     ends = [s for s in vis if s.op == "end"]
-    winner: dict[int, object] = {}
-    if cardinality == "one":
-        for start in {a.valid_from for a in asserts}:
-            group = [a for a in asserts if a.valid_from == start]
-            winner[start] = max(group, key=lambda a: (a.recorded_at, a.id)).object
-    out: dict[object, set[int]] = defaultdict(set)
+    in_force = []
     for a in asserts:
         if not (a.valid_from <= t and (a.valid_to is None or t < a.valid_to)):
             continue
         if _closed_between(ends, a.object, a.valid_from, t):
             continue
-        if cardinality == "one":
-            if winner[a.valid_from] != a.object:
-                continue  # lost a tie at its own start
-            if any(a.valid_from < s <= t and v != a.object for s, v in winner.items()):
-                continue  # superseded by a different value
+        if cardinality == "one" and any(a.valid_from < b.valid_from <= t and b.object != a.object for b in asserts):
+            continue  # superseded by a different value
+        in_force.append(a)
+    if cardinality == "one":
+        held = {a.object for a in in_force
+                if not any(b.valid_from == a.valid_from and b.object != a.object and _rank(b) > _rank(a)
+                           for b in in_force)}
+        assert len(held) <= 1, f"t={t}: one-valued predicate with {held}"
+        in_force = [a for a in in_force if a.object in held]
+    out: dict[object, set[int]] = defaultdict(set)
+    for a in in_force:
         out[a.object].add(a.id)
     return dict(out)
 
@@ -178,27 +188,47 @@ def test_view_matches_bruteforce_oracle(pred: str, data: st.DataObject) -> None:
 @PURE
 @given(stmts=pure_statements("status"), k=known_ats)
 def test_single_value_conflicts_are_reported(stmts: list[Statement], k: int | None) -> None:
-    """Ties at one valid_from, and an explicit valid_to cut short by supersession, are conflicts."""
+    """Ties at one valid_from, and an explicit valid_to cut short by supersession, are conflicts.
+
+    Wherever tied assertions are in force together, the fact holding names the tied assertions of
+    other values that the one deciding there (the highest ranked in force) outranks.
+    """
     view = intervals_for(stmts, "one", k)
     asserts = [s for s in visible(stmts, k) if s.op == "assert"]
     groups: dict[int, list[Statement]] = defaultdict(list)
     for a in asserts:
         groups[a.valid_from].append(a)
-    winners = {t: max(g, key=lambda a: (a.recorded_at, a.id)) for t, g in groups.items()}
-    for start, w in winners.items():
-        losers = {a.id for a in groups[start] if a.object != w.object}
-        if losers and w.id in oracle(stmts, "one", k, start).get(w.object, set()):
-            [iv] = holding(view, start)
-            assert losers <= set(iv.conflicts), f"tie at {start}: {iv.conflicts} lacks {losers}"
+    for t in PURE_SAMPLES:
+        held = oracle(stmts, "one", k, t)
+        for ids in held.values():
+            [iv] = holding(view, t)
+            for start, g in groups.items():
+                mine = [a for a in g if a.id in ids]
+                if not mine:
+                    continue
+                decider = max(mine, key=_rank)
+                losers = {b.id for b in g if b.object != decider.object and _rank(b) < _rank(decider)}
+                assert losers <= set(iv.conflicts), f"t={t}, tie at {start}: {iv.conflicts} lacks {losers}"
     for a in asserts:
-        if a.valid_to is None or winners[a.valid_from].object != a.object:
+        if a.valid_to is None:
             continue
-        cut = min((t for t, w in winners.items() if a.valid_from < t < a.valid_to and w.object != a.object),
+        cut = min((b.valid_from for b in asserts if a.valid_from < b.valid_from < a.valid_to and b.object != a.object),
                   default=None)
-        # a held right up to the cut: its valid_to was cut short by the winner at `cut`
+        # a held right up to the cut: its valid_to was cut short by the values starting at `cut`
         if cut is not None and a.id in oracle(stmts, "one", k, cut - 1).get(a.object, set()):
             [iv] = holding(view, cut - 1)
-            assert winners[cut].id in iv.conflicts, f"{a} cut short at {cut}: conflicts {iv.conflicts}"
+            others = {b.id for b in groups[cut] if b.object != a.object}
+            assert others <= set(iv.conflicts), f"{a} cut short at {cut}: conflicts {iv.conflicts} lack {others}"
+    # and nothing else: a fact names only assertions of other values tied with one of its own, or
+    # starting inside it or at its end (where they cut an explicit valid_to short)
+    by_id = {a.id: a for a in asserts}
+    for iv in view:
+        starts = {by_id[i].valid_from for i in iv.assertions}
+        for c in iv.conflicts:
+            b = by_id[c]
+            assert b.object != iv.object, f"{iv} names {b} of its own value"
+            inside = iv.valid_from < b.valid_from and (iv.valid_to is None or b.valid_from <= iv.valid_to)
+            assert b.valid_from in starts or inside, f"{iv} names {b}"
 
 
 @PURE
@@ -228,6 +258,91 @@ def test_known_at_equals_view_of_the_history_known_then(stmts: list[Statement], 
     known_then = [replace(s, retracted_at=None, retract_reason=None) for s in stmts
                   if s.recorded_at <= k and (s.retracted_at is None or s.retracted_at > k)]
     assert view_for_subject(stmts, REGISTRY, k) == view_for_subject(known_then, REGISTRY, None)
+
+
+def _st(i: int, obj: str | None, vf: int, vt: int | None = None, rec: int = 0, op: str = "assert",
+        retracted: int | None = None) -> Statement:
+    """A status statement with small integer instants (an end when op is "end"; obj None ends every value)."""
+    return Statement(i, op, "project:atlas", "status", obj, "" if obj is None else "literal", vf, vt, rec, retracted)
+
+
+def _shape(view: list[Interval]) -> list[tuple[Any, ...]]:
+    return [(iv.object, iv.valid_from, iv.valid_to, iv.assertions, iv.conflicts) for iv in view]
+
+
+# SPEC 4: active from 1; paused from 5; later recorded, active from 5 to 7
+TIE_EXAMPLE = [_st(1, "active", 1, rec=1), _st(2, "paused", 5, rec=2), _st(3, "active", 5, 7, rec=3)]
+
+
+@pytest.mark.parametrize(("extra", "want"), [
+    # the example itself: the tie is decided only where both hold; paused holds once active ends
+    ([], [("active", 1, 7, (1, 3), (2,)), ("paused", 7, None, (2,), ())]),
+    # a later start of the same value continues it; of another value, supersedes it
+    ([_st(4, "paused", 9, rec=4)], [("active", 1, 7, (1, 3), (2,)), ("paused", 7, None, (2, 4), ())]),
+    ([_st(4, "active", 9, rec=4)], [("active", 1, 7, (1, 3), (2,)), ("paused", 7, 9, (2,), ()),
+                                    ("active", 9, None, (4,), ())]),
+    ([_st(4, "idea", 6, rec=4)], [("active", 1, 6, (1, 3), (2, 4)), ("idea", 6, None, (4,), ())]),  # 3 cut short
+    # an end of the winning value: the loser holds from there
+    ([_st(4, "active", 6, rec=4, op="end")], [("active", 1, 6, (1, 3), (2,)), ("paused", 6, None, (2,), ())]),
+    # an end of the losing value, or of every value
+    ([_st(4, "paused", 6, rec=4, op="end")], [("active", 1, 7, (1, 3), (2,))]),
+    ([_st(4, None, 8, rec=4, op="end")], [("active", 1, 7, (1, 3), (2,)), ("paused", 7, 8, (2,), ())]),
+    # an end closing the winner at its start: the loser holds from the tie on
+    ([_st(4, "active", 5, rec=4, op="end")], [("active", 1, 5, (1,), ()), ("paused", 5, None, (2,), ())]),
+])
+def test_tie_decided_only_where_both_hold(extra: list[Statement], want: list[tuple[Any, ...]]) -> None:
+    view = intervals_for(TIE_EXAMPLE + extra, "one")
+    assert _shape(view) == want
+    check_against_oracle(view, TIE_EXAMPLE + extra, "one", None, PURE_SAMPLES)
+
+
+def test_tie_example_as_of_and_known_at() -> None:
+    [at8] = holding(intervals_for(TIE_EXAMPLE, "one"), 8)
+    assert (at8.object, at8.assertions, at8.conflicts) == ("paused", (2,), ())
+    [at6] = holding(intervals_for(TIE_EXAMPLE, "one"), 6)
+    assert (at6.object, at6.assertions, at6.conflicts) == ("active", (1, 3), (2,))
+    # before the short active was recorded, paused ran from 5; retracting it brings that back
+    before = [("active", 1, 5, (1,), ()), ("paused", 5, None, (2,), ())]
+    assert _shape(intervals_for(TIE_EXAMPLE, "one", known_at=2)) == before
+    retracted = TIE_EXAMPLE[:2] + [_st(3, "active", 5, 7, rec=3, retracted=6)]
+    assert _shape(intervals_for(retracted, "one", known_at=5)) == _shape(intervals_for(TIE_EXAMPLE, "one"))
+    assert _shape(intervals_for(retracted, "one", known_at=6)) == before
+    assert _shape(intervals_for(retracted, "one")) == before
+
+
+@pytest.mark.parametrize(("stmts", "want"), [
+    # recorded the other way round: paused is the later record and wins wherever both hold
+    ([_st(1, "active", 1, rec=1), _st(2, "active", 5, 7, rec=2), _st(3, "paused", 5, rec=3)],
+     [("active", 1, 5, (1,), ()), ("paused", 5, None, (3,), (2,))]),
+    # equal record times: the higher id wins
+    ([_st(1, "active", 1, rec=1), _st(3, "paused", 5, rec=2), _st(2, "active", 5, 7, rec=2)],
+     [("active", 1, 5, (1,), ()), ("paused", 5, None, (3,), (2,))]),
+    # the winner is open-ended: the loser never holds, yet still supersedes what ran before it
+    ([_st(1, "idea", 1, rec=1), _st(2, "paused", 5, rec=2), _st(3, "active", 5, rec=3)],
+     [("idea", 1, 5, (1,), ()), ("active", 5, None, (3,), (2,))]),
+    ([_st(1, "active", 1, 10, rec=1), _st(2, "paused", 5, rec=2), _st(3, "active", 5, rec=3)],
+     [("active", 1, None, (1, 3), (2,))]),
+    # the loser has its own valid_to: it holds only where the winner does not, up to it
+    ([_st(1, "active", 1, rec=1), _st(2, "paused", 5, 10, rec=2), _st(3, "active", 5, 7, rec=3)],
+     [("active", 1, 7, (1, 3), (2,)), ("paused", 7, 10, (2,), ())]),
+    ([_st(1, "active", 1, rec=1), _st(2, "paused", 5, 6, rec=2), _st(3, "active", 5, 7, rec=3)],
+     [("active", 1, 7, (1, 3), (2,))]),  # paused superseded active at 5, so nothing holds from 7
+    # three values tied: the highest ranked in force decides, and names those it outranks
+    ([_st(1, "active", 1, rec=1), _st(2, "idea", 5, rec=2), _st(3, "paused", 5, 9, rec=3),
+      _st(4, "active", 5, 7, rec=4)],
+     [("active", 1, 7, (1, 4), (2, 3)), ("paused", 7, 9, (3,), (2,)), ("idea", 9, None, (2,), ())]),
+    # a tied assertion of the winning value, ranked below a loser, holds only where that loser does not
+    ([_st(1, "active", 5, rec=1), _st(2, "paused", 5, 9, rec=2), _st(3, "active", 5, 7, rec=3)],
+     [("active", 5, 7, (1, 3), (2,)), ("paused", 7, 9, (2,), (1,)), ("active", 9, None, (1,), ())]),
+    # an explicit valid_to cut short by a tie's loser is a conflict with it
+    ([_st(1, "active", 1, 10, rec=1), _st(2, "paused", 5, rec=2), _st(3, "active", 5, 7, rec=3)],
+     [("active", 1, 7, (1, 3), (2,)), ("paused", 7, None, (2,), ())]),
+])
+def test_tie_edge_cases(stmts: list[Statement], want: list[tuple[Any, ...]]) -> None:
+    view = intervals_for(stmts, "one")
+    assert _shape(view) == want
+    assert _shape(intervals_for(list(reversed(stmts)), "one")) == want
+    check_against_oracle(view, stmts, "one", None, PURE_SAMPLES)
 
 
 # -- 2. store level ----------------------------------------------------------------------
@@ -450,6 +565,41 @@ def test_import_with_past_record_times(lines: list[dict[str, Any]], data: st.Dat
                 tl1 = m1.timeline(subj, known_at=k_text).to_json()
                 tl2 = m2.timeline(subj, known_at=k_text).to_json()
                 assert _without(tl2, "known_at") == _without(tl1, "known_at"), k_text
+
+
+def test_store_tie_example(tmp_path: Path) -> None:
+    """SPEC 4's example through the API: incremental writes, rebuild, lint and known_at agree."""
+    m = graphmem.open(tmp_path / "store")
+    try:
+        m.add_entity("Project", "Atlas")
+        a1 = m.assert_("project:atlas", "status", "active", valid_from="2025-01-01").refs[0]
+        p = m.assert_("project:atlas", "status", "paused", valid_from="2025-01-05").refs[0]
+        a2 = m.assert_("project:atlas", "status", "active", valid_from="2025-01-05", valid_to="2025-01-07").refs[0]
+
+        def now_at(day: str, known_at: str | None = None) -> list[tuple[Any, ...]]:
+            facts = m.current("project:atlas", as_of=day, known_at=known_at).to_json()["facts"]
+            return [(f["object"]["value"], f["assertions"], f["conflicts"]) for f in facts]
+
+        assert now_at("2025-01-08") == [("paused", [p], [])]
+        assert now_at("2025-01-06") == [("active", [a1, a2], [p])]
+        timeline = m.timeline("project:atlas", predicate="status").to_json()["intervals"]
+        assert [(iv["object"]["value"], iv["valid_from"], iv["valid_to"]) for iv in timeline] == [
+            ("active", "2025-01-01T00:00:00Z", "2025-01-07T00:00:00Z"), ("paused", "2025-01-07T00:00:00Z", None)]
+        issues = [i for i in m.lint().issues if i.code == "single_value_conflict"]
+        assert [(i.fact, i.subject) for i in issues] == [(a2, "project:atlas")]
+        assert p in issues[0].message
+        assert m.rebuild(check=True).drift == ()
+        m.rebuild()
+        assert now_at("2025-01-08") == [("paused", [p], [])]
+        # as known before the short active was recorded, and after it is retracted
+        known_then = m.why(a2).statement.recorded_at - 1
+        assert now_at("2025-01-08", format_instant(known_then)) == [("paused", [p], [])]
+        assert now_at("2025-01-06", format_instant(known_then)) == [("paused", [p], [])]
+        m.retract(a2, "wrong")
+        assert now_at("2025-01-06") == [("paused", [p], [])]
+        assert m.rebuild(check=True).drift == ()
+    finally:
+        m.close()
 
 
 # -- 3. parsers --------------------------------------------------------------------------
