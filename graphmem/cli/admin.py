@@ -150,9 +150,14 @@ def rebuild(
                 for p in d["problems"]:
                     render.out(f"{p['code']}: {p['message']}")
                 return
-            if "repaired" in d:
+            if "repaired" in d and "names" in d["repaired"]:
                 render.out(f"repaired an interrupted bulk write: made {d['repaired']['names']} name keys and the "
                            f"index of {d['repaired']['records']} records again")
+            if "repaired" in d:
+                for k, v in sorted(d["repaired"].items()):
+                    if k.startswith("rewritten_"):
+                        render.out(f"wrote table {k.removeprefix('rewritten_')} again ({v} rows): its primary-key "
+                                   "index may have been left out of step with its rows")
             render.out(f"recomputed {d['counts'].get('subjects', 0)} subjects, "
                        f"{d['counts'].get('intervals', 0)} intervals, {d['counts'].get('edges', 0)} edges; "
                        f"rewrote {d['counts'].get('rewritten', 0)} that differed, in {d['seconds']} s")
