@@ -307,6 +307,27 @@ def test_lone_surrogate_is_bad_input(server: Server) -> None:
     assert r.json()["schema"] == "graphmem.error.v1" and "Traceback" not in r.text
 
 
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00"])
+def test_a_time_outside_the_calendar_is_bad_input(server: Server, when: str) -> None:
+    before = server.get("/export").text
+    r = server.post("/assert", {"subject": "ledger", "predicate": "summary", "object": "x", "valid_from": when})
+    assert r.status_code == 400 and "9999" in r.json()["message"], r.text
+    r = server.get("/current", subject="ledger", as_of=when)
+    assert r.status_code == 400 and when in r.json()["message"], r.text
+    assert server.get("/export").text == before
+
+
+def test_writes_over_the_service_are_redacted(server: Server) -> None:
+    secret = "https://admin:Hunter2pass@atlas.example.org/?api_key=sk-proj-abcdefghijklmnopqrstuvwx"
+    r = server.post("/assert", {"subject": "ledger", "predicate": "summary", "object": f"see {secret}",
+                                "sources": [secret]})
+    assert r.status_code == 200, r.text
+    fact = r.json()["created"][0]
+    why = server.get("/why", fact=fact).text
+    assert "Hunter2pass" not in why and "sk-proj-" not in why and "[REDACTED:url_password]" in why
+    assert server.post("/retract", {"fact": fact, "reason": secret}).status_code == 200
+
+
 # Cross-site requests: a page on another site may make the browser send a request to the
 # loopback server, but not with our Host (DNS rebinding), Origin or a JSON Content-Type.
 
