@@ -1565,7 +1565,7 @@ class Store:
     def rewrite_node_table(self, table: str) -> int:
         """Write a node table again from a scan of its rows, with the rel tables that reach it; its rows.
         Outside a transaction: two commits, each with its checkpoint. The first loads copies
-        (``<table>_rewrite`` and ``<rel>_rewrite``, by COPY from a scan of the originals), whose counts are
+        (``<table>_rewrite`` and ``<rel>_rewrite``, by COPY from a scan of the originals), whose row count is
         then checked; the second, DDL only (logged whole, so a kill leaves the old tables or the new), drops
         the originals and gives the copies their names. Copies a kill left behind are made again.
 
@@ -1606,13 +1606,15 @@ class Store:
                             f"{''.join(f', e.{n}' for n, _ in props)}) (from='{swap(a)}', to='{swap(b)}')")
             self._bulk_written = True  # a checkpoint follows the commit
         rows = int(self._q(f"MATCH (x:{table}) RETURN count(x)")[0][0])
-        counts = [(table, rows, int(self._q(f"MATCH (x:{new}) RETURN count(x)")[0][0]))]
-        counts += [(rel, self._q(f"MATCH ()-[e:{rel}]->() RETURN count(e)")[0][0],
-                    self._q(f"MATCH ()-[e:{rel}{_REWRITE}]->() RETURN count(e)")[0][0]) for rel in rels]
-        for name, before, after in counts:
-            if before != after:
-                raise StoreUnavailable(f"store {str(self.path)!r}: writing table {name} again copied {after} of its "
-                                       f"{before} rows; nothing was replaced")
+        copied = int(self._q(f"MATCH (x:{new}) RETURN count(x)")[0][0])
+        if copied != rows:
+            raise StoreUnavailable(f"store {str(self.path)!r}: writing table {table} again copied {copied} of its "
+                                   f"{rows} rows; nothing was replaced")
+        # Edges are not counted: an edge is copied when both its ends are rows of the copies, which every
+        # row is. Kuzu can keep edges of an interrupted write whose nodes it lost, joined to the wrong rows
+        # (seen: 2,500 fact edges of a killed import pointing at the 15 tools that were there before);
+        # those are not copied, and the fact edges, which the view derives, are compared and made again
+        # by the rebuild that follows.
         self._plan_generation += 1
         with self.transaction():
             for rel in rels:
