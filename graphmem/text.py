@@ -13,40 +13,43 @@ from typing import Any
 
 from graphmem.errors import BadInput
 
-# (kind, pattern, group to replace or 0 for the whole match); order matters: specific before generic
-_SECRETS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+# (kind, pattern, group to replace or 0 for the whole match, lower-case marks one of which the text must
+# hold for the pattern to be tried); order matters: specific before generic. Most text holds no mark
+# and skips every pass; a plain URL (most sources) tries none either, since it holds no "@" and no "=".
+_SECRETS: tuple[tuple[str, re.Pattern[str], int, tuple[str, ...]], ...] = (
     ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
-                               re.S), 0),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0),
-    ("aws_secret_key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{40})"), 1),
-    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b"), 0),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
-    ("api_key", re.compile(r"\bsk-(?:[A-Za-z0-9_\-]{2,}-)?[A-Za-z0-9_\-]{20,}\b"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\b"), 0),
-    ("bearer_token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{12,}=*)"), 1),
-    ("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^/\s:@]+:([^@\s/]+)@", re.I), 1),
+                               re.S), 0, ("private key",)),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0, ("akia", "asia")),
+    ("aws_secret_key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{40})"), 1, ("secret",)),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b"), 0,
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat")),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0, ("xox",)),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0, ("aiza",)),
+    ("api_key", re.compile(r"\bsk-(?:[A-Za-z0-9_\-]{2,}-)?[A-Za-z0-9_\-]{20,}\b"), 0, ("sk-",)),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\b"), 0, ("eyj",)),
+    ("bearer_token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{12,}=*)"), 1, ("bearer",)),
+    ("url_password", re.compile(r"\b[a-z][a-z0-9+.\-]*://[^/\s:@]+:([^@\s/]+)@", re.I), 1, ("@",)),
     ("url_token", re.compile(r"(?i)[?&;](?:[a-z_\-]*token|[a-z_\-]*secret|api[_\-]?key|key|password|passwd|pwd|sig|"
-                             r"signature|auth|credentials?)=([^&#\s]+)"), 1),
+                             r"signature|auth|credentials?)=([^&#\s]+)"), 1,
+     ("token=", "secret=", "key=", "password=", "passwd=", "pwd=", "sig=", "signature=", "auth=", "credential")),
     ("password", re.compile(r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*['\"]?"
-                            r"([^\s'\"]{6,})"), 1),
+                            r"([^\s'\"]{6,})"), 1,
+     ("passw", "pwd", "secret", "api_key", "api-key", "apikey", "access_token", "access-token", "accesstoken")),
 )
 
 
-# Every secret pattern above contains one of these (lower-cased); text without any skips the eleven passes.
-_MAYBE_SECRET = ("private key", "akia", "asia", "aws", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "xox",
-                 "aiza", "sk-", "eyj", "bearer", "://", "passw", "pwd", "secret", "api_key", "api-key", "apikey",
-                 "access_token", "access-token", "accesstoken", "token=", "key=", "sig=", "signature=",
-                 "auth=", "credential")
-
-
 def redact(text: str) -> tuple[str, dict[str, int]]:
-    """Replace secrets by ``[REDACTED:<kind>]``; returns the text and counts by kind."""
+    """Replace secrets by ``[REDACTED:<kind>]``; returns the text and counts by kind.
+
+    >>> redact("see https://admin:hunter22@db.example.org/")
+    ('see https://admin:[REDACTED:url_password]@db.example.org/', {'url_password': 1})
+    """
     counts: dict[str, int] = {}
     low = text.lower()
-    if not any(marker in low for marker in _MAYBE_SECRET):
-        return text, counts
-    for kind, pattern, group in _SECRETS:
+    for kind, pattern, group, marks in _SECRETS:
+        if not any(mark in low for mark in marks):
+            continue
+
         def sub(m: re.Match[str], kind: str = kind, group: int = group) -> str:
             if "[REDACTED:" in m.group(0):
                 return m.group(0)
