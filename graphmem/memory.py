@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.bulk import forked_map, gc_paused
+from graphmem.config import store_location
 from graphmem.errors import (
     AmbiguousEntity,
     BadInput,
@@ -1006,6 +1007,7 @@ class Memory:
         return to_networkx(self, as_of)
 
 
-def open(path: str | Path, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)
-    """Open (creating if needed) the store at ``path``."""
-    return Memory(path, **kwargs)
+def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)
+    """Open (creating if needed) the store at ``path``; without one, the store the CLI uses by default
+    (``GRAPHMEM_STORE``, else the platform user data directory: ``graphmem.config.default_store``)."""
+    return Memory(store_location(path), **kwargs)

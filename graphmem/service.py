@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphmem.config import NewStore
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
 
@@ -605,7 +606,12 @@ def serve(store: Path, host: str, port: int, token: str | None, max_body: int = 
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
-    server.run()
+    new = NewStore(store)
+    try:
+        server.run()  # a failed start exits (SystemExit) once the app has opened, and so made, the store
+    finally:
+        if not server.started:  # a server that never started leaves no empty store behind
+            new.remove()
     if not server.started:
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 

@@ -256,6 +256,14 @@ def test_token_and_body_limit(tmp_path: Path, demo_dir: Path) -> None:
         s.stop()
 
 
+def test_a_server_that_cannot_start_leaves_no_store(server: Server, tmp_path: Path) -> None:
+    new = tmp_path / "new" / "store"
+    p = subprocess.run([sys.executable, "-c", MAIN, "--store", str(new), "serve", "--port", str(server.port)],
+                       capture_output=True, text=True, timeout=120)  # the port is the running server's
+    assert p.returncode != 0, p.stderr
+    assert not (tmp_path / "new").exists()
+
+
 def test_binding_beyond_loopback_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GRAPHMEM_TOKEN", raising=False)
     one_clear_line(cli(tmp_path / "s", "serve", "--host", "0.0.0.0"), 2, ["0.0.0.0", "token"])
