@@ -27,6 +27,7 @@ from typing import Any
 from graphmem.config import NewStore
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
+from graphmem.results import check_fail_on
 
 SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 MAX_BODY = 16 * 2**20
@@ -82,6 +83,11 @@ def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
     return _doc(r)
 
 
+def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
+    fail_on = check_fail_on(p.get("fail_on") or "error")  # before the whole-store pass
+    return _doc(m.lint().to_json(fail_on))
+
+
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/current", "What holds for a subject at as_of, as known at known_at (graphmem.current.v1)",
              lambda m, p: m.current(p["subject"], as_of=p.get("as_of"), known_at=p.get("known_at"),
@@ -129,7 +135,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=bool(p.get("apply"))),
              (Param("text", required=True, description=f"At most {EXTRACT_MAX_CHARS:,} characters"), Param("at"),
               Param("apply", "boolean")), write=True),
-    Endpoint("GET", "/lint", "Check the store", lambda m, p: m.lint().to_json(p.get("fail_on") or "error"),
+    Endpoint("GET", "/lint", "Check the store", _lint,
              (Param("fail_on", description="error or warning"),)),
     Endpoint("GET", "/rebuild-check", "Compare the view with a rebuild, without writing",
              lambda m, p: m.rebuild(check=True)),

@@ -226,3 +226,11 @@ def test_failure_in_an_empty_folder_removes_only_the_store_files(tmp_path) -> No
         m.assert_("nobody", "status", "active")
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
+
+@pytest.mark.parametrize("fail_on", ["bogus", "info", ""])
+def test_lint_fail_on_is_checked_by_the_library(atlas: graphmem.Memory, fail_on: str) -> None:
+    report = atlas.lint()
+    for call in (report.to_json, report.fails):
+        with pytest.raises(BadInput, match=rf"^bad fail_on {fail_on!r}: expected error or warning$"):
+            call(fail_on)
+    assert report.to_json("warning")["fail_on"] == "warning" and report.fails("error") is False

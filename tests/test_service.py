@@ -162,6 +162,17 @@ def test_bad_input_is_one_line_json_error(server: Server, method: str, path: str
         assert n in doc["message"]
 
 
+@pytest.mark.parametrize("fail_on", ["bogus", "info"])
+def test_lint_bad_fail_on_is_400_naming_the_valid_values(server: Server, fail_on: str) -> None:
+    r = server.get("/lint", fail_on=fail_on)
+    assert r.status_code == 400, r.text
+    doc = r.json()
+    assert doc["schema"] == "graphmem.error.v1" and doc["code"] == "BadInput"
+    assert doc["message"] == f"bad fail_on {fail_on!r}: expected error or warning"
+    ok = server.get("/lint", fail_on="warning")
+    assert ok.status_code == 200 and ok.json()["fail_on"] == "warning"
+
+
 def test_not_json_and_not_utf8(server: Server) -> None:
     for body in (b"{nope", b"\xff\xfe"):
         r = server.post("/assert", content=body)
