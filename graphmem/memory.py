@@ -828,10 +828,14 @@ class Memory:
 
     # evidence ---------------------------------------------------------------------
 
-    def ingest(self, source: Any, *, redact: bool = True) -> Any:
-        """Store evidence records from JSONL lines (a path, a binary stream or byte lines)."""
+    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> Any:
+        """Store evidence records from JSONL lines (a path, a binary stream or byte lines); with
+        ``extract``, also extract from the new records and apply it (the report's ``extraction``)."""
         from graphmem.ingest import ingest
-        return ingest(self, source, redact=redact)
+        report = ingest(self, source, redact=redact)
+        if extract and report.stored:
+            report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
+        return report
 
     def record(self, ref: str) -> Any:
         rec = self.store.record(parse_record_ref(ref))

@@ -79,7 +79,7 @@ def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    r = m.ingest([line.encode("utf-8") for line in p["_lines"]])
+    r = m.ingest([line.encode("utf-8") for line in p["_lines"]], extract=bool(p.get("extract")))
     return _doc(r)
 
 
@@ -126,8 +126,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              (Param("fact", required=True), Param("reason")), write=True),
     Endpoint("POST", "/import", "Bulk entities and statements; the body is JSON lines (docs/formats.md)", _import,
              (Param("strict", "boolean"),), write=True, body="jsonl"),
-    Endpoint("POST", "/ingest", "Store evidence records; the body is JSON lines", _ingest, (), write=True,
-             body="jsonl"),
+    Endpoint("POST", "/ingest", "Store evidence records; the body is JSON lines", _ingest,
+             (Param("extract", "boolean", description="Also extract from the new records and apply it"),),
+             write=True, body="jsonl"),
     Endpoint("GET", "/search", "BM25-ranked evidence records",
              lambda m, p: m.search(p["q"], limit=p.get("limit", 10)),
              (Param("q", required=True), Param("limit", "integer"))),

@@ -173,6 +173,22 @@ def test_lint_bad_fail_on_is_400_naming_the_valid_values(server: Server, fail_on
     assert ok.status_code == 200 and ok.json()["fail_on"] == "warning"
 
 
+def test_ingest_with_extract(server: Server) -> None:
+    rec = json.dumps({"id": "svc-extract-1", "ts": "2026-11-03T09:00:00Z", "kind": "note",
+                      "text": "Sextant is built on DuckDB."}).encode()
+    r = server.post("/ingest", content=rec, extract="true")
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert list(doc)[-1] == "extraction" and doc["extraction"]["schema"] == "graphmem.extract.v1"
+    assert doc["extraction"]["records"] == doc["records"] and doc["extraction"]["writes_performed"] is True
+    plain = json.dumps({"id": "svc-extract-2", "ts": "2026-11-03T09:05:00Z", "kind": "note",
+                        "text": "Harbor is built on DuckDB."}).encode()
+    r2 = server.post("/ingest", content=plain)
+    assert r2.status_code == 200 and r2.json()["stored"] == 1 and "extraction" not in r2.json()
+    bad = server.post("/ingest", content=plain, extract="maybe")
+    assert bad.status_code == 400 and "extract" in bad.json()["message"]
+
+
 def test_not_json_and_not_utf8(server: Server) -> None:
     for body in (b"{nope", b"\xff\xfe"):
         r = server.post("/assert", content=body)
