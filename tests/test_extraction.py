@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli, jl, one_clear_line
+from helpers import ROOT, cli, jl, load_script, one_clear_line
 
 import graphmem
-from graphmem.extract_score import score
+
+score = load_script("benchmarks/extract_score.py").score
 
 LABELLED = Path(__file__).parent / "data" / "extraction_labelled.jsonl"
 AT = "2026-01-05"
@@ -422,8 +423,8 @@ def test_scorer_counts_a_wrong_label(dm: graphmem.Memory, tmp_path: Path) -> Non
 
 def test_scorer_command_line(tmp_path: Path) -> None:
     f = _labelled(tmp_path / "one.jsonl", GOOD_LABEL)
-    p = subprocess.run([sys.executable, "-m", "graphmem.extract_score", str(f), "--json"], capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "extract_score.py"), str(f), "--json"],
+                       capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     assert doc["records"] == 1 and doc["assertions"]["tp"] == 1
