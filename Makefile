@@ -19,7 +19,7 @@ test: $(STAMP)  ## the whole test suite
 	$(BIN)/pytest
 
 lint: $(STAMP)  ## ruff and mypy
-	$(BIN)/ruff check graphmem tests benchmarks
+	$(BIN)/ruff check graphmem tests benchmarks tools
 	$(BIN)/mypy
 
 bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data sets, evidence at 100k records, recommend

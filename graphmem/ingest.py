@@ -16,6 +16,7 @@ from graphmem.timeparse import now_us
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
+    from graphmem.results import ExtractResult
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line is reported, not parsed
 
@@ -29,14 +30,18 @@ class IngestReport:
     redactions: dict[str, int]
     truncated: int
     seconds: float
+    extraction: ExtractResult | None = None  # with ingest(extract=True): what was extracted from the new records
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": "graphmem.ingest.v1", "ok": not self.errors, "lines": self.lines,
-                "stored": len(self.stored), "records": list(self.stored[:1000]),
-                "records_truncated_list": len(self.stored) > 1000, "duplicates": self.duplicates,
-                "errors": [{"line": n, "reason": r} for n, r in self.errors],
-                "redactions": dict(sorted(self.redactions.items())), "truncated": self.truncated,
-                "seconds": round(self.seconds, 3)}
+        doc: dict[str, Any] = {"schema": "graphmem.ingest.v1", "ok": not self.errors, "lines": self.lines,
+                               "stored": len(self.stored), "records": list(self.stored[:1000]),
+                               "records_truncated_list": len(self.stored) > 1000, "duplicates": self.duplicates,
+                               "errors": [{"line": n, "reason": r} for n, r in self.errors],
+                               "redactions": dict(sorted(self.redactions.items())), "truncated": self.truncated,
+                               "seconds": round(self.seconds, 3)}
+        if self.extraction is not None:
+            doc["extraction"] = self.extraction.to_json()
+        return doc
 
 
 def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes]) -> Iterable[bytes]:

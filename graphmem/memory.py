@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.bulk import forked_map, gc_paused
+from graphmem.config import store_location
 from graphmem.errors import (
     AmbiguousEntity,
     BadInput,
@@ -827,10 +828,14 @@ class Memory:
 
     # evidence ---------------------------------------------------------------------
 
-    def ingest(self, source: Any, *, redact: bool = True) -> Any:
-        """Store evidence records from JSONL lines (a path, a binary stream or byte lines)."""
+    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> Any:
+        """Store evidence records from JSONL lines (a path, a binary stream or byte lines); with
+        ``extract``, also extract from the new records and apply it (the report's ``extraction``)."""
         from graphmem.ingest import ingest
-        return ingest(self, source, redact=redact)
+        report = ingest(self, source, redact=redact)
+        if extract and report.stored:
+            report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
+        return report
 
     def record(self, ref: str) -> Any:
         rec = self.store.record(parse_record_ref(ref))
@@ -1006,6 +1011,7 @@ class Memory:
         return to_networkx(self, as_of)
 
 
-def open(path: str | Path, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)
-    """Open (creating if needed) the store at ``path``."""
-    return Memory(path, **kwargs)
+def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)
+    """Open (creating if needed) the store at ``path``; without one, the store the CLI uses by default
+    (``GRAPHMEM_STORE``, else the platform user data directory: ``graphmem.config.default_store``)."""
+    return Memory(store_location(path), **kwargs)

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.notebook import HtmlRepr
 from graphmem.timeparse import format_instant
@@ -153,6 +154,13 @@ class LintIssue:
 SEVERITY_RANK = {"warning": 1, "error": 2}
 
 
+def check_fail_on(fail_on: str, what: str = "fail_on") -> str:
+    """``fail_on`` if it is a severity a lint can fail on (error or warning), else BadInput naming both."""
+    if fail_on not in SEVERITY_RANK:
+        raise BadInput(f"bad {what} {fail_on!r}: expected error or warning")
+    return fail_on
+
+
 @dataclass(frozen=True)
 class LintReport(HtmlRepr):
     issues: tuple[LintIssue, ...]
@@ -167,7 +175,9 @@ class LintReport(HtmlRepr):
                 "by_code": dict(sorted(by_code.items())), **self.checked}
 
     def fails(self, fail_on: str = "error") -> bool:
-        return any(SEVERITY_RANK[i.severity] >= SEVERITY_RANK[fail_on] for i in self.issues)
+        """Whether an issue is at or above ``fail_on`` (error or warning; BadInput otherwise)."""
+        rank = SEVERITY_RANK[check_fail_on(fail_on)]
+        return any(SEVERITY_RANK[i.severity] >= rank for i in self.issues)
 
     def to_json(self, fail_on: str = "error") -> dict[str, Any]:
         return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on), "fail_on": fail_on,

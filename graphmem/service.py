@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphmem.config import NewStore
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
+from graphmem.results import check_fail_on
 
 SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 MAX_BODY = 16 * 2**20
@@ -77,8 +79,13 @@ def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    r = m.ingest([line.encode("utf-8") for line in p["_lines"]])
+    r = m.ingest([line.encode("utf-8") for line in p["_lines"]], extract=bool(p.get("extract")))
     return _doc(r)
+
+
+def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
+    fail_on = check_fail_on(p.get("fail_on") or "error")  # before the whole-store pass
+    return _doc(m.lint().to_json(fail_on))
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -119,8 +126,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              (Param("fact", required=True), Param("reason")), write=True),
     Endpoint("POST", "/import", "Bulk entities and statements; the body is JSON lines (docs/formats.md)", _import,
              (Param("strict", "boolean"),), write=True, body="jsonl"),
-    Endpoint("POST", "/ingest", "Store evidence records; the body is JSON lines", _ingest, (), write=True,
-             body="jsonl"),
+    Endpoint("POST", "/ingest", "Store evidence records; the body is JSON lines", _ingest,
+             (Param("extract", "boolean", description="Also extract from the new records and apply it"),),
+             write=True, body="jsonl"),
     Endpoint("GET", "/search", "BM25-ranked evidence records",
              lambda m, p: m.search(p["q"], limit=p.get("limit", 10)),
              (Param("q", required=True), Param("limit", "integer"))),
@@ -128,7 +136,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=bool(p.get("apply"))),
              (Param("text", required=True, description=f"At most {EXTRACT_MAX_CHARS:,} characters"), Param("at"),
               Param("apply", "boolean")), write=True),
-    Endpoint("GET", "/lint", "Check the store", lambda m, p: m.lint().to_json(p.get("fail_on") or "error"),
+    Endpoint("GET", "/lint", "Check the store", _lint,
              (Param("fail_on", description="error or warning"),)),
     Endpoint("GET", "/rebuild-check", "Compare the view with a rebuild, without writing",
              lambda m, p: m.rebuild(check=True)),
@@ -605,7 +613,12 @@ def serve(store: Path, host: str, port: int, token: str | None, max_body: int = 
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
-    server.run()
+    new = NewStore(store)
+    try:
+        server.run()  # a failed start exits (SystemExit) once the app has opened, and so made, the store
+    finally:
+        if not server.started:  # a server that never started leaves no empty store behind
+            new.remove()
     if not server.started:
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 

@@ -1,9 +1,13 @@
-"""What the CLI tests share: running the command line in process and reading its result."""
+"""What the CLI tests share: running the command line in process and reading its result; loading
+the project's scripts (benchmarks/, tools/), which are not in the package."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from typer.testing import CliRunner
@@ -11,6 +15,20 @@ from typer.testing import CliRunner
 from graphmem.cli import app
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_script(relpath: str) -> ModuleType:
+    """A script of the project (such as ``benchmarks/extract_score.py``) as a module, loaded once."""
+    path = ROOT / relpath
+    name = path.stem
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 class Run:

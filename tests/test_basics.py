@@ -173,3 +173,64 @@ def test_opening_removes_bulk_files_a_killed_import_left(atlas: graphmem.Memory,
     with graphmem.open(store_path, create=False) as m:
         assert m.entity("Atlas").ref == "project:atlas"
     assert sorted(p.name for p in tmp.iterdir()) == ["notes.txt"]
+
+
+# store location and cleanup (graphmem.config) ---------------------------------------------
+
+
+def test_default_store_from_env_else_user_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from graphmem.config import default_store, store_location
+    assert default_store() == tmp_path / "default-store"  # conftest sets GRAPHMEM_STORE
+    assert store_location(tmp_path / "elsewhere") == tmp_path / "elsewhere"
+    assert store_location(None) == tmp_path / "default-store"
+    monkeypatch.delenv("GRAPHMEM_STORE")
+    assert default_store() == tmp_path / "xdg" / "graphmem"  # conftest points XDG_DATA_HOME here
+
+
+def test_open_without_a_path_opens_the_default_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with graphmem.open() as m:
+        m.add_entity("Tool", "Kuzu")
+    assert (tmp_path / "default-store" / "graph.kuzu").exists()
+    with graphmem.open(tmp_path / "default-store") as m:
+        assert m.entity("kuzu").ref == "tool:kuzu"
+
+
+def test_failed_first_write_leaves_no_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from graphmem.config import cleanup_on_failure
+    target = tmp_path / "new" / "deeper" / "store"
+    with pytest.raises(UnknownEntity), cleanup_on_failure(target), graphmem.open(target) as m:
+        m.assert_("nobody", "status", "active")
+    assert not (tmp_path / "new").exists()  # the folders it made too
+    with cleanup_on_failure(target), graphmem.open(target) as m:  # a write that succeeds keeps the store
+        m.add_entity("Tool", "Kuzu")
+    assert (target / "graph.kuzu").exists()
+
+
+def test_failure_on_an_existing_store_removes_nothing(atlas: graphmem.Memory, store_path) -> None:  # type: ignore[no-untyped-def]
+    from graphmem.config import cleanup_on_failure
+    atlas.close()
+    before = sorted(p.name for p in store_path.iterdir())
+    with pytest.raises(UnknownEntity), cleanup_on_failure(store_path), graphmem.open(store_path) as m:
+        m.assert_("nobody", "status", "active")
+    assert sorted(p.name for p in store_path.iterdir()) == before
+    with graphmem.open(store_path) as m:
+        assert m.entity("Atlas").ref == "project:atlas"
+
+
+def test_failure_in_an_empty_folder_removes_only_the_store_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from graphmem.config import cleanup_on_failure
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not ours", "utf-8")
+    with pytest.raises(UnknownEntity), cleanup_on_failure(folder), graphmem.open(folder) as m:
+        m.assert_("nobody", "status", "active")
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("fail_on", ["bogus", "info", ""])
+def test_lint_fail_on_is_checked_by_the_library(atlas: graphmem.Memory, fail_on: str) -> None:
+    report = atlas.lint()
+    for call in (report.to_json, report.fails):
+        with pytest.raises(BadInput, match=rf"^bad fail_on {fail_on!r}: expected error or warning$"):
+            call(fail_on)
+    assert report.to_json("warning")["fail_on"] == "warning" and report.fails("error") is False

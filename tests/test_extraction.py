@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli, jl, one_clear_line
+from helpers import ROOT, cli, jl, load_script, one_clear_line
 
 import graphmem
-from graphmem.extract_score import score
+
+score = load_script("benchmarks/extract_score.py").score
 
 LABELLED = Path(__file__).parent / "data" / "extraction_labelled.jsonl"
 AT = "2026-01-05"
@@ -358,6 +359,24 @@ def test_cli_ingest_with_extract_applies(demo_path: Path, tmp_path: Path) -> Non
     assert not set(refs) & set(p.json()["records"])
 
 
+def test_library_ingest_with_extract_is_the_cli_document(demo_dir: Path, tmp_path: Path) -> None:
+    f = tmp_path / "notes.jsonl"
+    f.write_bytes(b"".join(x + b"\n" for x in jl({"text": "Tidewater is built on DuckDB.", "ts": "2026-01-10"},
+                                                  {"text": "lunch was great", "ts": "2026-01-10"})))
+    by_cli, by_lib = tmp_path / "cli", tmp_path / "lib"
+    shutil.copytree(demo_dir, by_cli)
+    shutil.copytree(demo_dir, by_lib)
+    want = cli(by_cli, "--json", "ingest", str(f), "--extract").json()
+    with graphmem.open(by_lib) as m:
+        report = m.ingest(f, extract=True)
+        assert report.extraction is not None and report.extraction.written
+        got = report.to_json()
+        again = m.ingest(f, extract=True)  # nothing new: nothing to extract
+        assert again.extraction is None and "extraction" not in again.to_json()
+    assert list(got) == list(want)  # the same keys in the same order, extraction last
+    assert {**got, "seconds": 0} == {**want, "seconds": 0}
+
+
 # scorer --------------------------------------------------------------------------------------
 
 
@@ -404,8 +423,8 @@ def test_scorer_counts_a_wrong_label(dm: graphmem.Memory, tmp_path: Path) -> Non
 
 def test_scorer_command_line(tmp_path: Path) -> None:
     f = _labelled(tmp_path / "one.jsonl", GOOD_LABEL)
-    p = subprocess.run([sys.executable, "-m", "graphmem.extract_score", str(f), "--json"], capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "extract_score.py"), str(f), "--json"],
+                       capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     assert doc["records"] == 1 and doc["assertions"]["tp"] == 1

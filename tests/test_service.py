@@ -162,6 +162,33 @@ def test_bad_input_is_one_line_json_error(server: Server, method: str, path: str
         assert n in doc["message"]
 
 
+@pytest.mark.parametrize("fail_on", ["bogus", "info"])
+def test_lint_bad_fail_on_is_400_naming_the_valid_values(server: Server, fail_on: str) -> None:
+    r = server.get("/lint", fail_on=fail_on)
+    assert r.status_code == 400, r.text
+    doc = r.json()
+    assert doc["schema"] == "graphmem.error.v1" and doc["code"] == "BadInput"
+    assert doc["message"] == f"bad fail_on {fail_on!r}: expected error or warning"
+    ok = server.get("/lint", fail_on="warning")
+    assert ok.status_code == 200 and ok.json()["fail_on"] == "warning"
+
+
+def test_ingest_with_extract(server: Server) -> None:
+    rec = json.dumps({"id": "svc-extract-1", "ts": "2026-11-03T09:00:00Z", "kind": "note",
+                      "text": "Sextant is built on DuckDB."}).encode()
+    r = server.post("/ingest", content=rec, extract="true")
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert list(doc)[-1] == "extraction" and doc["extraction"]["schema"] == "graphmem.extract.v1"
+    assert doc["extraction"]["records"] == doc["records"] and doc["extraction"]["writes_performed"] is True
+    plain = json.dumps({"id": "svc-extract-2", "ts": "2026-11-03T09:05:00Z", "kind": "note",
+                        "text": "Harbor is built on DuckDB."}).encode()
+    r2 = server.post("/ingest", content=plain)
+    assert r2.status_code == 200 and r2.json()["stored"] == 1 and "extraction" not in r2.json()
+    bad = server.post("/ingest", content=plain, extract="maybe")
+    assert bad.status_code == 400 and "extract" in bad.json()["message"]
+
+
 def test_not_json_and_not_utf8(server: Server) -> None:
     for body in (b"{nope", b"\xff\xfe"):
         r = server.post("/assert", content=body)
@@ -254,6 +281,14 @@ def test_token_and_body_limit(tmp_path: Path, demo_dir: Path) -> None:
         assert big.status_code == 413 and big.json()["schema"] == "graphmem.error.v1"
     finally:
         s.stop()
+
+
+def test_a_server_that_cannot_start_leaves_no_store(server: Server, tmp_path: Path) -> None:
+    new = tmp_path / "new" / "store"
+    p = subprocess.run([sys.executable, "-c", MAIN, "--store", str(new), "serve", "--port", str(server.port)],
+                       capture_output=True, text=True, timeout=120)  # the port is the running server's
+    assert p.returncode != 0, p.stderr
+    assert not (tmp_path / "new").exists()
 
 
 def test_binding_beyond_loopback_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -110,9 +110,9 @@ def lint(
     json_: JsonOpt = False,
 ) -> None:
     """Check the store; exit 1 when an issue at or above --fail-on exists."""
+    from graphmem.results import check_fail_on
     with errors():
-        if fail_on not in ("error", "warning"):
-            fail(f"bad --fail-on {fail_on!r}: expected error or warning")
+        check_fail_on(fail_on, "--fail-on")
         with memory(ctx) as m:
             report = m.lint()
             emit(ctx, report.to_json(fail_on), render.lint)

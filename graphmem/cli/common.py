@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from graphmem.config import cleanup_on_failure, store_location
 from graphmem.errors import GraphmemError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
@@ -26,15 +26,6 @@ class Options:
     predicates: list[Path]
 
 
-def default_store() -> Path:
-    """``--store``, else ``GRAPHMEM_STORE``, else a ``graphmem`` folder in the user data directory."""
-    env = os.environ.get("GRAPHMEM_STORE")
-    if env:
-        return Path(env)
-    from platformdirs import user_data_dir
-    return Path(user_data_dir("graphmem", appauthor=False))
-
-
 def opts(ctx: typer.Context) -> Options:
     o = ctx.find_root().obj
     assert isinstance(o, Options)
@@ -42,7 +33,7 @@ def opts(ctx: typer.Context) -> Options:
 
 
 def store_path(ctx: typer.Context) -> Path:
-    return opts(ctx).store or default_store()
+    return store_location(opts(ctx).store)
 
 
 LOOKUP_POOL_MB = 1024  # Kuzu's page cache for commands that read a few subjects (see Memory)
@@ -56,41 +47,13 @@ def memory(ctx: typer.Context, *, create: bool = False, lookup: bool = False, re
     from graphmem.memory import Memory
     o = opts(ctx)
     path = store_path(ctx)
-    made = _would_create(path) if create else []
-    try:
+    with cleanup_on_failure(path) if create else nullcontext():  # a failed first write leaves no empty store
         m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create,
                    buffer_pool_mb=LOOKUP_POOL_MB if lookup else None, repair=repair)
-    except BaseException:
-        _remove(made)
-        raise
-    try:
-        yield m
-    except BaseException:
-        m.close()
-        _remove(made)  # a failed first write leaves no empty store behind
-        raise
-    m.close()
-
-
-def _would_create(path: Path) -> list[Path]:
-    """What opening a store at ``path`` would create, so a failed command can take it back."""
-    if not path.exists():
-        top = path
-        while not top.parent.exists():
-            top = top.parent
-        return [top]
-    if path.is_dir() and not (path / "graph.kuzu").exists():
-        return [path / name for name in ("graph.kuzu", "graph.kuzu.wal", "graph.kuzu.lock", "tmp")]
-    return []
-
-
-def _remove(paths: list[Path]) -> None:
-    import shutil
-    for p in paths:
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        elif p.exists():
-            p.unlink()
+        try:
+            yield m
+        finally:
+            m.close()
 
 
 def emit(ctx: typer.Context, doc: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:

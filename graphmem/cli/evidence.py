@@ -32,11 +32,8 @@ def ingest(
         if file != "-" and not Path(file).is_file():
             fail(f"cannot read records file {file!r}: no such file")
         with memory(ctx, create=True) as m:
-            r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact)
-            doc = r.to_json()
-            if extract_ and r.stored:
-                doc["extraction"] = m.extract_records(list(r.stored), apply=True).to_json()
-            emit(ctx, doc, render.ingest)
+            r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_)
+            emit(ctx, r.to_json(), render.ingest)
             for n, reason in r.errors[:20]:
                 sys.stderr.write(f"graphmem: line {n}: {reason}\n")
             if len(r.errors) > 20:

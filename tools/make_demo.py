@@ -1,4 +1,4 @@
-"""Build ``demo.jsonl``, the bundled example that ``graphmem demo`` imports.
+"""Build ``demo.jsonl`` and ``records.jsonl``, the bundled example that ``graphmem demo`` imports.
 
 The example is the memory of a small engineering team from January 2025 to
 October 2026: twelve projects, the tools they use and switch between, the
@@ -6,9 +6,11 @@ people who own them, the decisions behind the switches, and a little noise
 (one assertion recorded by mistake and retracted, one priority recorded two
 different ways, some assertions without sources, some recorded weeks late).
 
-Run it from anywhere:
+It writes graphmem/examples/demo.jsonl and records.jsonl, the data files the
+package ships; ``--check`` writes nothing and exits 1 if they differ from what it
+builds. Run it from anywhere:
 
-    python graphmem/examples/make_demo.py
+    python tools/make_demo.py [--check]
 
 The script is deterministic (no clock, no randomness: record times come from
 the order of the statements and a CRC of the day) and it refuses to write
@@ -21,19 +23,24 @@ name its target by a key.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import sys
 import tomllib
 import zlib
 from collections import Counter, defaultdict
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-HERE = Path(__file__).resolve().parent
-PACKAGE = HERE.parent
+PACKAGE = Path(__file__).resolve().parent.parent / "graphmem"
 ONTOLOGY = PACKAGE / "ontology" / "default.toml"
 PREDICATES = PACKAGE / "predicates" / "default.toml"
-OUT = HERE / "demo.jsonl"
+EXAMPLES = PACKAGE / "examples"
+OUT = EXAMPLES / "demo.jsonl"
+
+Line = dict[str, Any]  # a JSON line of the example, or a statement or record being built
 
 UTC = UTC
 # Nothing in the example may be recorded at or after this instant.
@@ -158,7 +165,7 @@ class Journal:
     """
 
     def __init__(self) -> None:
-        self.items: list[dict] = []
+        self.items: list[Line] = []
         self._clock: dict[str, datetime] = {}
 
     def _stamp(self, day: str, rec: str | None) -> str:
@@ -174,7 +181,7 @@ class Journal:
         self._clock[rday] = t
         return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def a(self, subject: str, predicate: str, obj, valid_from: str, *, src: list[str] | None = None,
+    def a(self, subject: str, predicate: str, obj: Any, valid_from: str, *, src: list[str] | None = None,
           valid_to: str | None = None, rec: str | None = None, by: str = "operator",
           key: str | None = None) -> None:
         line = {"op": "assert", "subject": subject, "predicate": predicate, "object": obj,
@@ -554,7 +561,7 @@ def history() -> Journal:
 # must match exactly one assertion, which then cites the record in its
 # sources. A record that supports nothing is noise, and says so.
 
-REC_OUT = HERE / "records.jsonl"
+REC_OUT = EXAMPLES / "records.jsonl"
 NOISE = "noise"
 GUIDANCE = "guidance"  # a rule or constraint: it supports no assertion, and the packer puts it first
 # A fake secret, AWS's documented example key pair: ingest must redact it.
@@ -562,7 +569,7 @@ FAKE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 FAKE_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 # (key, ts, kind, source, scope, text, supports)
-RECORDS: list[tuple[str, str, str, str, str, str, list[tuple] | str]] = [
+RECORDS: list[tuple[str, str, str, str, str, str, list[tuple[str, ...]] | str]] = [
     ("atlas-idea", "2025-01-06T08:40:00Z", "note", "notes:planning", "team:graph",
      "Planning notes, 2025-01-06. New idea: Atlas, one graph of our services, docs and decisions that people and "
      "agents can query. Maya Chen owns Atlas. It is only an idea for now; it relates to graph databases, which Maya "
@@ -760,9 +767,9 @@ RECORDS: list[tuple[str, str, str, str, str, str, list[tuple] | str]] = [
 ]
 
 
-def records() -> list[dict]:
+def records() -> list[Line]:
     """The evidence records in file order (by ts), each with its ``id`` (demo-NNN) and ``ref`` (rec:N)."""
-    out = []
+    out: list[Line] = []
     keys: set[str] = set()
     for key, ts, kind, source, scope, text, supports in RECORDS:
         check(key not in keys, f"duplicate record key {key}")
@@ -776,12 +783,12 @@ def records() -> list[dict]:
     return out
 
 
-def record_line(r: dict) -> dict:
+def record_line(r: Line) -> Line:
     return {"id": r["id"], "ts": r["ts"], "kind": r["kind"], "source": r["source"], "scope": r["scope"],
             "text": r["text"]}
 
 
-def check_records(recs: list[dict]) -> None:
+def check_records(recs: list[Line]) -> None:
     ids = Counter(r["id"] for r in recs)
     check(all(c == 1 for c in ids.values()), f"duplicate record ids: {[k for k, c in ids.items() if c > 1]}")
     check(40 <= len(recs) <= 60, f"{len(recs)} records (want 40-60)")
@@ -802,7 +809,7 @@ def check_records(recs: list[dict]) -> None:
     check(len(secrets) == 1 and FAKE_AWS_KEY in secrets[0]["text"], "exactly one record carries the fake AWS key")
 
 
-def cite_records(recs: list[dict], statements: list[dict]) -> None:
+def cite_records(recs: list[Line], statements: list[Line]) -> None:
     """Add each record's ref to the sources of the assertions it supports."""
     for r in recs:
         if r["supports"] in (NOISE, GUIDANCE):
@@ -839,7 +846,7 @@ def check(cond: bool, msg: str) -> None:
         raise Invalid(msg)
 
 
-def build() -> tuple[list[dict], list[dict]]:
+def build() -> tuple[list[Line], list[Line]]:
     """The demo lines and the evidence records, both checked."""
     ontology = tomllib.loads(ONTOLOGY.read_text(encoding="utf-8"))
     registry = tomllib.loads(PREDICATES.read_text(encoding="utf-8"))
@@ -850,7 +857,7 @@ def build() -> tuple[list[dict], list[dict]]:
     # Entities.
     types: dict[str, str] = {}
     names_seen: dict[str, str] = {}
-    lines: list[dict] = []
+    lines: list[Line] = []
     for etype, name, desc, aliases in ENTITIES:
         check(etype in etypes, f"unknown entity type {etype}")
         check(name.isascii(), f"non-ASCII name {name!r}")
@@ -862,13 +869,13 @@ def build() -> tuple[list[dict], list[dict]]:
             k = label.casefold()
             check(k not in names_seen, f"name or alias {label!r} of {ref} already used by {names_seen.get(k)}")
             names_seen[k] = ref
-        line = {"op": "entity", "type": etype, "name": name}
+        line: Line = {"op": "entity", "type": etype, "name": name}
         if aliases:
             line["aliases"] = aliases
         line["description"] = desc
         lines.append(line)
 
-    def check_object(where: str, stype: str, pred: str, spec: dict, obj) -> None:
+    def check_object(where: str, stype: str, pred: str, spec: dict[str, Any], obj: Any) -> None:
         o = spec["object"]
         if "entity_types" in o:
             check(isinstance(obj, str) and obj in types, f"{where}: unknown entity {obj!r}")
@@ -887,7 +894,7 @@ def build() -> tuple[list[dict], list[dict]]:
         elif kind == "url":
             check(isinstance(obj, str) and obj.startswith("https://"), f"{where}: {obj!r} is not a URL")
         elif kind == "string":
-            check(isinstance(obj, str) and obj and "\n" not in obj, f"{where}: bad string")
+            check(isinstance(obj, str) and obj != "" and "\n" not in obj, f"{where}: bad string")
         elif kind == "text":
             check(isinstance(obj, str) and obj.strip() != "", f"{where}: empty text")
         else:
@@ -896,12 +903,12 @@ def build() -> tuple[list[dict], list[dict]]:
     # Statements: sort by record time (stable), then number.
     journal = history()
 
-    def rec_time(item: dict) -> datetime:
+    def rec_time(item: Line) -> datetime:
         line = item["line"]
         return parse_instant(line["at"] if line["op"] == "retract" else line["recorded_at"])
 
     items = sorted(journal.items, key=rec_time)
-    numbered: dict[str, tuple[int, dict]] = {}
+    numbered: dict[str, tuple[int, Line]] = {}
     n = 0
     for item in items:
         line = item["line"]
@@ -979,7 +986,7 @@ def build() -> tuple[list[dict], list[dict]]:
     retracted = {numbered[i["key"]][0] for i in retracts}
 
     # Exactly one single-value conflict (same subject/predicate/valid_from, different values).
-    groups: dict[tuple, set] = defaultdict(set)
+    groups: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for item in statements:
         x = item["line"]
         if x["op"] == "assert" and item["fact"] not in retracted and preds[x["predicate"]]["cardinality"] == "one":
@@ -1026,7 +1033,7 @@ def build() -> tuple[list[dict], list[dict]]:
 # A tiny resolver (section 4 of the spec, simplified to what the demo uses)
 # to pin down the answers the demo walkthrough shows.
 
-def _visible(statements: list[dict], retracts: list[dict], known_at: datetime) -> list[dict]:
+def _visible(statements: list[Line], retracts: list[Line], known_at: datetime) -> list[Line]:
     gone = {r["line"]["fact"]: parse_instant(r["line"]["at"]) for r in retracts}
     out = []
     for item in statements:
@@ -1040,14 +1047,15 @@ def _visible(statements: list[dict], retracts: list[dict], known_at: datetime) -
     return out
 
 
-def holds(statements, retracts, subject: str, predicate: str, as_of: str, known_at: str, one: bool):
+def holds(statements: list[Line], retracts: list[Line], subject: str, predicate: str, as_of: str, known_at: str,
+          one: bool) -> Any:
     A, K = parse_instant(as_of), parse_instant(known_at)
     vis = _visible(statements, retracts, K)
     mine = [x for x in vis if x["subject"] == subject and x["predicate"] == predicate]
     ends = [x for x in mine if x["op"] == "end"]
     asserts = [x for x in mine if x["op"] == "assert"]
 
-    def ended(obj, start: datetime) -> datetime | None:
+    def ended(obj: Any, start: datetime) -> datetime | None:
         ts = [parse_instant(e["at"]) for e in ends
               if ("object" not in e or e["object"] == obj) and parse_instant(e["at"]) >= start]
         return min(ts) if ts else None
@@ -1104,7 +1112,7 @@ CURRENT_STATUS = {
 }
 
 
-def story_checks(statements: list[dict], retracts: list[dict]) -> None:
+def story_checks(statements: list[Line], retracts: list[Line]) -> None:
     for subject, predicate, as_of, known_at, one, want in EXPECTED:
         got = holds(statements, retracts, subject, predicate, as_of, known_at, one)
         check(got == want, f"{subject} {predicate} at {as_of} known {known_at}: got {got}, want {want}")
@@ -1113,11 +1121,30 @@ def story_checks(statements: list[dict], retracts: list[dict]) -> None:
         check(got == want, f"current status of {subject}: got {got}, want {want}")
 
 
-def main() -> None:
+def texts(out: list[Line], recs: list[Line]) -> dict[Path, str]:
+    """The two data files as ``build`` makes them, by where the package keeps them."""
+    return {OUT: "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in out),
+            REC_OUT: "".join(json.dumps(record_line(r), ensure_ascii=False) + "\n" for r in recs)}
+
+
+def stale() -> list[Path]:
+    """The shipped data files that differ from what ``build`` makes (none when they are current)."""
+    return [path for path, text in texts(*build()).items()
+            if not path.exists() or path.read_text(encoding="utf-8") != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the shipped files are not current")
+    a = ap.parse_args(argv)
+    if a.check:
+        old = stale()
+        for path in old:
+            print(f"{path} differs from what tools/make_demo.py builds; run it to write it again")
+        return 1 if old else 0
     out, recs = build()
-    OUT.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in out), encoding="utf-8")
-    REC_OUT.write_text("".join(json.dumps(record_line(r), ensure_ascii=False) + "\n" for r in recs),
-                       encoding="utf-8")
+    for path, text in texts(out, recs).items():
+        path.write_text(text, encoding="utf-8")
     ops = Counter(line["op"] for line in out)
     retract = next(line for line in out if line["op"] == "retract")
     print(f"wrote {OUT} ({len(out)} lines: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())) + ")")
@@ -1128,7 +1155,8 @@ def main() -> None:
     noise = sum(1 for r in recs if r["supports"] == NOISE)
     print(f"wrote {REC_OUT} ({len(recs)} records, {noise} of them noise); {citing} of {sourced} sourced "
           f"assertions cite a record, {len(asserts) - sourced} have no source")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Score the extractor against a labelled file: precision and recall of mentions and assertions.
 
-    python -m graphmem.extract_score tests/data/extraction_labelled.jsonl [--store PATH] [--json]
+    python benchmarks/extract_score.py tests/data/extraction_labelled.jsonl [--store PATH] [--json]
 
 Without ``--store`` the bundled example is built in a temporary folder, since the
 labelled records speak of its entities. A proposal matches a label when subject,

@@ -1,0 +1,84 @@
+"""Store location and settings: where the store is when no path is given, and what a failed
+first write takes back, so the CLI, the HTTP service and Python agree."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+STORE_ENV = "GRAPHMEM_STORE"
+
+
+def default_store() -> Path:
+    """``GRAPHMEM_STORE``, else a ``graphmem`` folder in the platform user data directory."""
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+    return Path(user_data_dir("graphmem", appauthor=False))
+
+
+def store_location(path: str | Path | None = None) -> Path:
+    """The store a command or call uses: ``path`` when given, else :func:`default_store`.
+
+    Examples
+    --------
+    >>> str(store_location("/tmp/my-store"))
+    '/tmp/my-store'
+    """
+    return Path(path) if path is not None else default_store()
+
+
+class NewStore:
+    """What opening a store at ``path`` would create, noted before it is opened, so that a failed
+    first write can take it back; an existing store is never touched."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.paths = tuple(_would_create(Path(path)))
+
+    def remove(self) -> None:
+        """Remove what opening the store created (nothing, if the store was there before)."""
+        import shutil
+        for p in self.paths:
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.exists():
+                p.unlink()
+
+
+@contextmanager
+def cleanup_on_failure(path: str | Path) -> Iterator[None]:
+    """Run the block; if it raises, remove the store it created at ``path`` (a command that creates
+    a store and then fails leaves no empty store behind), then re-raise.
+
+    Examples
+    --------
+    >>> import graphmem, tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "store"
+    >>> try:
+    ...     with cleanup_on_failure(target), graphmem.open(target) as m:
+    ...         m.assert_("nobody", "status", "active")
+    ... except graphmem.BadInput:
+    ...     pass
+    >>> target.exists()
+    False
+    """
+    new = NewStore(path)
+    try:
+        yield
+    except BaseException:
+        new.remove()
+        raise
+
+
+def _would_create(path: Path) -> list[Path]:
+    if not path.exists():
+        top = path
+        while not top.parent.exists():
+            top = top.parent
+        return [top]
+    if path.is_dir() and not (path / "graph.kuzu").exists():
+        return [path / name for name in ("graph.kuzu", "graph.kuzu.wal", "graph.kuzu.lock", "tmp")]
+    return []
