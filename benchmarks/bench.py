@@ -470,7 +470,7 @@ def open_retrying(store: Path, scale: int, attempts: int = 6) -> Any:
 def measure_reads(m: Any, scale: int, args: argparse.Namespace, rng: random.Random, res: dict[str, Any],
                   phase: Callable[[str, Callable[[], Any]], Any]) -> None:
     """Warm point reads and facts queries, each beside the raw Kuzu query that reads the same rows."""
-    from graphmem.timeparse import now_us, to_datetime
+    from graphmem.model.times import now_us, to_datetime
 
     conn = getattr(m.store, "_conn", None)
 

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graphmem.timeparse import format_instant, parse_instant
+from graphmem.model.times import format_instant, parse_instant
 
 
 def _pr(tp: int, fp: int, fn: int) -> dict[str, Any]:

@@ -39,8 +39,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def search_bundle(m: Any, q: str, budget: int, as_of: int) -> set[str]:
     from graphmem.memory import search_terms, snippet
-    from graphmem.packing import SNIPPET_CHARS, count_tokens
-    from graphmem.timeparse import format_instant
+    from graphmem.model.times import format_instant
+    from graphmem.retrieval.packing import SNIPPET_CHARS, count_tokens
     terms = search_terms(q)
     used = count_tokens("Evidence:")
     cited: set[str] = set()
@@ -61,7 +61,7 @@ def search_bundle(m: Any, q: str, budget: int, as_of: int) -> set[str]:
 
 def check_gold(m: Any, qs: list[dict[str, Any]]) -> None:
     """Every gold fact is current at the question's as_of; every gold record exists then."""
-    from graphmem.timeparse import now_us, parse_instant
+    from graphmem.model.times import now_us, parse_instant
     bad = []
     for x in qs:
         as_of = x.get("as_of")
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(REPO / "bench-results"))
     a = ap.parse_args(argv)
     from graphmem.demo import build_demo
-    from graphmem.timeparse import now_us, parse_instant
+    from graphmem.model.times import now_us, parse_instant
     qs = load(a.questions)
     res: dict[str, Any] = {"questions": len(qs), "budgets": {}}
     with tempfile.TemporaryDirectory() as tmp:

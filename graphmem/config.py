@@ -3,12 +3,14 @@ first write takes back, so the CLI, the HTTP service and Python agree."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 STORE_ENV = "GRAPHMEM_STORE"
+SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 
 
 def default_store() -> Path:
@@ -82,3 +84,13 @@ def _would_create(path: Path) -> list[Path]:
     if path.is_dir() and not (path / "graph.kuzu").exists():
         return [path / name for name in ("graph.kuzu", "graph.kuzu.wal", "graph.kuzu.lock", "tmp")]
     return []
+
+
+def server_holding(store: Path) -> str | None:
+    """'a graphmem server (pid N, URL)' when the marker names a live process, else None."""
+    try:
+        info = json.loads((Path(store) / SERVER_FILE).read_text())
+        os.kill(int(info["pid"]), 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return f"a graphmem server (pid {info['pid']}, {info.get('url', '?')})"

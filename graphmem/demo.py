@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem import render
+from graphmem.cli import render
 from graphmem.errors import BadInput
 from graphmem.memory import Memory
 

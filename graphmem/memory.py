@@ -30,6 +30,9 @@ from graphmem.errors import (
     check_int,
 )
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Interval, Statement, Value
+from graphmem.model.text import check_text, clean
+from graphmem.model.times import format_instant, now_us, parse_date_value, parse_instant
+from graphmem.ontology.schema import Ontology, Predicate, Registry, load_ontology, load_registry
 from graphmem.results import (
     CurrentResult,
     EntityDoc,
@@ -47,14 +50,11 @@ from graphmem.results import (
     WhyResult,
     WriteResult,
 )
-from graphmem.schema import Ontology, Predicate, Registry, load_ontology, load_registry
 from graphmem.store import Store, ViewFiles, decode_log, same_view, statements_from_log, unpack, view_text
-from graphmem.temporal import holding, intervals_for, view_for_subject
-from graphmem.text import check_text, clean
-from graphmem.timeparse import format_instant, now_us, parse_date_value, parse_instant
+from graphmem.view.temporal import holding, intervals_for, view_for_subject
 
 if TYPE_CHECKING:
-    from graphmem.migrations import Upgrade
+    from graphmem.store.kuzu.migrations import Upgrade
 
 _SLUG_RE = re.compile(r"[\W_]+")
 _FACT_RE = re.compile(r"^fact:(\d{1,18})$")
@@ -832,7 +832,7 @@ class Memory:
     def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> Any:
         """Store evidence records from JSONL lines (a path, a binary stream or byte lines); with
         ``extract``, also extract from the new records and apply it (the report's ``extraction``)."""
-        from graphmem.ingest import ingest
+        from graphmem.evidence.ingest import ingest
         report = ingest(self, source, redact=redact)
         if extract and report.stored:
             report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
@@ -847,7 +847,7 @@ class Memory:
     def search(self, query: str, *, limit: int = 10) -> SearchResult:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words)."""
         check_int(limit, "limit", 1, 1000)
-        from graphmem.textindex import query_terms
+        from graphmem.evidence.textindex import query_terms
         terms = search_terms(check_text(query, "query"))
         hits = self.store.search_records(query_terms(terms), limit)
         return SearchResult(query, tuple(terms), tuple(
@@ -856,7 +856,7 @@ class Memory:
 
     def extractor(self) -> Any:
         """The spaCy extractor for this store, built on first use and after entities change."""
-        from graphmem.extraction import Extractor
+        from graphmem.evidence.extraction import Extractor
         count = self.store.entity_count()
         if self._extractor is None or self._extractor_entities != count:
             self._extractor = Extractor(self.ontology, self.registry, list(self.store.all_entities()))
@@ -878,7 +878,7 @@ class Memory:
                 raise BadInput(report.errors[0][1])
             ref = report.stored[0] if report.stored else None
             if ref is None:  # the same text was stored before: extract from that record
-                from graphmem.records import parse_record
+                from graphmem.evidence.records import parse_record
                 key = parse_record({"text": text, "ts": at, "kind": "note"}, now=now_us()).key
                 ref = f"rec:{self.store.record_ids_for_keys([key])[key]}"
             return self.extract_records([ref], apply=True)
@@ -944,17 +944,17 @@ class Memory:
     # import, export, lint ---------------------------------------------------------
 
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False) -> Any:
-        from graphmem.importer import import_lines
+        from graphmem.transfer.importer import import_lines
         self._lexicon = None  # an import may add aliases and descriptions
         with gc_paused():
             return import_lines(self, source, strict=strict)
 
     def export(self, fmt: str = "jsonl", as_of: str | None = None) -> str:
-        from graphmem.export import export
+        from graphmem.transfer.export import export
         return export(self, fmt, as_of)
 
     def lint(self) -> Any:
-        from graphmem.lint import lint
+        from graphmem.view.lint import lint
         with gc_paused():
             return lint(self)
 
@@ -963,23 +963,23 @@ class Memory:
     def lexicon(self) -> Any:
         """The entity side of linking (names, lemmas, descriptions), built on first use and kept until
         an entity is written through this object (Kuzu's lock means no other process writes meanwhile)."""
-        from graphmem.linking import Lexicon
+        from graphmem.retrieval.linking import Lexicon
         writes = self.store.entity_writes
         if self._lexicon is None or self._lexicon[0] != writes:
             self._lexicon = (writes, Lexicon(self.store.all_entities()))
         return self._lexicon[1]
 
     def link(self, text: str, *, records: bool = True) -> tuple[Any, ...]:
-        """The entities ``text`` names or describes (``graphmem.linking.Seed``), strongest match first."""
-        from graphmem.linking import link
-        from graphmem.recommend import check_idea
+        """The entities ``text`` names or describes (``graphmem.retrieval.linking.Seed``), strongest match first."""
+        from graphmem.retrieval.linking import link
+        from graphmem.retrieval.recommend import check_idea
         return link(self, check_idea(text), records=records)
 
     def recommend(self, idea: str, *, top: int = 5, as_of: str | None = None, known_at: str | None = None,
                   max_hops: int = 3, paths: int = 3) -> Any:
         """The projects ``idea`` fits best at ``as_of`` (as known at ``known_at``), each with the graph
         paths that carry its score (docs/recommend.md)."""
-        from graphmem.recommend import recommend
+        from graphmem.retrieval.recommend import recommend
         check_text(idea, "idea")
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
@@ -989,7 +989,7 @@ class Memory:
     def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
              known_at: str | None = None) -> Any:
         """The shortest explained paths between two entities over the edges valid at ``as_of``."""
-        from graphmem.recommend import shortest_paths
+        from graphmem.retrieval.recommend import shortest_paths
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
         return shortest_paths(self, self.resolve(src, role="from"), self.resolve(dst, role="to"),
@@ -999,7 +999,7 @@ class Memory:
              known_at: str | None = None, trace: bool = False, tokenizer: Any = None) -> Any:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md). ``tokenizer``:
         any function from text to a token count (default: graphmem's ``chars4`` counter)."""
-        from graphmem.packing import pack
+        from graphmem.retrieval.packing import pack
         check_text(query, "query")
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
@@ -1008,7 +1008,7 @@ class Memory:
 
     def graph(self, as_of: str | None = None) -> Any:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""
-        from graphmem.export import to_networkx
+        from graphmem.transfer.export import to_networkx
         return to_networkx(self, as_of)
 
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
-from graphmem.timeparse import format_instant
 
 if TYPE_CHECKING:
-    from graphmem.schema import Ontology, Registry
+    from graphmem.ontology.schema import Ontology, Registry
 
 
 @dataclass(frozen=True)

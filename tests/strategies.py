@@ -2,7 +2,7 @@
 
 Two levels:
 - pure: lists of ``Statement`` values with small integer instants, fed straight
-  to ``graphmem.temporal``;
+  to ``graphmem.view.temporal``;
 - store: histories of assert/end/retract operations (API calls with ISO date
   strings) and JSONL import lines with explicit past ``recorded_at`` values.
 """

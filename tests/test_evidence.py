@@ -17,8 +17,8 @@ import pytest
 from helpers import cli, jl, one_clear_line
 
 import graphmem
-from graphmem.ingest import MAX_LINE_BYTES
-from graphmem.records import MAX_CHARS, importance, importance_band
+from graphmem.evidence.ingest import MAX_LINE_BYTES
+from graphmem.evidence.records import MAX_CHARS, importance, importance_band
 
 # helpers -----------------------------------------------------------------------------
 

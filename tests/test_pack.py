@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphmem
-from graphmem.packing import count_tokens
-from graphmem.timeparse import parse_instant
+from graphmem.model.times import parse_instant
+from graphmem.retrieval.packing import count_tokens
 
 NAMES = {"project": ("Orchid", "Birch", "Cedar"), "tool": ("Alpha", "Beta"), "concept": ("Search",)}
 WORDS = ("latency", "migration", "index", "review", "deploy", "budget", "graph", "cache")

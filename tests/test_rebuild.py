@@ -14,8 +14,8 @@ import pytest
 import graphmem
 from graphmem import bulk, memory
 from graphmem.model import Interval
+from graphmem.model.times import parse_instant
 from graphmem.store import decode_log, kuzu_time_text, loads, log_text, pack, same_view, unpack, view_text
-from graphmem.timeparse import parse_instant
 
 
 def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphmem
-from graphmem.linking import link
-from graphmem.recommend import STATUS_PENALTY
-from graphmem.timeparse import parse_instant
+from graphmem.model.times import parse_instant
+from graphmem.retrieval.linking import link
+from graphmem.retrieval.recommend import STATUS_PENALTY
 
 # -- a small random graph, written with explicit past record times ----------------------------------
 

@@ -1,7 +1,7 @@
 """Property tests of the temporal semantics (SPEC 4), import/export (SPEC 5) and time parsing.
 
 Three levels:
-1. the pure view (``graphmem.temporal``) on generated statements with small
+1. the pure view (``graphmem.view.temporal``) on generated statements with small
    integer instants, checked against a brute-force oracle written from SPEC 4;
 2. real Kuzu stores driven through the API and through JSONL import;
 3. the time parsers.
@@ -45,9 +45,9 @@ from strategies import (
 import graphmem
 from graphmem.errors import BadInput, BadTime
 from graphmem.model import Interval, Statement
-from graphmem.schema import load_ontology, load_registry
-from graphmem.temporal import holding, intervals_for, view_for_subject
-from graphmem.timeparse import format_instant, parse_instant
+from graphmem.model.times import format_instant, parse_instant
+from graphmem.ontology.schema import load_ontology, load_registry
+from graphmem.view.temporal import holding, intervals_for, view_for_subject
 
 REGISTRY = load_registry(load_ontology())
 CARDINALITY = {p: REGISTRY.predicates[p].cardinality for p in REGISTRY.predicates}

@@ -13,7 +13,7 @@ import pytest
 
 import graphmem
 from graphmem.errors import BadInput
-from graphmem.text import check_text, clean, redact
+from graphmem.model.text import check_text, clean, redact
 
 EXE = [sys.executable, "-c", "from graphmem.cli import main; main()"]
 URL = "https://admin:Hunter2pass@atlas.example.org/?api_key=sk-proj-abcdefghijklmnopqrstuvwx"

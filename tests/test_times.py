@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import graphmem
 from graphmem.errors import BadInput, BadTime
-from graphmem.timeparse import MAX_US, MIN_US, format_instant, parse_instant
+from graphmem.model.times import MAX_US, MIN_US, format_instant, parse_instant
 
 EXE = [sys.executable, "-c", "from graphmem.cli import main; main()"]
 EDGES = ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00", "0001-01-01T00:59:59.999999+01:00",

@@ -144,7 +144,7 @@ def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, A
                              "ORDER BY n DESC, a.subject LIMIT 1")
         ref = top[0][0]
         first = m.timeline(ref, predicate="plays_for").intervals[0]
-        from graphmem.timeparse import format_instant
+        from graphmem.model.times import format_instant
         sample = {"subject": ref, "label": ref, "as_of": str(format_instant(first.valid_from))[:10]}
     subj, as_of = sample["subject"], sample["as_of"]
     t0 = time.perf_counter()

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem import render
+from graphmem.cli import render
 from graphmem.cli.common import JsonOpt, emit, errors, fail, memory, opts, store_path, wants_json
 
 
@@ -44,8 +44,8 @@ def demo(ctx: typer.Context, json_: JsonOpt = False) -> None:
 def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded ontology: entity types and edge types with their pairs."""
     from graphmem.memory import schema_dirs
+    from graphmem.ontology.schema import load_ontology
     from graphmem.results import OntologyDoc
-    from graphmem.schema import load_ontology
     with errors():
         doc = OntologyDoc(load_ontology(schema_dirs(store_path(ctx), opts(ctx).ontology)[0])).to_json()
 
@@ -61,8 +61,8 @@ def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
 def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the loaded predicate registry."""
     from graphmem.memory import schema_dirs
+    from graphmem.ontology.schema import load_ontology, load_registry
     from graphmem.results import RegistryDoc
-    from graphmem.schema import load_ontology, load_registry
     with errors():
         o = opts(ctx)
         ont_dirs, pred_dirs = schema_dirs(store_path(ctx), o.ontology, o.predicates)
@@ -174,7 +174,7 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
     by this version. Killed at any moment, it is run again: it starts over from the copy.
     A store already at this version's layout is left as it is.
     """
-    from graphmem.migrations import migrate as run
+    from graphmem.store.kuzu.migrations import migrate as run
     with errors():
         o = opts(ctx)
         r = run(store_path(ctx), ontology_dirs=o.ontology, predicate_dirs=o.predicates)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from graphmem import render
+from graphmem.cli import render
 from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
 
 

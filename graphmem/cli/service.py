@@ -22,7 +22,7 @@ def mcp(
 ) -> None:
     """Serve the store to an agent over the Model Context Protocol on stdin and stdout (read-only unless
     --allow-writes)."""
-    from graphmem.agent import serve_stdio
+    from graphmem.service.mcp import serve_stdio
     with errors():
         serve_stdio(store_path(ctx), allow_writes=allow_writes)
 
@@ -50,8 +50,8 @@ def serve(
     Content-Type is not application/json (for /import and /ingest, also application/x-ndjson or
     application/jsonl)."""
     from graphmem.errors import BadInput
-    from graphmem.service import check_allow_host, check_allow_origin, check_bind, url_host
-    from graphmem.service import serve as run
+    from graphmem.service.http import check_allow_host, check_allow_origin, check_bind, url_host
+    from graphmem.service.http import serve as run
     with errors():
         if not 1 <= port <= 65535:
             raise BadInput(f"bad port {port}: expected 1 to 65535")

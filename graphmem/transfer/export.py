@@ -10,7 +10,7 @@ import networkx as nx
 
 from graphmem.errors import BadInput
 from graphmem.model import Statement
-from graphmem.timeparse import format_instant, now_us, parse_instant
+from graphmem.model.times import format_instant, now_us, parse_instant
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory

@@ -37,18 +37,18 @@ import orjson
 
 from graphmem.errors import StoreUnavailable
 from graphmem.model import Entity, Interval, Statement, Value
-from graphmem.schema import RECORD_TYPE, Ontology, Registry
-from graphmem.text import check_text, find_bad_text
-from graphmem.timeparse import from_datetime
+from graphmem.model.text import check_text, find_bad_text
+from graphmem.model.times import from_datetime
+from graphmem.ontology.schema import RECORD_TYPE, Ontology, Registry
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
     import numpy as np
 
-    from graphmem.textindex import Postings
+    from graphmem.evidence.textindex import Postings
 
 SCHEMA_VERSION = 3  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds
 DB_FILE = "graph.kuzu"
-MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/migrations.py)
+MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
 
 
@@ -88,7 +88,7 @@ def open_database(path: Path, pool_bytes: int = 0) -> kuzu.Database:
     except RuntimeError as e:
         msg = str(e).splitlines()[0]
         if "lock" in msg.lower():
-            from graphmem.service import server_holding
+            from graphmem.config import server_holding
             holder = server_holding(path)
             raise StoreUnavailable(f"store {str(path)!r} is in use by "
                                    f"{holder or 'another process'} (Kuzu lets one process open it)") from None
@@ -296,7 +296,7 @@ def kuzu_time_text(us: int) -> str:
 
 
 def _ts_param(us: int | None) -> Any:
-    from graphmem.timeparse import to_datetime
+    from graphmem.model.times import to_datetime
     return to_datetime(us)
 
 
@@ -1465,8 +1465,8 @@ class Store:
         exist, id counters behind the ids in use, record keys and the full-text index out of step with
         the records, and times no reader can hold. Each problem: ``code``, ``message`` and what it is
         about; at most ``limit`` of a kind."""
-        from graphmem.textindex import terms
-        from graphmem.timeparse import MAX_US, MIN_US
+        from graphmem.evidence.textindex import terms
+        from graphmem.model.times import MAX_US, MIN_US
 
         out: list[dict[str, Any]] = []
 
@@ -1747,7 +1747,7 @@ class Store:
         self._set_meta("next_record", str(records[-1].id + 1))
         self._index_texts([(r.id, r.text) for r in records])
 
-    # full-text index (graphmem/textindex.py) -------------------------------------------
+    # full-text index (graphmem/evidence/textindex.py) -------------------------------------------
 
     def _index_texts(self, records: list[tuple[int, str]]) -> None:
         """Add records (rising ids, above every indexed one) to the full-text index, in the caller's transaction.
@@ -1756,7 +1756,7 @@ class Store:
         Each batch appends one block per term it holds, merged with the last blocks as
         ``textindex.merge_plan`` says, so a term keeps about log2(postings) blocks.
         """
-        from graphmem.textindex import Postings, merge_plan, postings_of
+        from graphmem.evidence.textindex import Postings, merge_plan, postings_of
         added, docs, tokens = postings_of(records)
         old = self._term_blocks(list(added))
         new_terms: list[list[str]] = []
@@ -1820,7 +1820,7 @@ class Store:
         return {t: [int(x) for x in b.split(",")] for t, b in rows}
 
     def _block(self, term: str, i: int) -> Postings:
-        from graphmem.textindex import Postings
+        from graphmem.evidence.textindex import Postings
         rows = self._q(_POSTING, {"k": f"{term} {i}"})
         if not rows:
             raise StoreUnavailable(f"store {str(self.path)!r}: full-text index block {term!r} {i} is missing")
@@ -1833,7 +1833,7 @@ class Store:
 
     def term_postings(self, term: str) -> tuple[Postings, np.ndarray] | None:
         """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
-        from graphmem.textindex import Postings, weights
+        from graphmem.evidence.textindex import Postings, weights
         rows = self._q(_TERM, {"t": term})
         if not rows:
             return None
@@ -1864,7 +1864,7 @@ class Store:
         return self._index_stats
 
     def record(self, rec_id: int) -> Any:
-        from graphmem.records import Record
+        from graphmem.evidence.records import Record
         rows = self._q(_RECORD, {"r": f"rec:{_int(rec_id)}"})
         if not rows:
             return None
@@ -1872,7 +1872,7 @@ class Store:
 
     def records_between(self, lo: int, hi: int) -> dict[int, Any]:
         """Records with ids in [lo, hi], in one scan (cheaper than many key lookups for a batch)."""
-        from graphmem.records import Record
+        from graphmem.evidence.records import Record
         rows = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(lo)} AND r.id <= {_int(hi)} RETURN {_RCOLS}")
         return {r[0]: self._record_from_row(r, Record) for r in rows}
 
@@ -1887,7 +1887,7 @@ class Store:
         return [r[0] for r in self._q(f"MATCH (r:Record) WHERE r.extracted_at IS NULL RETURN r.id ORDER BY r.id{lim}")]
 
     def all_records(self) -> Iterator[Any]:
-        from graphmem.records import Record
+        from graphmem.evidence.records import Record
         for r in self._iter(f"MATCH (r:Record) RETURN {_RCOLS} ORDER BY r.id"):
             yield self._record_from_row(r, Record)
 
@@ -1900,7 +1900,7 @@ class Store:
 
     def rank_records(self, terms: list[str], limit: int) -> list[tuple[int, float]]:
         """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first."""
-        from graphmem.textindex import bm25_top
+        from graphmem.evidence.textindex import bm25_top
         found = [self.term_postings(t) for t in terms]
         return bm25_top([(p.ids, w) for p, w in filter(None, found)], limit)
 

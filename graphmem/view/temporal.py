@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from graphmem.model import Interval, Statement
-from graphmem.schema import Registry
+from graphmem.ontology.schema import Registry
 
 _INF = 1 << 62  # an open end, for comparisons only
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from graphmem.timeparse import format_instant
+from graphmem.model.times import format_instant
 
 TRUST_TIERS = ("low", "medium", "high")
 TRUST_RANK = {t: i for i, t in enumerate(TRUST_TIERS)}

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.bulk import forked_map
 from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
+from graphmem.evidence.records import Record, opt_str, parse_record
 from graphmem.model import Entity, Interval, Statement
-from graphmem.records import Record, opt_str, parse_record
+from graphmem.model.text import clean
+from graphmem.model.times import now_us, parse_instant
 from graphmem.results import ImportReport
 from graphmem.store import StatementFile, ViewFiles, loads, log_text, statements_from_log
-from graphmem.temporal import view_for_subject
-from graphmem.text import clean
-from graphmem.timeparse import now_us, parse_instant
+from graphmem.view.temporal import view_for_subject
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory

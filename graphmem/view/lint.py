@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from graphmem.model import Interval, Statement
+from graphmem.model.times import format_instant, now_us
 from graphmem.results import LintIssue, LintReport
-from graphmem.temporal import holding
-from graphmem.timeparse import format_instant, now_us
+from graphmem.view.temporal import holding
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory

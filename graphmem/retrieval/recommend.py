@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, check_int
-from graphmem.linking import Seed, link
 from graphmem.model import Entity, Statement, fact_ref
+from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
+from graphmem.retrieval.linking import Seed, link
 from graphmem.store import FactEdge
-from graphmem.temporal import cite, holding, view_for_subject
-from graphmem.timeparse import format_instant
+from graphmem.view.temporal import cite, holding, view_for_subject
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
@@ -269,7 +269,7 @@ def check_idea(idea: Any) -> str:
         raise BadInput(f"bad idea {idea!r}: expected text")
     if len(idea) > MAX_IDEA_CHARS:
         raise BadInput(f"idea of {len(idea):,} characters is too long: expected at most {MAX_IDEA_CHARS:,}")
-    from graphmem.linking import words
+    from graphmem.retrieval.linking import words
     if not words(idea):
         raise BadInput(f"nothing to match in idea {idea[:80]!r}: expected words that name or describe something")
     return idea

@@ -32,7 +32,7 @@ import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.results import MigrateReport
-from graphmem.store import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
+from graphmem.store.kuzu.store import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
 
 MARKER = MIGRATION_MARK
 

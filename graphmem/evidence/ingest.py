@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, GraphmemError
-from graphmem.records import MAX_CHARS, Record, parse_record
+from graphmem.evidence.records import MAX_CHARS, Record, parse_record
+from graphmem.model.times import now_us
 from graphmem.store import loads
-from graphmem.timeparse import now_us
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphmem.model import Entity
-from graphmem.schema import Ontology, Predicate, Registry
-from graphmem.timeparse import format_instant, to_us
+from graphmem.model.times import format_instant, to_us
+from graphmem.ontology.schema import Ontology, Predicate, Registry
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.errors import BadInput
-from graphmem.text import check_text, find_bad_text, redact
-from graphmem.timeparse import format_instant, parse_instant
+from graphmem.model.text import check_text, find_bad_text, redact
+from graphmem.model.times import format_instant, parse_instant
 
 MAX_CHARS = 16_000  # a record's text is cut to this many characters, with a marker
 TRUNCATION_MARKER = "\n[TRUNCATED: {n} more characters; sha256 of the original kept]"
@@ -170,7 +170,7 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     counts: dict[str, int] = {}
     key_id = None if caller_id is None else str(caller_id)
     key_scope = scope  # the idempotence key is made from the scope as given (as before scopes were redacted)
-    if redact_secrets:  # the same rule as every other text a user writes (graphmem/text.py)
+    if redact_secrets:  # the same rule as every other text a user writes (graphmem/model/text.py)
         text, counts = redact(text)
         source, scope, red_id = (None if v is None else _redacted(v, counts) for v in (source, scope, key_id))
         if red_id != key_id and key_id is not None:  # still one key per caller id: a digest tells them apart

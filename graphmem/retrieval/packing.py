@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, check_int
 from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
-from graphmem.temporal import cite, holding, view_for_subject
-from graphmem.timeparse import format_instant
+from graphmem.view.temporal import cite, holding, view_for_subject
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
@@ -165,8 +165,8 @@ class _Packer:
 
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
+        from graphmem.evidence.textindex import query_terms
         from graphmem.memory import snippet
-        from graphmem.textindex import query_terms
         hits = self.m.store.rank_records(query_terms(self.terms), RECORD_POOL)
         if not hits:
             return []
@@ -201,7 +201,7 @@ class _Packer:
     # -- entities -----------------------------------------------------------------------
     def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:
         """The entities to pack facts of: ref -> (score, why), best first, at most ENTITY_LIMIT."""
-        from graphmem.linking import link
+        from graphmem.retrieval.linking import link
         found: dict[str, tuple[float, str]] = {}
         for s in link(self.m, self.query, records=False, text_seeds=0):
             found[s.ref] = (s.weight, f"named in the query ({s.match} {s.matched!r})")
@@ -237,7 +237,7 @@ class _Packer:
 
     # -- facts --------------------------------------------------------------------------
     def facts(self, entities: dict[str, tuple[float, str]]) -> None:
-        from graphmem.recommend import Graph, edge_weight
+        from graphmem.retrieval.recommend import Graph, edge_weight
         g = Graph(self.m, self.as_of, self.known_at)
         incident = g.incident(list(entities)[:NEIGHBOUR_SOURCES])
         neighbours: dict[str, tuple[float, str]] = {}

@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import NewStore
+from graphmem.config import SERVER_FILE, NewStore, server_holding
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
 from graphmem.results import check_fail_on
 
-SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 MAX_BODY = 16 * 2**20
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as a Host header spells them
@@ -623,11 +622,3 @@ def serve(store: Path, host: str, port: int, token: str | None, max_body: int = 
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 
 
-def server_holding(store: Path) -> str | None:
-    """'a graphmem server (pid N, URL)' when the marker names a live process, else None."""
-    try:
-        info = json.loads((Path(store) / SERVER_FILE).read_text())
-        os.kill(int(info["pid"]), 0)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return f"a graphmem server (pid {info['pid']}, {info.get('url', '?')})"

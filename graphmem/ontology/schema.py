@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import ConfigError
-from graphmem.timeparse import parse_duration
+from graphmem.model.times import parse_duration
 
 # ISO-8601 durations; checked at load, converted by pendulum only when lint needs it
 _DURATION_RE = re.compile(r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$")

@@ -1,0 +1,2 @@
+"""Answers built from the graph: linking text to entities (``linking``), recommendations and explained
+paths (``recommend``) and cited context bundles (``packing``)."""

@@ -1,0 +1,1 @@
+"""Moving a store in and out as files: JSONL import (``importer``) and JSONL or GraphML export (``export``)."""
