@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import graphmem
-from graphmem import bulk, importer, memory
+from graphmem import bulk, memory
+from graphmem.transfer import importer
 
 
 @pytest.fixture

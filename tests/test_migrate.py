@@ -101,7 +101,7 @@ def test_migrate_keeps_everything(source: Path, tmp_path: Path, version: int) ->
 
 _KILLED_IN_STEP = """
 import os, signal, sys
-from graphmem import migrations
+from graphmem.store.kuzu import migrations
 def killed(conn):
     os.kill(os.getpid(), signal.SIGKILL)
 migrations.MIGRATIONS[2] = killed  # the first step is done and checkpointed; the second never ends
