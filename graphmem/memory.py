@@ -72,7 +72,7 @@ R = TypeVar("R")
 _REWRITE_MAX = 2000  # a rebuild rewrites up to this many subjects one by one, more in one bulk load
 _DRIFT_MAX = 50  # subjects listed in a drift report
 # primary-key lookups per table a plain rebuild makes to find a table a killed checkpoint left unsound
-# (rebuild --check makes 5,000; a repair writes the tables it suspects again without looking): about
+# (rebuild --check makes 2,000; a repair writes the tables it suspects again without looking): about
 # 0.2 s over every table
 _PK_PROBES_REBUILD = 200
 EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
