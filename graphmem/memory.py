@@ -62,7 +62,6 @@ if TYPE_CHECKING:
     from graphmem.retrieval.linking import Seed
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult
-    from graphmem.store.kuzu.migrations import Upgrade
 
 # names other modules import from here
 __all__ = ["EXTRACT_MAX_CHARS", "Memory", "open", "parse_fact_ref", "parse_record_ref", "schema_dirs",
@@ -238,7 +237,7 @@ class Memory:
         """Recompute the view from the statements; with ``check``, only compare (``view.rebuild.rebuild``)."""
         return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon)
 
-    def finish_migration(self, up: Upgrade) -> MigrateReport:
+    def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed."""
         return view_rebuild.finish_migration(self.store, self.registry, self.path, up)
 

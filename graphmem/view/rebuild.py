@@ -8,7 +8,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from graphmem.bulk import forked_map, gc_paused
 from graphmem.model import Interval, Statement
@@ -18,7 +18,6 @@ from graphmem.view.temporal import view_for_subject
 
 if TYPE_CHECKING:
     from graphmem.ontology.schema import Registry
-    from graphmem.store.kuzu.migrations import Upgrade
 
 R = TypeVar("R")
 _REWRITE_MAX = 2000  # a rebuild rewrites up to this many subjects one by one, more in one bulk load
@@ -28,6 +27,22 @@ _DRIFT_MAX = 50  # subjects listed in a drift report
 # 0.2 s over every table
 _PK_PROBES_REBUILD = 200
 _RANGE_STATEMENTS = 250_000  # statements per grouped read when the whole view is reloaded
+
+
+class Upgrade(Protocol):
+    """What ``finish_migration`` reads of ``migrations.upgrade_layout``'s answer (named here, so the view
+    does not import the engine's migrations, which open a ``Memory``)."""
+
+    @property
+    def from_version(self) -> int: ...
+    @property
+    def steps(self) -> tuple[str, ...]: ...
+    @property
+    def backup(self) -> Path | None: ...
+    @property
+    def restarted(self) -> bool: ...
+    @property
+    def reindex(self) -> bool: ...
 
 
 def _same_statements(ref: str, stored_log: str, log: list[Statement]) -> bool:
@@ -181,7 +196,8 @@ def rebuild(store: Store, registry: Registry, *, check: bool = False,
     """Recompute the view from the statements; with ``check``, only compare. A store marked by an
     interrupted bulk commit (opened with ``repair``) first has that write taken back whole (what
     Kuzu kept of it is removed, rows it changed get their old values), then gets its name index,
-    record keys and full-text index made again from the entities and records, and loses the mark."""
+    record keys and full-text index made again from the entities and records, and loses the mark.
+    ``forget`` is called when a repair rewrote what a cache of entity names may hold."""
     with gc_paused():
         if check:
             return rebuild_view(store, registry, check)
