@@ -19,6 +19,7 @@ from helpers import cli, jl, one_clear_line
 import graphmem
 from graphmem.evidence.ingest import MAX_LINE_BYTES
 from graphmem.evidence.records import MAX_CHARS, importance, importance_band
+from graphmem.write.validate import trust_for
 
 # helpers -----------------------------------------------------------------------------
 
@@ -688,7 +689,7 @@ def test_trust_tiers(src_store: Path, by: str, sources: list[str], trust: str) -
     doc = cli(src_store, "--json", "why", fact).json()
     assert doc["fact"]["trust"] == trust
     assert doc["fact"]["asserted_by"] == by
-    assert graphmem.Memory.trust_for(by, tuple(sources)) == trust
+    assert trust_for(by, tuple(sources)) == trust
 
 
 # lint on sources and staleness ---------------------------------------------------------------

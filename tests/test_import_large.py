@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 import graphmem
-from graphmem import bulk, memory
+from graphmem import bulk
 from graphmem.transfer import importer
+from graphmem.view import rebuild as view_rebuild
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_large_import_equals_small_import(exported: Path, tmp_path: Path, monkey
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)  # and streams its statements to a bulk file
     monkeypatch.setattr(importer, "_RELOAD_SUBJECTS", 0 if reload_all else 10_000)
     real = bulk.forked_map
-    monkeypatch.setattr(memory, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
+    monkeypatch.setattr(view_rebuild, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
     report = large.import_jsonl(exported)
     n = sum(1 for line in exported.read_text(encoding="utf-8").splitlines() if json.loads(line)["op"] in ("assert", "end"))
     assert report.written and report.statements == n

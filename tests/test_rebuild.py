@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 import graphmem
-from graphmem import bulk, memory
+from graphmem import bulk
 from graphmem.model import Interval
 from graphmem.model.times import parse_instant
 from graphmem.store import decode_log, kuzu_time_text, loads, log_text, pack, same_view, unpack, view_text
+from graphmem.view import rebuild as view_rebuild
 
 
 def _edges(m: graphmem.Memory) -> list[tuple[Any, ...]]:
@@ -63,9 +64,9 @@ def test_check_finds_every_damaged_part_and_rebuild_repairs_it(demo: graphmem.Me
 def test_the_bulk_path_repairs_the_same_way(demo: graphmem.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     edges, subjects = _edges(demo), _subjects(demo)
     _corrupt(demo)
-    monkeypatch.setattr(memory, "_REWRITE_MAX", 1)  # more than one subject differs: drop and bulk-load the view
+    monkeypatch.setattr(view_rebuild, "_REWRITE_MAX", 1)  # more than one subject differs: drop and bulk-load the view
     real = bulk.forked_map
-    monkeypatch.setattr(memory, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
+    monkeypatch.setattr(view_rebuild, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
     demo.rebuild()
     assert _edges(demo) == edges
     assert _subjects(demo) == subjects
@@ -179,11 +180,11 @@ def test_when_every_subject_differs_the_compared_rows_are_loaded(demo: graphmem.
     edges, subjects = _edges(demo), _subjects(demo)
     demo.store._q("MATCH (s:Subject) SET s.view = '[]'")
     demo.store._q("CREATE (:Subject {ref: 'project:ghost', name: 'Ghost', log: '[]', view: '[]'})")
-    monkeypatch.setattr(memory, "_REWRITE_MAX", 1)
+    monkeypatch.setattr(view_rebuild, "_REWRITE_MAX", 1)
     real = bulk.forked_map
-    monkeypatch.setattr(memory, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
+    monkeypatch.setattr(view_rebuild, "forked_map", lambda fn, items: real(fn, items, min_items=0))  # two processes
     reloads: list[object] = []
-    monkeypatch.setattr(demo, "reload_view", lambda names: reloads.append(names))  # must not be needed
+    monkeypatch.setattr(view_rebuild, "reload_view", lambda store, registry, names: reloads.append(names))  # not needed
     report = demo.rebuild()
     assert report.counts["rewritten"] == len(subjects) + 1 and not reloads
     assert _edges(demo) == edges

@@ -1,7 +1,8 @@
 """Bulk import of entities and statements from JSONL (SPEC 5, docs/formats.md).
 
-Every line is validated before anything is written; valid lines are then written
-in one transaction. Large imports go through Kuzu's bulk COPY path.
+Every line is validated before anything is written, by the checks every write uses
+(``graphmem.write.validate``); valid lines are then written in one transaction, through the
+write path's ``apply`` when few subjects are touched. Large imports go through Kuzu's bulk COPY path.
 """
 
 from __future__ import annotations
@@ -17,76 +18,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.bulk import forked_map
-from graphmem.errors import AmbiguousEntity, BadInput, GraphmemError, UnknownEntity
+from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import Record, opt_str, parse_record
 from graphmem.model import Entity, Interval, Statement
 from graphmem.model.text import clean
 from graphmem.model.times import now_us, parse_instant
+from graphmem.ontology.schema import Registry
 from graphmem.results import ImportReport
 from graphmem.store import StatementFile, ViewFiles, loads, log_text, statements_from_log
+from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import view_for_subject
+from graphmem.write.apply import append, apply, touch
+from graphmem.write.inputs import parse_fact_ref
+from graphmem.write.validate import Checks, Resolver, check_retraction
 
 if TYPE_CHECKING:
-    from graphmem.memory import Memory
+    from graphmem.store import Store
 
 BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
 OPS = ("entity", "record", "assert", "end", "retract")
-
-
-class _Resolver:
-    """Entity resolution over the store plus the entities this import adds."""
-
-    def __init__(self, m: Memory, preload: bool) -> None:
-        self.m = m
-        self.new: dict[str, Entity] = {}
-        self.new_names: dict[str, list[str]] = defaultdict(list)
-        self.cache: dict[str, Entity | None] = {}
-        self.store_names: dict[str, list[str]] | None = None
-        self.store_empty = m.store.entity_count() == 0 if preload else False
-        if preload and not self.store_empty:
-            self.store_names = m.store.all_names()
-
-    def entity(self, ref: str) -> Entity | None:
-        if ref in self.new:
-            return self.new[ref]
-        if self.store_empty:
-            return None
-        if ref not in self.cache:
-            self.cache[ref] = self.m.store.entity(ref)
-        return self.cache[ref]
-
-    def _store_refs(self, key: str) -> list[str]:
-        if self.store_empty:
-            return []
-        if self.store_names is not None:
-            return self.store_names.get(key, [])
-        return self.m.store.refs_named(key)
-
-    def __call__(self, text: str, role: str = "entity") -> Entity:
-        text = str(text).strip()
-        if ":" in text:
-            e = self.entity(text.lower())
-            if e is not None:
-                return e
-        key = text.lower()
-        refs = list(dict.fromkeys(self._store_refs(key) + self.new_names.get(key, [])))
-        if len(refs) == 1:
-            e = self.entity(refs[0])
-            if e is not None:
-                return e
-        if len(refs) > 1:
-            raise AmbiguousEntity(f"{role} {text!r} is ambiguous; candidates: {', '.join(refs)}")
-        raise UnknownEntity(f"unknown {role} {text!r}: expected an entity ref, name or alias defined in the "
-                            "store or on an earlier line")
-
-    def add(self, e: Entity) -> None:
-        self.new[e.ref] = e
-        for k in dict.fromkeys(x.lower() for x in (e.name, *e.aliases)):
-            if e.ref not in self.new_names[k]:
-                self.new_names[k].append(e.ref)
 
 
 def _decode(raw: bytes | str) -> str:
@@ -117,9 +70,9 @@ def _lines(source: str | Path | Iterable[str] | Iterable[bytes]) -> Iterator[str
 class _Reader:
     """One import's state while its lines are read and validated (nothing is written yet)."""
 
-    def __init__(self, m: Memory, now: int, resolve: _Resolver, next_id: int, next_record: int,
+    def __init__(self, store: Store, checks: Checks, now: int, resolve: Resolver, next_id: int, next_record: int,
                  sink: StatementFile | None) -> None:
-        self.m, self.now, self.resolve, self.sink = m, now, resolve, sink
+        self.store, self.checks, self.now, self.resolve, self.sink = store, checks, now, resolve, sink
         self.first_id = self.next_id = next_id
         self.stmts: list[Statement] = []
         self.by_id: dict[int, int] = {}  # fact id -> index in stmts (small imports)
@@ -140,7 +93,7 @@ class _Reader:
 
     def read(self, lines: Iterable[tuple[int, str]]) -> None:
         """Validate numbered lines, in order."""
-        m, now, resolve, sink = self.m, self.now, self.resolve, self.sink
+        checks, now, resolve, sink = self.checks, self.now, self.resolve, self.sink
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
         record_refs, errors = self.record_refs, self.errors
         next_id, n_lines = self.next_id, self.n_lines
@@ -175,13 +128,13 @@ class _Reader:
                         if op == "assert":
                             if obj["object"] is None or isinstance(obj["object"], list | dict):
                                 raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
-                            st = m.build_assert(next_id, obj["subject"], obj["predicate"], obj["object"],
-                                                opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
-                                                opt_str(obj, "recorded_at"), now, resolve, record_refs)
+                            st = checks.assertion(next_id, obj["subject"], obj["predicate"], obj["object"],
+                                                  opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
+                                                  opt_str(obj, "recorded_at"), now, resolve, record_refs)
                         else:
-                            st = m.build_end(next_id, obj["subject"], obj["predicate"], obj.get("object"),
-                                             opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
-                                             record_refs)
+                            st = checks.ending(next_id, obj["subject"], obj["predicate"], obj.get("object"),
+                                            opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
+                                            record_refs)
                         if isinstance(declared, str):
                             file_ids[declared] = next_id
                         if sink is not None:
@@ -204,9 +157,9 @@ class _Reader:
 
     def _other(self, op: Any, obj: dict[str, Any]) -> None:
         """An ``entity``, ``record`` or ``retract`` line."""
-        m, resolve = self.m, self.resolve
+        resolve = self.resolve
         if op == "entity":
-            ent = m.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
+            ent = self.checks.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
                                 obj.get("description") or "")
             have = resolve.entity(ent.ref)
             if have is None:
@@ -229,7 +182,7 @@ class _Reader:
             ref = obj.get("ref")
             rid = self.record_keys.get(rec.key)
             if rid is None:
-                rid = m.store.record_ids_for_keys([rec.key]).get(rec.key)
+                rid = self.store.record_ids_for_keys([rec.key]).get(rec.key)
             if rid is None:
                 rid = self.next_record
                 self.records.append(replace(rec, id=self.next_record))
@@ -242,35 +195,30 @@ class _Reader:
             ref = obj.get("fact")
             if not isinstance(ref, str):
                 raise BadInput("missing field 'fact': expected fact:N")
-            from graphmem.memory import parse_fact_ref
             if ref in self.failed_ids and ref not in self.file_ids:
                 raise BadInput(f"unknown fact {ref!r}: expected a fact of this file or the store; line "
                                f"{self.failed_ids[ref]} declares it but has an error, so it was not imported")
             fid = self.file_ids.get(ref) or parse_fact_ref(ref)
             at_text = opt_str(obj, "at")
             at = parse_instant(at_text, now=self.now, what="at") if at_text else self.now
-            if at > self.now:
-                raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
             if self.first_id <= fid < self.next_id:  # added by this import, not retracted before it
                 target_at: int | None = self.recorded[fid - self.first_id]
                 already = fid in self.retractions
             else:
-                target = m.store.statement(fid)
+                target = self.store.statement(fid)
                 target_at = target.recorded_at if target else None
                 already = target is not None and (target.retracted_at is not None or fid in self.retractions)
-            if target_at is None:
-                raise BadInput(f"unknown fact {ref!r}: no statement has that id")
-            if already:
-                raise BadInput(f"fact {ref!r} is already retracted")
-            if at < target_at:
-                raise BadInput(f"bad at {at_text!r}: expected a time after the fact was recorded")
             reason = obj.get("reason")
-            self.retractions[fid] = (at, clean(reason, "reason") if isinstance(reason, str) else None)
+            # the rule of every retraction; an import's message does not name when a stored fact was retracted
+            r = check_retraction(ref, fid, target_at, None, already, at, at_text, self.now,
+                                 reason if isinstance(reason, str) else None)
+            self.retractions[fid] = (r.at, r.reason)
         else:
             raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
 
 
-def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes], *, strict: bool = False) -> ImportReport:
+def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
+                 strict: bool = False) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
@@ -285,11 +233,11 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
         lines = list(lines)
         large = len(lines) > BULK_LINES
     now = now_us()
-    resolve = _Resolver(m, preload=large)
+    resolve = Resolver(store, batch=True, preload=large)
     # a very large file writes its statements to bulk files as they come (no statement objects held);
     # smaller imports keep them, and an import into an empty store computes the view from them
-    sink = m.store.statement_file() if size > STREAM_BYTES else None
-    r = _Reader(m, now, resolve, m.store.next_fact_id(), m.store.next_record_id(), sink)
+    sink = store.statement_file() if size > STREAM_BYTES else None
+    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink)
     try:
         # two cores only into a store without entities: the child process must not query the store
         run = _plain_run(path) if path is not None and sink is not None and resolve.store_empty else None
@@ -307,7 +255,7 @@ def import_lines(m: Memory, source: str | Path | Iterable[str] | Iterable[bytes]
             sink.discard()
         return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0)
     del r.recorded
-    _write(m, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id, r.by_id, r.retractions,
+    _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id, r.by_id, r.retractions,
            r.touched, now, r.records, r.rec_mentions)
     return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
                         r.first_id if n_stmts else None, r.next_id - 1 if n_stmts else None, tuple(r.errors), True,
@@ -401,14 +349,14 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     line_at[middle] = line_at[start] + first_half
     line_at[end] = line_at[middle] + _count(path, middle, end)[0]
     base = r.next_id + statements
-    store = r.m.store
+    store = r.store
 
     def part(halves: list[tuple[int, int]]) -> dict[str, Any] | None:
         (lo, hi), = halves
         if lo == start:  # the first half, here
             r.read(_span(path, lo, hi, line_at[lo]))
             return None
-        child = _Reader(r.m, r.now, r.resolve, base, r.next_record, store.statement_file())
+        child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file())
         child.record_refs = r.record_refs
         assert child.sink is not None
         try:
@@ -478,35 +426,48 @@ def _str_list(obj: dict[str, Any], key: str) -> list[str]:
     return v
 
 
-def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[str, ...], str | None]],
-           stmts: list[Statement] | StatementFile, next_id: int, by_id: dict[int, int],
-           retractions: dict[int, tuple[int, str | None]], touched: dict[str, set[str]], now: int,
-           records: list[Record], rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
-    """Write everything in one transaction: the statements (a list, or a bulk file a large import
-    wrote as it read), then the view of every subject they touch. Into a store without statements,
-    a streamed import's view is computed from its bulk files first (``_views_from_files``)."""
-    store = m.store
-    marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
+def _write(store: Store, registry: Registry, created: list[Entity],
+           updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementFile,
+           next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
+           touched: dict[str, set[str]], now: int, records: list[Record],
+           rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
+    """Write everything in one transaction: entities, aliases, records and mentions, then the statements
+    and retractions with the view of every subject they touch.
+
+    Few subjects touched, statements in a list: the write path's ``apply``, as every other write. Else
+    the bulk mechanics only an import needs: the statements from the bulk file a large import wrote as
+    it read, and the view bulk-loaded for the whole store (computed from this import's bulk files when
+    the store had no statements, ``_views_from_files``), or, for a streamed import touching few subjects,
+    rewritten from the rows Kuzu groups by subject (the statements are not held in memory). Both append
+    and set retractions through ``write.apply.append``.
+    """
     first_new = store.next_fact_id()  # ids from here on are this import's
     # into an empty store, or touching many subjects: one bulk load of the whole view beats row-by-row writes
     fresh = store.statement_count() == 0
     reload = len(touched) > _RELOAD_SUBJECTS or fresh
+    marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
     for fid, (at, reason) in retractions.items():
         if fid in by_id and isinstance(stmts, list):  # a statement of this import, still in the list
             i = by_id[fid]
             stmts[i] = stmts[i]._replace(retracted_at=at, retract_reason=reason)
         else:
             marks.append((fid, at, reason))
-            st = None if fid >= first_new else store.statement(fid)  # this import's subjects are touched already
-            if st is not None:
-                touched[st.subject].add(st.predicate)
     by_id.clear()
+    touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
     views: list[ViewFiles] = []
     if fresh and isinstance(stmts, StatementFile) and touched:
         # every statement is in this import's bulk files: the view from them, before the transaction
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
-        views = _views_from_files(m, stmts, sorted(touched), retractions, view_names)
+        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+    names: dict[str, str | None] = {e.ref: e.name for e in created}
+
+    def name_of(ref: str) -> str | None:
+        if ref not in names:
+            e = store.entity(ref)
+            names[ref] = e.name if e else None
+        return names[ref]
+
     try:
         with store.transaction():
             if len(created) > 50:
@@ -519,47 +480,28 @@ def _write(m: Memory, created: list[Entity], updated: list[tuple[Entity, tuple[s
             store.add_records(records)
             for rid, ms in rec_mentions.items():
                 store.add_mentions(rid, ms)
-            if isinstance(stmts, StatementFile):
-                stmts.load()
-            elif stmts:
-                store.bulk_add_statements(stmts)
-            if next_id > store.next_fact_id():
-                store.set_next_fact_id(next_id)
-            for fid, at, reason in marks:
-                store.mark_retracted(fid, at, reason)
+            if isinstance(stmts, list) and not (reload and touched):
+                apply(store, registry, stmts, marks, touched=touched, name_of=name_of, next_id=next_id)
+                return
+            append(store, stmts, marks, next_id)
             if reload and touched:
                 if views:
                     store.load_view(views)
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
-                    store.load_view([store.write_view_files(_views_of(m, stmts))])
+                    store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
                 else:  # recompute every view from the store (Kuzu groups the statements by subject)
-                    m.reload_view(store.entity_names())
+                    reload_view(store, registry, store.entity_names())
                 return
-            names: dict[str, str | None] = {e.ref: e.name for e in created}
-
-            def name_of(ref: str) -> str | None:
-                if ref not in names:
-                    e = store.entity(ref)
-                    names[ref] = e.name if e else None
-                return names[ref]
-
-            if isinstance(stmts, StatementFile):  # the touched subjects' statements, grouped by Kuzu from the rows just written
-                for ref, text in store.subject_logs(refs=sorted(touched)):
-                    log = statements_from_log(ref, text, name_of)[0]
-                    store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, m.registry), touched[ref])
-                return
-            retracted = {fid: (at, reason) for fid, at, reason in marks}
-            for subj, preds in touched.items():
-                log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
-                       if s.id in retracted else s for s in store.subject_log(subj)]
-                log.extend(s for s in stmts if s.subject == subj)
-                store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, m.registry), preds)
+            # a streamed import touching few subjects: their statements, grouped by Kuzu from the rows just written
+            for ref, text in store.subject_logs(refs=sorted(touched)):
+                log = statements_from_log(ref, text, name_of)[0]
+                store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, registry), touched[ref])
     finally:
         for v in views:
             v.discard()
 
 
-def _views_from_files(m: Memory, stmts: StatementFile, refs: list[str],
+def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, refs: list[str],
                       retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> list[ViewFiles]:
     """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
     by two forked children, each reading the files for its half of the subjects: the statements they hold
@@ -571,7 +513,7 @@ def _views_from_files(m: Memory, stmts: StatementFile, refs: list[str],
         logs: dict[str, list[Statement]] = {ref: [] for ref in part}
         for st in stmts.statements(logs, retractions, get):
             logs[st.subject].append(st)
-        return m.store.write_view_files(_view_rows(m, part, logs, get))
+        return store.write_view_files(_view_rows(registry, part, logs, get))
 
     return forked_map(chunk, refs, min_items=2, parent_works=False)
 
@@ -583,19 +525,19 @@ def _drain(items: list[Statement]) -> Iterator[Statement]:
         yield items.pop()
 
 
-def _views_of(m: Memory, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
+def _views_of(store: Store, registry: Registry, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
     """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order;
     the list is consumed)."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
     for st in _drain(stmts):
         by_subject[st.subject].append(st)
-    yield from _view_rows(m, sorted(by_subject), by_subject, m.store.entity_names().get)
+    yield from _view_rows(registry, sorted(by_subject), by_subject, store.entity_names().get)
 
 
-def _view_rows(m: Memory, refs: list[str], logs: dict[str, list[Statement]],
+def _view_rows(registry: Registry, refs: list[str], logs: dict[str, list[Statement]],
                name_of: Callable[[str], str | None]) -> Iterator[tuple[str, str, str, list[Interval]]]:
     """``Store.write_view_files``'s row of each of ``refs`` from its statements (in id order); each
     subject's statements are dropped from ``logs`` once its row is made."""
     for ref in refs:
         log = logs.pop(ref)
-        yield ref, name_of(ref) or ref, log_text(log), view_for_subject(log, m.registry)
+        yield ref, name_of(ref) or ref, log_text(log), view_for_subject(log, registry)

@@ -1,0 +1,164 @@
+"""The read side of the fact view: what holds for a subject (``current``), its history (``timeline``),
+field filters over the whole view (``facts``) and the receipts of one statement (``why``). Reads take
+the stored view, and recompute a subject's view from its statements only to answer as known in the past."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphmem.errors import BadInput
+from graphmem.model import Entity, Interval, Statement
+from graphmem.model.times import format_instant
+from graphmem.ontology.schema import Ontology, Registry
+from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
+from graphmem.store import Store
+from graphmem.view.temporal import holding, intervals_for, view_for_subject
+from graphmem.write.inputs import parse_fact_ref, parse_record_ref, when
+from graphmem.write.validate import Checks, literal
+
+
+class Reads:
+    """The view's read operations over one store, resolving names and types through ``checks``."""
+
+    def __init__(self, store: Store, ontology: Ontology, registry: Registry, checks: Checks) -> None:
+        self.store, self.ontology, self.registry, self.checks = store, ontology, registry, checks
+        self.resolve = checks.resolve
+
+    def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
+                predicate: str | None = None) -> CurrentResult:
+        """What holds for ``subject`` at ``as_of`` as known at ``known_at`` (each defaults to now, SPEC 4:
+        given only ``known_at``, the answer is what we believed then about now)."""
+        t = when(as_of, known_at)
+        pred = self.checks.predicate(predicate).name if predicate else None
+        e, view = self._subject_and_view(subject)
+        if t.past:
+            view = view_for_subject(self.store.subject_log(e.ref), self.registry, t.known_at)
+        facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
+        return CurrentResult(e, t.as_of, t.known, tuple(facts))
+
+    def _subject_and_view(self, text: str) -> tuple[Entity, list[Interval]]:
+        """The subject and its stored view; a ref with statements takes one key lookup (the hot path)."""
+        ref = str(text).strip().lower()
+        if ":" in ref:
+            name, view = self.store.subject_name_and_view(ref)
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if name is not None and etype is not None:
+                return Entity(ref, etype, name), view
+        e = self.resolve(text, role="subject")
+        return e, self.store.subject_view(e.ref)
+
+    def _subject_log_and_view(self, text: str) -> tuple[Entity, list[Statement], list[Interval]]:
+        ref = str(text).strip().lower()
+        if ":" in ref:
+            name, log, view = self.store.subject_name_log_and_view(ref)
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if name is not None and etype is not None:
+                return Entity(ref, etype, name), log, view
+        e = self.resolve(text, role="subject")
+        return (e, *self.store.subject_log_and_view(e.ref))
+
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
+        """Every interval of ``subject`` (by predicate, then start) and the events behind them."""
+        t = when(None, known_at)
+        pred = self.checks.predicate(predicate).name if predicate else None
+        e, log, view = self._subject_log_and_view(subject)
+        if t.past:
+            view = view_for_subject(log, self.registry, t.known_at)
+        kk = t.known
+        intervals = [iv for iv in view if pred is None or iv.predicate == pred]
+        events: list[tuple[int, int, dict[str, Any]]] = []
+        for s in log:
+            if pred is not None and s.predicate != pred:
+                continue
+            if s.recorded_at <= kk:
+                d = s.to_json()
+                d["event"] = s.op
+                if s.retracted_at is not None and s.retracted_at > kk:
+                    d["retracted_at"] = None
+                    d["retract_reason"] = None
+                events.append((s.recorded_at, s.id, d))
+            if s.retracted_at is not None and s.retracted_at <= kk:
+                events.append((s.retracted_at, s.id, {"event": "retract", "fact": s.ref, "predicate": s.predicate,
+                                                       "recorded_at": format_instant(s.retracted_at),
+                                                       "reason": s.retract_reason}))
+        events.sort(key=lambda x: (x[0], x[1], x[2]["event"] == "retract"))
+        return TimelineResult(e, kk, tuple(intervals), tuple(d for _, _, d in events))
+
+    def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
+              as_of: str | None = None) -> FactsResult:
+        """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start."""
+        a = when(as_of).as_of
+        p = self.checks.predicate(predicate) if predicate else None
+        stype = self.checks.entity_type(subject_type) if subject_type else None
+        filters: dict[str, Any] = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
+        rows: list[tuple[str, Interval]] = []
+        names: dict[str, str] = {}
+        views: dict[str, list[Interval]] = {}
+        prefix = self.ontology.entity_types[stype].prefix + ":" if stype else None
+        if object is not None and (p is None or p.entity_valued):
+            o = self.resolve(object, role="object")
+            filters["object"] = o.ref
+            preds = [p] if p else [q for q in self.registry.predicates.values() if q.entity_valued]
+            for q in preds:
+                assert q.edge is not None
+                for edge_iv in self.store.edges_into(o.ref, q.name, q.edge, a):
+                    ref = edge_iv.subject
+                    if prefix and not ref.startswith(prefix):
+                        continue
+                    if ref not in views:  # the edge carries interval and ids; the subject's row has sources too
+                        name, views[ref] = self.store.subject_name_and_view(ref)
+                        names[ref] = name or ref
+                    full = next((x for x in views[ref] if x.key()[:7] == edge_iv.key()[:7]), edge_iv)
+                    rows.append((ref, full))
+        else:
+            value = literal(p, object) if (object is not None and p is not None) else None
+            if object is not None:
+                filters["object"] = value
+            for ref, name, view in self.store.all_subject_rows(prefix):
+                names[ref] = name or ref
+                rows.extend((ref, iv) for iv in holding(view, a)
+                            if (p is None or iv.predicate == p.name) and (object is None or iv.object == value))
+        out: list[tuple[Entity, Interval]] = []
+        for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
+            out.append((Entity(ref, etype, names.get(ref, ref)), iv))
+        return FactsResult(a, filters, tuple(out))
+
+    def why(self, fact: str) -> WhyResult:
+        """The receipts of one statement: sources, supersession, conflicts, ends, retraction."""
+        fid = parse_fact_ref(fact)
+        st = self.store.statement(fid)
+        if st is None:
+            raise BadInput(f"unknown fact {fact!r}: no statement has that id")
+        log = [s for s in self.store.subject_log(st.subject) if s.predicate == st.predicate]
+        p = self.registry.predicates.get(st.predicate)
+        ivs = intervals_for(log, p.cardinality, None) if p else []
+        mine = [iv for iv in ivs if fid in iv.assertions]
+        supersedes: set[int] = set()
+        superseded_by: set[int] = set()
+        conflicts: set[int] = set()
+        if p is not None and p.cardinality == "one":
+            for iv in mine:
+                conflicts.update(iv.conflicts)
+                for other in ivs:
+                    if other.object == iv.object:
+                        continue
+                    if other.valid_to == iv.valid_from:
+                        supersedes.update(other.assertions)
+                    if iv.valid_to is not None and other.valid_from == iv.valid_to:
+                        superseded_by.update(other.assertions)
+        for iv in ivs:
+            if fid in iv.conflicts:
+                conflicts.update(iv.assertions)
+        ended_by: list[int] = []
+        if st.op == "assert":
+            for iv in mine:
+                for e in log:
+                    if (e.op == "end" and e.retracted_at is None and e.valid_from == iv.valid_to
+                            and (e.object is None or e.object == st.object)):
+                        ended_by.append(e.id)
+        subject = self.store.entity(st.subject)
+        records = {src: self.store.record(parse_record_ref(src)) for src in st.sources if src.startswith("rec:")}
+        return WhyResult(st, subject, records, tuple(mine), tuple(sorted(supersedes)), tuple(sorted(superseded_by)),
+                         tuple(sorted(conflicts - {fid})), tuple(sorted(set(ended_by))))
+

@@ -1,0 +1,190 @@
+"""Apply once: the one step by which checked statements and retractions reach the store, with the
+view rows of every subject they touch brought up to date in the same transaction.
+
+``apply`` serves assert, end, retract, extraction ``--apply`` and an import's row-by-row case;
+``Writer`` holds the single-write operations built on it. An import's bulk cases (a statement file
+streamed while reading, a view bulk-loaded for many subjects) use ``append`` and ``touch`` from here
+and load the view their own way (``graphmem.transfer.importer._write``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from graphmem.errors import BadInput, GraphmemError
+from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model.times import format_instant, now_us
+from graphmem.results import WriteResult
+from graphmem.view.temporal import view_for_subject
+from graphmem.write.inputs import parse_fact_ref
+from graphmem.write.validate import Checks, check_retraction
+
+if TYPE_CHECKING:
+    from graphmem.evidence.extraction import Extraction
+    from graphmem.evidence.records import Record
+    from graphmem.ontology.schema import Registry
+    from graphmem.store import StatementFile, Store
+
+Marks = Iterable[tuple[int, int, str | None]]  # (fact id, retracted at, reason)
+
+
+def touched_by(stmts: Iterable[Statement]) -> dict[str, set[str]]:
+    """The predicates each subject of ``stmts`` has statements for."""
+    touched: dict[str, set[str]] = defaultdict(set)
+    for s in stmts:
+        touched[s.subject].add(s.predicate)
+    return touched
+
+
+def touch(store: Store, marks: Marks, touched: dict[str, set[str]], new: dict[int, Statement] | None = None,
+          first_new: int | None = None) -> None:
+    """Add the subject and predicate of each retracted fact to ``touched``: a stored fact is looked up, one
+    in ``new`` is not; an id from ``first_new`` on is one of the caller's new facts, touched already."""
+    for fid, _, _ in marks:
+        if first_new is not None and fid >= first_new:
+            continue
+        st = (new or {}).get(fid) or store.statement(fid)
+        if st is None:
+            raise BadInput(f"unknown fact {fact_ref(fid)!r}")
+        touched[st.subject].add(st.predicate)
+
+
+def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, next_id: int | None) -> None:
+    """Append statements (a list, or a bulk file an import wrote as it read) and set retractions on
+    stored statements; the next fact id moves past ``next_id`` (default: past the last statement)."""
+    if isinstance(stmts, list):
+        if stmts:
+            store.bulk_add_statements(stmts)
+        if next_id is None and stmts:
+            next_id = max(s.id for s in stmts) + 1
+    else:
+        stmts.load()
+    if next_id is not None and next_id > store.next_fact_id():
+        store.set_next_fact_id(next_id)
+    for fid, at, reason in marks:
+        store.mark_retracted(fid, at, reason)
+
+
+def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
+            marks: Marks, name_of: Callable[[str], str | None]) -> None:
+    """Write the log, view and edges of each touched subject: its stored log with the retractions set and
+    the new statements added (``write_subject`` replaces the edges of the touched predicates only)."""
+    retracted = {fid: (at, reason) for fid, at, reason in marks}
+    new: dict[str, list[Statement]] = defaultdict(list)
+    for s in stmts:
+        new[s.subject].append(s)
+    for subj, preds in touched.items():
+        log = store.subject_log(subj)
+        log.extend(new.get(subj, ()))
+        if retracted:
+            log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
+                   if s.id in retracted else s for s in log]
+        store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, registry), preds)
+
+
+def apply(store: Store, registry: Registry, stmts: list[Statement], marks: Marks = (), *,
+          touched: dict[str, set[str]] | None = None, name_of: Callable[[str], str | None] | None = None,
+          next_id: int | None = None) -> None:
+    """Append statements and retractions and bring the touched subjects' view up to date, in one
+    transaction (the caller's, if one is open). ``touched`` given: the caller has touched the
+    retracted facts' subjects already (``touch``)."""
+    marks = list(marks)
+    if touched is None:
+        touched = touched_by(stmts)
+        touch(store, marks, touched, {s.id: s for s in stmts} if marks else None)
+    with store.transaction():
+        append(store, stmts, marks, next_id)
+        refresh(store, registry, touched, stmts, marks, name_of or _stored_name(store))
+
+
+def _stored_name(store: Store) -> Callable[[str], str | None]:
+    def name_of(ref: str) -> str | None:
+        e = store.entity(ref)
+        return e.name if e else None
+    return name_of
+
+
+class Writer:
+    """The single writes of the Python API, each checked by ``checks`` and applied by ``apply``."""
+
+    def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
+        self.store, self.registry, self.checks = store, registry, checks
+
+    def add_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> WriteResult:
+        e = self.checks.new_entity(type_name, name, aliases, description)
+        with self.store.transaction():
+            self.store.add_entity(e, now_us())
+        return WriteResult("entity", (e.ref,), {"entity": e.to_json()})
+
+    def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
+                sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
+        st = self.checks.assertion(self.store.next_fact_id(), subject, predicate, obj, valid_from, valid_to,
+                                   sources, by, recorded_at, now_us())
+        apply(self.store, self.registry, [st])
+        return WriteResult("assert", (st.ref,), {"fact": st.to_json()})
+
+    def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str) -> WriteResult:
+        st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us())
+        held = _held(self.store.subject_view(st.subject), st)
+        if not held:
+            what = f"{st.subject} {st.predicate}" + ("" if st.object is None else f" {st.object}")
+            raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}; expected a value that "
+                           "holds then (see 'graphmem timeline')")
+        apply(self.store, self.registry, [st])
+        return WriteResult("end", (st.ref,), {"fact": st.to_json(), "closed": [iv.to_json() for iv in held]})
+
+    def retract(self, fact: str, reason: str | None) -> WriteResult:
+        fid = parse_fact_ref(fact)
+        now = now_us()
+        st = self.store.statement(fid)
+        r = check_retraction(fact, fid, None if st is None else st.recorded_at, None if st is None else st.retracted_at,
+                             False, now, None, now, None if reason is None else str(reason))
+        assert st is not None
+        apply(self.store, self.registry, [], [r])
+        return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
+
+    def extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
+        """MENTIONS edges and new assertions (by the extractor, citing the record); known facts are skipped,
+        and so is a proposal the store would refuse."""
+        now = now_us()
+        fid = self.store.next_fact_id()
+        stmts: list[Statement] = []
+        views: dict[str, list[Interval]] = {}
+        entities: dict[str, Entity] = {}
+
+        def resolved(text: str, role: str = "entity") -> Entity:  # the live resolver's wording, looked up once
+            if text not in entities:
+                entities[text] = self.checks.resolve(text, role=role)
+            return entities[text]
+
+        for rec, ex in items:
+            for p in ex.assertions:
+                if p.subject not in views:
+                    views[p.subject] = self.store.subject_view(p.subject)
+                if any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
+                       for iv in views[p.subject]):
+                    continue
+                if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object for s in stmts):
+                    continue
+                try:  # the same checks and text rule as every other write
+                    st = self.checks.assertion(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
+                                               None, (rec.ref,), "extractor", None, now, resolve=resolved)
+                except GraphmemError:
+                    continue
+                stmts.append(st)
+                fid += 1
+        with self.store.transaction():
+            self.store.replace_mentions([(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
+                                                   for mm in ex.mentions]) for rec, ex in items])
+            self.store.mark_extracted_many([rec.id for rec, _ in items], now)
+            if stmts:
+                apply(self.store, self.registry, stmts)
+        return [s.ref for s in stmts]
+
+
+def _held(view: list[Interval], end: Statement) -> list[Interval]:
+    """The intervals an ``end`` closes: of its predicate (and object, if it names one) holding at its time."""
+    return [iv for iv in view if iv.predicate == end.predicate and iv.contains(end.valid_from)
+            and (end.object is None or iv.object == end.object)]

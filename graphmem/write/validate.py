@@ -1,0 +1,359 @@
+"""Validate once: every write's input checked against the ontology, the predicate registry and the
+store's entities and records, and made into the values the store appends (``Statement``, ``Entity``,
+a retraction). Nothing here writes; ``graphmem.write.apply`` does."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, Protocol
+
+from graphmem.errors import AmbiguousEntity, BadInput, BadTime, TypeMismatch, UnknownEntity, UnknownPredicate
+from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Statement, Value
+from graphmem.model.text import clean
+from graphmem.model.times import format_instant, parse_date_value, parse_instant
+from graphmem.ontology.schema import Ontology, Predicate, Registry
+from graphmem.write.inputs import parse_record_ref
+
+_SLUG_RE = re.compile(r"[\W_]+")
+_URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:\S+$")
+_URL_RE = re.compile(r"^https?://\S+$")
+
+
+class Lookups(Protocol):
+    """What validation reads from the store: entities by ref and name, and whether a record exists."""
+
+    def entity(self, ref: str) -> Entity | None: ...
+    def refs_named(self, key: str) -> list[str]: ...
+    def names_containing(self, text: str, limit: int = 5) -> list[str]: ...
+    def entity_count(self) -> int: ...
+    def all_names(self) -> dict[str, list[str]]: ...
+    def record(self, rec_id: int) -> Any: ...
+
+
+def slug(name: str) -> str:
+    """Lower-case, runs of non-alphanumerics become ``-``, trimmed: "Ada Lovelace" -> "ada-lovelace"."""
+    return _SLUG_RE.sub("-", name.lower()).strip("-")
+
+
+# resolution -----------------------------------------------------------------------
+
+class Resolver:
+    """The one entity resolver: by ref, exact name or alias (case-insensitive).
+
+    Alone it asks the store on every call, and an unknown name gets the store's near names as a hint.
+    For a batch (an import, an extraction) it also knows the entities the batch adds (``add``) and
+    keeps what it looked up; with ``preload`` it reads the whole name index once (a large import).
+    """
+
+    def __init__(self, store: Lookups, *, batch: bool = False, preload: bool = False) -> None:
+        self.store, self.batch = store, batch
+        self.new: dict[str, Entity] = {}
+        self.new_names: dict[str, list[str]] = defaultdict(list)
+        self.cache: dict[str, Entity | None] = {}
+        self.store_names: dict[str, list[str]] | None = None
+        self.store_empty = store.entity_count() == 0 if preload else False
+        if preload and not self.store_empty:
+            self.store_names = store.all_names()
+
+    def entity(self, ref: str) -> Entity | None:
+        """The entity with this ref (lower-case), if the store or the batch has it."""
+        if not self.batch:
+            return self.store.entity(ref)
+        if ref in self.new:
+            return self.new[ref]
+        if self.store_empty:
+            return None
+        if ref not in self.cache:
+            self.cache[ref] = self.store.entity(ref)
+        return self.cache[ref]
+
+    def _refs(self, text: str) -> list[str]:
+        if not self.batch:
+            return self.store.refs_named(text)
+        key = text.lower()
+        if self.store_empty:
+            stored = []
+        elif self.store_names is not None:
+            stored = self.store_names.get(key, [])
+        else:
+            stored = self.store.refs_named(key)
+        return list(dict.fromkeys(stored + self.new_names.get(key, [])))
+
+    def __call__(self, text: str, role: str = "entity") -> Entity:
+        text = str(text).strip()
+        if not text and not self.batch:
+            raise UnknownEntity(f"empty {role}: expected an entity ref, name or alias")
+        if ":" in text:
+            e = self.entity(text.lower())
+            if e is not None:
+                return e
+        refs = self._refs(text)
+        if len(refs) == 1:
+            e = self.entity(refs[0])
+            if e is not None:
+                return e
+        if len(refs) > 1:
+            raise AmbiguousEntity(f"{role} {text!r} is ambiguous; candidates: {', '.join(refs)}")
+        if self.batch:
+            raise UnknownEntity(f"unknown {role} {text!r}: expected an entity ref, name or alias defined in the "
+                                "store or on an earlier line")
+        near = self.store.names_containing(text.split(":")[-1] or text)
+        hint = f"; did you mean: {', '.join(near)}" if near else "; expected an existing entity ref, name or alias"
+        raise UnknownEntity(f"unknown {role} {text!r}{hint}")
+
+    def add(self, e: Entity) -> None:
+        """An entity the batch adds (or merges), found by later lines before it is stored."""
+        self.new[e.ref] = e
+        for k in dict.fromkeys(x.lower() for x in (e.name, *e.aliases)):
+            if e.ref not in self.new_names[k]:
+                self.new_names[k].append(e.ref)
+
+
+def entity_type(ontology: Ontology, text: str) -> str:
+    """The ontology's spelling of an entity type named case-insensitively."""
+    for t in ontology.entity_types:
+        if t.lower() == str(text).strip().lower():
+            return t
+    raise BadInput(f"unknown entity type {text!r}; expected one of {', '.join(sorted(ontology.entity_types))}")
+
+
+def predicate(registry: Registry, text: str) -> Predicate:
+    """A predicate by name or alias (case-insensitive)."""
+    key = str(text).strip().lower()
+    name = key if key in registry.predicates else registry.aliases.get(key)
+    if name is None:
+        raise UnknownPredicate(f"unknown predicate {text!r}; known: {', '.join(sorted(registry.predicates))}")
+    return registry.predicates[name]
+
+
+# values ----------------------------------------------------------------------------
+
+def check_subject_type(p: Predicate, subject: Entity) -> None:
+    if subject.type not in p.subject_types:
+        raise TypeMismatch(f"subject {subject.ref!r} is a {subject.type}; predicate {p.name!r} expects a "
+                           + " or ".join(p.subject_types))
+
+
+def check_object_type(ontology: Ontology, p: Predicate, stype: str, otype: str, oref: str) -> None:
+    if otype not in p.object_entity_types:
+        raise TypeMismatch(f"object {oref!r} is a {otype}; predicate {p.name!r} expects {p.object_description()}")
+    assert p.edge is not None
+    if (stype, otype) not in ontology.edge_types[p.edge].pairs:
+        raise TypeMismatch(f"edge {p.edge} does not allow {stype} -> {otype} (object {oref!r})")
+
+
+def literal(p: Predicate, raw: Any) -> Value:
+    """A literal object checked and normalized for its predicate's type."""
+    lt = p.literal_type
+    bad = f"bad value {raw!r} for {p.name!r}: expected {p.object_description()}"
+    if lt == "enum":
+        v = str(raw).strip().lower() if isinstance(raw, str) else raw
+        if v not in p.enum_values:
+            raise BadInput(bad)
+        return str(v)
+    if lt == "int":
+        if isinstance(raw, bool):
+            raise BadInput(bad)
+        try:
+            return int(str(raw).strip())
+        except ValueError:
+            raise BadInput(bad) from None
+    if lt == "float":
+        if isinstance(raw, bool):
+            raise BadInput(bad)
+        try:
+            f = float(str(raw).strip())
+        except ValueError:
+            raise BadInput(bad) from None
+        if f != f or f in (float("inf"), float("-inf")):
+            raise BadInput(bad)
+        return f
+    if lt == "bool":
+        s = str(raw).strip().lower()
+        if s in ("true", "yes", "1"):
+            return True
+        if s in ("false", "no", "0"):
+            return False
+        raise BadInput(bad)
+    if lt == "date":
+        return parse_date_value(str(raw), what=f"{p.name} date")
+    if not isinstance(raw, str) or not raw.strip():
+        raise BadInput(bad)
+    text = clean(raw, f"value for {p.name!r}")
+    if lt == "url":
+        if not _URL_RE.match(text.strip()):
+            raise BadInput(f"bad value {raw!r} for {p.name!r}: expected an http(s) URL")
+        return text.strip()
+    if lt == "string" and "\n" in text:
+        raise BadInput(f"bad value {raw!r} for {p.name!r}: expected a single line (use a text predicate)")
+    return text.strip() if lt == "string" else text
+
+
+def trust_for(by: str, sources: tuple[str, ...]) -> str:
+    """The asserter's default tier, capped by evidence (docs/semantics.md)."""
+    tier = DEFAULT_TRUST[by]
+    cap = "low" if not sources else ("high" if any(s.startswith("rec:") for s in sources) else "medium")
+    return tier if TRUST_RANK[tier] <= TRUST_RANK[cap] else cap
+
+
+def make_entity(ontology: Ontology, type_name: str, name: str, aliases: Iterable[str] = (),
+                description: str = "") -> Entity:
+    """An entity checked and normalized; its ref is ``prefix:slug``."""
+    etype = entity_type(ontology, type_name)
+    if not isinstance(name, str) or not name.strip():
+        raise BadInput(f"bad entity name {name!r}: expected a non-empty name")
+    name = " ".join(clean(name, "entity name").split())
+    s = slug(name)
+    if not s:
+        raise BadInput(f"bad entity name {name!r}: it has no letters or digits to make a ref from")
+    kept: list[str] = []
+    for a in aliases:
+        if not isinstance(a, str) or not a.strip():
+            raise BadInput(f"bad alias {a!r}: expected a non-empty string")
+        a = " ".join(clean(a, "alias").split())
+        if a.lower() != name.lower() and a not in kept:
+            kept.append(a)
+    if not isinstance(description, str):
+        raise BadInput(f"bad description {description!r}: expected text")
+    description = clean(description, "description")
+    return Entity(f"{ontology.entity_types[etype].prefix}:{s}", etype, name, tuple(kept), description)
+
+
+# statements ------------------------------------------------------------------------
+
+class Retraction(NamedTuple):
+    """A checked retraction: the fact, when it is withdrawn, and why."""
+
+    fact: int
+    at: int
+    reason: str | None
+
+
+def check_retraction(ref: str, fid: int, recorded_at: int | None, retracted_at: int | None, already: bool,
+                     at: int, at_text: str | None, now: int, reason: str | None) -> Retraction:
+    """The one retraction rule (docs/semantics.md): the fact exists (``recorded_at`` is known), is not
+    retracted already, and is withdrawn neither before it was recorded nor in the future.
+
+    ``retracted_at`` (when known) is named in the message; ``already`` covers a retraction not
+    stored yet (an earlier line of the same import)."""
+    if at > now:
+        raise BadInput(f"bad at {at_text!r}: a retraction cannot lie in the future")
+    if recorded_at is None:
+        raise BadInput(f"unknown fact {ref!r}: no statement has that id")
+    if retracted_at is not None:
+        raise BadInput(f"fact {ref!r} is already retracted (at {format_instant(retracted_at)})")
+    if already:
+        raise BadInput(f"fact {ref!r} is already retracted")
+    if at < recorded_at:
+        raise BadInput(f"bad at {at_text if at_text is not None else format_instant(at)!r}: expected a time after "
+                       "the fact was recorded")
+    return Retraction(fid, at, None if reason is None else clean(reason, "reason"))
+
+
+class Checks:
+    """Validation bound to a store's lookups, its ontology and registry: entities, statements and sources.
+
+    ``known_records`` remembers record ids found once (records are never deleted, so a hit stays true).
+    """
+
+    def __init__(self, store: Lookups, ontology: Ontology, registry: Registry) -> None:
+        self.store, self.ontology, self.registry = store, ontology, registry
+        self.resolve = Resolver(store)
+        self.known_records: set[int] = set()
+
+    def entity_type(self, text: str) -> str:
+        return entity_type(self.ontology, text)
+
+    def predicate(self, text: str) -> Predicate:
+        return predicate(self.registry, text)
+
+    def make_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> Entity:
+        return make_entity(self.ontology, type_name, name, aliases, description)
+
+    def new_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> Entity:
+        """An entity to add; an existing ref is bad input."""
+        e = self.make_entity(type_name, name, aliases, description)
+        if self.store.entity(e.ref) is not None:
+            raise BadInput(f"entity {e.ref!r} already exists")
+        return e
+
+    def sources(self, sources: Iterable[str], pending: dict[str, int] | None = None) -> tuple[str, ...]:
+        """Sources are record refs that exist (``rec:N``) or URIs.
+
+        ``pending`` maps record refs written earlier in the same import to the ids they get.
+        """
+        out: list[str] = []
+        known = self.known_records
+        for s in sources:
+            s = clean(str(s), "source").strip()
+            if s.startswith("rec:") and pending and s in pending:
+                s = f"rec:{pending[s]}"
+            elif s.startswith("rec:"):
+                rid = parse_record_ref(s)
+                if rid not in known and self.store.record(rid) is not None:
+                    known.add(rid)
+                if rid not in known:
+                    raise BadInput(f"unknown record {s!r}: expected the ref of an ingested record (see 'graphmem search')")
+                s = f"rec:{rid}"
+            elif not _URI_RE.match(s):
+                raise BadInput(f"bad source {s!r}: expected a record ref (rec:N) or a URI such as https://...")
+            if s not in out:
+                out.append(s)
+        return tuple(out)
+
+    def _head(self, subject: str, predicate: str, by: str, recorded_at: str | None, now: int,
+              resolve: Callable[..., Entity]) -> tuple[int, Entity, Predicate]:
+        """What every statement checks first: the asserter, the record time, the subject and the predicate."""
+        if by not in ASSERTERS:
+            raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
+        rec = parse_instant(recorded_at, now=now, what="recorded_at") if recorded_at is not None else now
+        if rec > now:
+            raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
+        s = resolve(subject, role="subject")
+        p = self.predicate(predicate)
+        check_subject_type(p, s)
+        return rec, s, p
+
+    def assertion(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
+                  valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
+                  resolve: Callable[..., Entity] | None = None, records: dict[str, int] | None = None) -> Statement:
+        """An ``assert`` statement with id ``fid``, every part checked (``resolve``: a batch's resolver)."""
+        resolve = resolve or self.resolve
+        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
+        value: Value
+        if p.entity_valued:
+            o = resolve(str(obj), role=f"object of {p.name}")
+            check_object_type(self.ontology, p, s.type, o.type, o.ref)
+            value, kind, oname = o.ref, "entity", o.name
+        else:
+            value, kind, oname = literal(p, obj), "literal", None
+        vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
+        vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
+        if vt is not None and vt <= vf:
+            raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
+        srcs = self.sources(sources, records)
+        return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
+                         trust_for(by, srcs), oname)
+
+    def ending(self, fid: int, subject: str, predicate: str, obj: Any, at: str | None, sources: Iterable[str],
+               by: str, recorded_at: str | None, now: int, resolve: Callable[..., Entity] | None = None,
+               records: dict[str, int] | None = None) -> Statement:
+        """An ``end`` statement with id ``fid``: what holds stops at ``at``."""
+        resolve = resolve or self.resolve
+        if at is None:
+            raise BadTime("missing 'at': expected the time at which the value stops holding")
+        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
+        value: Value | None = None
+        kind, oname = "", None
+        if obj is not None:
+            if p.entity_valued:
+                o = resolve(str(obj), role=f"object of {p.name}")
+                value, kind, oname = o.ref, "entity", o.name
+            else:
+                value, kind = literal(p, obj), "literal"
+        t = parse_instant(at, now=now, what="at")
+        srcs = self.sources(sources, records)
+        return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
+                         trust_for(by, srcs), oname)
