@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from graphmem.bulk import gc_paused
 from graphmem.config import store_location
 from graphmem.errors import BadInput, check_int
+from graphmem.evidence.query import search_terms, snippet
 from graphmem.model import Entity, Interval, Statement
 from graphmem.model.text import check_text
 from graphmem.model.times import now_us, parse_instant
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
     from graphmem.evidence.records import Record
-    from graphmem.retrieval.linking import Seed
+    from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult
 
@@ -67,30 +67,8 @@ if TYPE_CHECKING:
 __all__ = ["EXTRACT_MAX_CHARS", "Memory", "open", "parse_fact_ref", "parse_record_ref", "schema_dirs",
            "search_terms", "slug", "snippet"]
 
-_TERM_RE = re.compile(r"\w+")
 R = TypeVar("R")
 EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
-
-
-def search_terms(query: str) -> list[str]:
-    """The searchable words of a query, lower-cased, in order, without repeats."""
-    if not isinstance(query, str):
-        raise BadInput(f"bad query {query!r}: expected text")
-    terms = list(dict.fromkeys(t.lower() for t in _TERM_RE.findall(query) if t.strip("_")))
-    if not terms:
-        raise BadInput(f"nothing searchable in query {query!r}: expected at least one word or number")
-    return terms[:64]
-
-
-def snippet(text: str, terms: list[str], width: int = 160) -> str:
-    """A one-line window of ``text`` around the first query term it contains."""
-    flat = " ".join(text.split())
-    low = flat.lower()
-    pos = min((i for i in (re.search(rf"\b{re.escape(t)}", low) for t in terms) if i), key=lambda m: m.start(),
-              default=None)
-    start = 0 if pos is None else max(0, pos.start() - width // 3)
-    piece = flat[start:start + width]
-    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
 
 
 def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
@@ -257,7 +235,7 @@ class Memory:
         """Store evidence records from JSONL lines (a path, a binary stream or byte lines); with
         ``extract``, also extract from the new records and apply it (the report's ``extraction``)."""
         from graphmem.evidence.ingest import ingest
-        report = ingest(self, source, redact=redact)
+        report = ingest(self.store, source, redact=redact)
         if extract and report.stored:
             report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
         return report
@@ -329,16 +307,16 @@ class Memory:
 
     def export(self, fmt: str = "jsonl", as_of: str | None = None) -> str:
         from graphmem.transfer.export import export
-        return export(self, fmt, as_of)
+        return export(self.store, fmt, as_of)
 
     def lint(self) -> LintReport:
-        from graphmem.view.lint import lint
+        from graphmem.view.lint import LintParts, lint
         with gc_paused():
-            return lint(self)
+            return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry))
 
     # recommendation ---------------------------------------------------------------
 
-    def lexicon(self) -> Any:  # Lexicon once retrieval.linking takes the lexicon itself (its own change)
+    def lexicon(self) -> Lexicon:
         """The entity side of linking (names, lemmas, descriptions), built on first use and kept until
         an entity is written through this object (Kuzu's lock means no other process writes meanwhile)."""
         from graphmem.retrieval.linking import Lexicon
@@ -349,45 +327,49 @@ class Memory:
 
     def link(self, text: str, *, records: bool = True) -> tuple[Seed, ...]:
         """The entities ``text`` names or describes (``graphmem.retrieval.linking.Seed``), strongest match first."""
-        from graphmem.retrieval.linking import link
+        from graphmem.retrieval.linking import Linker, link
         from graphmem.retrieval.recommend import check_idea
-        return link(self, check_idea(text), records=records)
+        return link(Linker(self.lexicon, self.ontology, self.store), check_idea(text), records=records)
 
     def recommend(self, idea: str, *, top: int = 5, as_of: str | None = None, known_at: str | None = None,
                   max_hops: int = 3, paths: int = 3) -> RecommendResult:
         """The projects ``idea`` fits best at ``as_of`` (as known at ``known_at``), each with the graph
         paths that carry its score (docs/recommend.md)."""
-        from graphmem.retrieval.recommend import recommend
+        from graphmem.retrieval.linking import Linker
+        from graphmem.retrieval.recommend import GraphParts, recommend
         check_text(idea, "idea")
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
-        return recommend(self, idea, top=top, as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops,
-                         paths=paths)
+        return recommend(GraphParts(self.store, self.ontology, self.registry),
+                         Linker(self.lexicon, self.ontology, self.store), idea, top=top,
+                         as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, paths=paths)
 
     def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
              known_at: str | None = None) -> PathResult:
         """The shortest explained paths between two entities over the edges valid at ``as_of``."""
-        from graphmem.retrieval.recommend import shortest_paths
+        from graphmem.retrieval.recommend import GraphParts, shortest_paths
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
-        return shortest_paths(self, self.resolve(src, role="from"), self.resolve(dst, role="to"),
+        return shortest_paths(GraphParts(self.store, self.ontology, self.registry),
+                              self.resolve(src, role="from"), self.resolve(dst, role="to"),
                               as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, limit=limit)
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
              known_at: str | None = None, trace: bool = False, tokenizer: Any = None) -> PackResult:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md). ``tokenizer``:
         any function from text to a token count (default: graphmem's ``chars4`` counter)."""
-        from graphmem.retrieval.packing import pack
+        from graphmem.retrieval.packing import PackParts, pack
         check_text(query, "query")
         now = now_us()
         a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
-        return pack(self, query, budget_tokens=budget_tokens, max_items=max_items, as_of=now if a is None else a,
+        return pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
+                    budget_tokens=budget_tokens, max_items=max_items, as_of=now if a is None else a,
                     known_at=k, now=now, trace=trace, tokenizer=tokenizer)
 
     def graph(self, as_of: str | None = None) -> nx.MultiDiGraph:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph."""
         from graphmem.transfer.export import to_networkx
-        return to_networkx(self, as_of)
+        return to_networkx(self.store, as_of)
 
 
 def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)

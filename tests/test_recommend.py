@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import graphmem
 from graphmem.model.times import parse_instant
-from graphmem.retrieval.linking import link
 from graphmem.retrieval.recommend import STATUS_PENALTY
 
 # -- a small random graph, written with explicit past record times ----------------------------------
@@ -251,7 +250,7 @@ def test_retracted_edge_never_appears(lab: graphmem.Memory) -> None:
 
 
 def test_lemmas_reach_another_inflection(atlas: graphmem.Memory) -> None:
-    seeds = link(atlas, "graph databases for our team")
+    seeds = atlas.link("graph databases for our team")
     assert [(s.ref, s.match, s.matched) for s in seeds][:1] == [("concept:graph-database", "lemma", "graph databases")]
 
 

@@ -1,13 +1,16 @@
-"""``ingest``: evidence records from JSONL, fail-open and idempotent (SPEC 7)."""
+"""``ingest``: evidence records from JSONL, fail-open and idempotent (SPEC 7).
+
+``ingest`` receives the store, typed by the record methods it calls (``RecordStore``)."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import MAX_CHARS, Record, parse_record
@@ -15,10 +18,23 @@ from graphmem.model.times import now_us
 from graphmem.store import loads
 
 if TYPE_CHECKING:
-    from graphmem.memory import Memory
     from graphmem.results import ExtractResult
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line is reported, not parsed
+
+
+class RecordStore(Protocol):
+    """The store methods ingest calls: the records' idempotence keys and ids, and one write."""
+
+    def all_record_keys(self) -> dict[str, int]: ...
+
+    def record_ids_for_keys(self, keys: Iterable[str]) -> dict[str, int]: ...
+
+    def next_record_id(self) -> int: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def add_records(self, records: list[Any]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -55,7 +71,7 @@ def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes]) -> Iterable[byt
         yield from source
 
 
-def ingest(m: Memory, source: str | Path | IO[bytes] | Iterable[bytes], *, redact: bool = True,
+def ingest(store: RecordStore, source: str | Path | IO[bytes] | Iterable[bytes], *, redact: bool = True,
            max_chars: int = MAX_CHARS) -> IngestReport:
     """Store every good line as a record; report bad lines; add nothing twice."""
     t0 = time.perf_counter()
@@ -84,8 +100,8 @@ def ingest(m: Memory, source: str | Path | IO[bytes] | Iterable[bytes], *, redac
         except GraphmemError as e:
             errors.append((lineno, str(e)))
     keys = [r.key for r in parsed]
-    known = m.store.all_record_keys() if len(keys) > 2000 else m.store.record_ids_for_keys(keys)
-    next_id = m.store.next_record_id()
+    known = store.all_record_keys() if len(keys) > 2000 else store.record_ids_for_keys(keys)
+    next_id = store.next_record_id()
     fresh: list[Record] = []
     seen: set[str] = set()
     duplicates = 0
@@ -100,7 +116,7 @@ def ingest(m: Memory, source: str | Path | IO[bytes] | Iterable[bytes], *, redac
     for r in fresh:
         for k, v in r.redactions.items():
             redactions[k] = redactions.get(k, 0) + v
-    with m.store.transaction():
-        m.store.add_records(fresh)
+    with store.transaction():
+        store.add_records(fresh)
     return IngestReport(n, tuple(r.ref for r in fresh), duplicates, tuple(errors), redactions,
                         sum(r.truncated for r in fresh), time.perf_counter() - t0)

@@ -13,7 +13,8 @@ Five ways, strongest first (docs/recommend.md):
 
 Longer runs win over shorter ones and a word belongs to one name match at most. The
 entity side (names, lemmas, description postings) is a ``Lexicon`` built once per store
-state and kept by ``Memory`` until an entity is written.
+state and kept by its owner (``Memory``) until an entity is written. ``link`` receives what it reads as
+a ``Linker``: that lexicon, the ontology and the records' full-text ranking.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ import gzip
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from graphmem.errors import BadInput
+from graphmem.evidence.query import search_terms
 from graphmem.model import Entity
-
-if TYPE_CHECKING:
-    from graphmem.memory import Memory
+from graphmem.ontology.schema import Ontology
 
 MATCH_WEIGHTS = {"name": 1.0, "alias": 0.9, "lemma": 0.8, "text": 0.5, "record": 0.3}
 MATCH_ORDER = tuple(MATCH_WEIGHTS)
@@ -155,13 +156,31 @@ class Lexicon:
         return out
 
 
-def link(m: Memory, text: str, *, records: bool = True, text_seeds: int = TEXT_SEEDS) -> tuple[Seed, ...]:
+class RecordMentions(Protocol):
+    """The store methods linking calls: the records' full-text ranking and what records mention."""
+
+    def rank_records(self, terms: list[str], limit: int) -> list[tuple[int, float]]: ...
+
+    def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]: ...
+
+
+@dataclass(frozen=True)
+class Linker:
+    """What linking reads: the entity lexicon (a function, so its owner builds it once per store
+    state), the ontology (words naming an entity type say nothing about one entity) and the records."""
+
+    lexicon: Callable[[], Lexicon]
+    ontology: Ontology
+    store: RecordMentions
+
+
+def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = TEXT_SEEDS) -> tuple[Seed, ...]:
     """The entities ``text`` links to, strongest match first (then by position and ref).
 
     Each entity appears once, with its strongest match. ``records`` adds the ``record`` way
     (a full-text search over the evidence records); ``text_seeds`` bounds the ``text`` way.
     """
-    lex = m.lexicon()
+    lex = linker.lexicon()
     ws = words(text)
     seeds: dict[str, Seed] = {}
     taken = [False] * len(ws)
@@ -189,7 +208,7 @@ def link(m: Memory, text: str, *, records: bool = True, text_seeds: int = TEXT_S
             break
     if text_seeds and ws:
         # stop words, and words naming an entity type ("projects", "tools"): they describe every entity of it
-        stop = stop_words() | {k.lower() for k in (*m.ontology.entity_types, *m.ontology.by_prefix)}
+        stop = stop_words() | {k.lower() for k in (*linker.ontology.entity_types, *linker.ontology.by_prefix)}
         free = [w for (w, _, _), lem, t in zip(ws, lemmas, taken, strict=True) if not t and w not in stop and lem not in stop]
         found = lex.describe(free, set(seeds), text_seeds)
         top = found[0][1] if found else 1.0
@@ -198,27 +217,25 @@ def link(m: Memory, text: str, *, records: bool = True, text_seeds: int = TEXT_S
             seeds[e.ref] = Seed(e.ref, e.type, e.name, "text", (first[1], first[2]) if first else None, " ".join(dict.fromkeys(matched)),
                                 MATCH_WEIGHTS["text"] * score / top)
     if records and ws:
-        for ref, weight, via in _record_seeds(m, text, set(seeds)):
-            e = lex.by_ref.get(ref)
-            if e is not None:
-                seeds[ref] = Seed(ref, e.type, e.name, "record", None, " ".join(via), weight, tuple(via))
+        for ref, weight, via in _record_seeds(linker.store, text, set(seeds)):
+            mentioned = lex.by_ref.get(ref)
+            if mentioned is not None:
+                seeds[ref] = Seed(ref, mentioned.type, mentioned.name, "record", None, " ".join(via), weight, tuple(via))
     return tuple(sorted(seeds.values(), key=lambda s: (MATCH_ORDER.index(s.match), s.span or (1 << 30, 0), s.ref)))
 
 
-def _record_seeds(m: Memory, text: str, exclude: set[str]) -> list[tuple[str, float, list[str]]]:
+def _record_seeds(store: RecordMentions, text: str, exclude: set[str]) -> list[tuple[str, float, list[str]]]:
     """Entities mentioned by the best records for ``text``: (ref, weight, record refs), by weight."""
-    from graphmem.errors import BadInput
     from graphmem.evidence.textindex import query_terms
-    from graphmem.memory import search_terms
     try:
         query = search_terms(text)
     except BadInput:
         return []
-    hits = m.store.rank_records(query_terms(query), RECORD_HITS)
+    hits = store.rank_records(query_terms(query), RECORD_HITS)
     if not hits:
         return []
     top = hits[0][1]
-    mentioned = m.store.mentioned_by([i for i, _ in hits])
+    mentioned = store.mentioned_by([i for i, _ in hits])
     score: dict[str, float] = {}
     via: dict[str, list[str]] = defaultdict(list)
     for rid, rscore in hits:

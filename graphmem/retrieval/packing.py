@@ -8,6 +8,9 @@ importance), ``entities`` (named in the query, or mentioned by the best records)
 the trace with its scores, whether it was included, and why. Guidance is packed first; the
 rest by score until the budget or ``max_items`` is reached. ``used_tokens`` is the count of
 ``bundle_text`` by the token counter and is never above the budget.
+
+``pack`` receives what it reads as ``PackParts``: the store, the ontology and registry, and the entity
+lexicon (linking names the query's entities; the walks of ``recommend`` find their neighbours).
 """
 
 from __future__ import annotations
@@ -15,16 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
+from graphmem.evidence.query import search_terms, snippet
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
+from graphmem.ontology.schema import Ontology, Registry
+from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
+from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
 from graphmem.view.temporal import cite, holding, view_for_subject
-
-if TYPE_CHECKING:
-    from graphmem.memory import Memory
 
 RECORD_POOL = 10  # records BM25 ranks for the query
 MENTION_RECORDS = 3  # of those, the best whose MENTIONS bring entities
@@ -45,6 +49,33 @@ SNIPPET_CHARS = 200
 GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"),
           ("evidence", "Evidence:"))
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
+
+
+class PackStore(GraphStore, RecordMentions, Protocol):
+    """The store methods the packer calls, beside those of the walks and of linking."""
+
+    def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
+
+    def subject_name_log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]: ...
+
+    def statement(self, fact_id: int) -> Statement | None: ...
+
+
+@dataclass(frozen=True)
+class PackParts:
+    """What the packer reads: the store, the ontology and registry, and the entity lexicon (a function,
+    so its owner builds it once per store state)."""
+
+    store: PackStore
+    ontology: Ontology
+    registry: Registry
+    lexicon: Callable[[], Lexicon]
+
+    def linker(self) -> Linker:
+        return Linker(self.lexicon, self.ontology, self.store)
+
+    def graph(self) -> GraphParts:
+        return GraphParts(self.store, self.ontology, self.registry)
 
 
 def count_tokens(text: str) -> int:
@@ -130,9 +161,9 @@ def _day(us: int | None) -> str:
 
 
 class _Packer:
-    def __init__(self, m: Memory, query: str, as_of: int, known_at: int | None) -> None:
-        from graphmem.memory import search_terms
-        self.m = m
+    def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None) -> None:
+        self.parts = parts
+        self.store = parts.store
         self.terms = search_terms(query)
         self.query = query
         self.as_of = as_of
@@ -147,12 +178,12 @@ class _Packer:
 
     def record(self, rid: int) -> tuple[str, int, str, str | None, str | None, float] | None:
         if rid not in self._records:
-            self._records[rid] = self.m.store.record_hit(rid)
+            self._records[rid] = self.store.record_hit(rid)
         return self._records[rid]
 
     def entity(self, ref: str) -> Entity | None:
         if ref not in self._entities:
-            self._entities[ref] = self.m.store.entity(ref)
+            self._entities[ref] = self.store.entity(ref)
         return self._entities[ref]
 
     def obj_text(self, iv: Interval | Statement) -> str:
@@ -166,8 +197,7 @@ class _Packer:
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
         from graphmem.evidence.textindex import query_terms
-        from graphmem.memory import snippet
-        hits = self.m.store.rank_records(query_terms(self.terms), RECORD_POOL)
+        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL)
         if not hits:
             return []
         top = hits[0][1]
@@ -201,15 +231,14 @@ class _Packer:
     # -- entities -----------------------------------------------------------------------
     def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:
         """The entities to pack facts of: ref -> (score, why), best first, at most ENTITY_LIMIT."""
-        from graphmem.retrieval.linking import link
         found: dict[str, tuple[float, str]] = {}
-        for s in link(self.m, self.query, records=False, text_seeds=0):
+        for s in link(self.parts.linker(), self.query, records=False, text_seeds=0):
             found[s.ref] = (s.weight, f"named in the query ({s.match} {s.matched!r})")
             self.names[s.ref] = s.name
         best = records[:MENTION_RECORDS]
         if best:
             top = max(score for _, score in best)
-            mentioned = self.m.store.mentioned_by([rid for rid, _ in best])
+            mentioned = self.store.mentioned_by([rid for rid, _ in best])
             for rid, score in best:
                 for ref in mentioned[rid]:
                     w = MENTIONED_FACTOR * score / top
@@ -237,8 +266,7 @@ class _Packer:
 
     # -- facts --------------------------------------------------------------------------
     def facts(self, entities: dict[str, tuple[float, str]]) -> None:
-        from graphmem.retrieval.recommend import Graph, edge_weight
-        g = Graph(self.m, self.as_of, self.known_at)
+        g = Graph(self.parts.graph(), self.as_of, self.known_at)
         incident = g.incident(list(entities)[:NEIGHBOUR_SOURCES])
         neighbours: dict[str, tuple[float, str]] = {}
         decisions: list[tuple[float, str, Any]] = []
@@ -265,10 +293,10 @@ class _Packer:
             self._decision(ref, sorted(about, key=lambda d: (-d[0], d[1])), g)
 
     def _log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]:
-        name, log, view = self.m.store.subject_name_log_and_view(ref)
+        name, log, view = self.store.subject_name_log_and_view(ref)
         self.statements.update((s.id, s) for s in log)
         if self.known_at is not None:
-            view = view_for_subject(log, self.m.registry, self.known_at)
+            view = view_for_subject(log, self.parts.registry, self.known_at)
         return name, log, view
 
     def _subject_facts(self, ref: str, score: float, why: str, named: bool) -> None:
@@ -359,7 +387,7 @@ class _Packer:
         self.lanes["guidance"].append(c)
 
 
-def pack(m: Memory, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
+def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
          now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None) -> PackResult:
     """The context bundle for ``query`` (docs/packing.md)."""
     check_int(budget_tokens, "budget", 0, 1_000_000)
@@ -370,7 +398,7 @@ def pack(m: Memory, query: str, *, budget_tokens: int, max_items: int, as_of: in
     count = tokenizer or count_tokens
     name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
     past = known_at if known_at is not None and known_at < now else None
-    p = _Packer(m, query, as_of, past)
+    p = _Packer(parts, query, as_of, past)
     records = p.records()
     entities = p.entities(records)
     if entities:
@@ -384,7 +412,7 @@ def pack(m: Memory, query: str, *, budget_tokens: int, max_items: int, as_of: in
         last.reasons[-1:] = ["budget_exceeded"]
         text = _bundle(chosen, as_of)
         used = count(text)
-    citations = _citations(m, chosen, p)
+    citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
              ("records", f"BM25 over the evidence records, best {RECORD_POOL}", tuple(p.lanes["records"])),
@@ -454,7 +482,7 @@ def _bundle(chosen: list[Candidate], as_of: int) -> str:
     return "\n".join(lines)
 
 
-def _citations(m: Memory, chosen: list[Candidate], p: _Packer) -> tuple[dict[str, Any], ...]:
+def _citations(chosen: list[Candidate], p: _Packer) -> tuple[dict[str, Any], ...]:
     out: dict[str, dict[str, Any]] = {}
     for c in chosen:
         for ref in c.citations:
@@ -465,7 +493,7 @@ def _citations(m: Memory, chosen: list[Candidate], p: _Packer) -> tuple[dict[str
                 out[ref] = {"ref": ref, "kind": "record", "ts": format_instant(rec[1]) if rec else None,
                             "record_kind": rec[2] if rec else None, "source": rec[3] if rec else None}
             elif ref.startswith("fact:"):
-                s = p.statements.get(int(ref[5:])) or m.store.statement(int(ref[5:]))
+                s = p.statements.get(int(ref[5:])) or p.store.statement(int(ref[5:]))
                 out[ref] = {"ref": ref, "kind": "fact", "subject": s.subject if s else None,
                             "predicate": s.predicate if s else None,
                             "object": (s.object_json() if s else None), "valid_from": format_instant(s.valid_from) if s else None,

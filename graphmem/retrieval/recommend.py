@@ -5,6 +5,9 @@
 reach it. ``path`` finds the shortest explained paths between two entities. Every step of a
 path is a stored (or, with ``known_at`` in the past, recomputed) fact edge and cites the
 assertion behind it. The scoring is written down in docs/recommend.md; the constants are here.
+
+Both receive what they read as ``GraphParts`` (the store's edge and subject reads, the ontology and
+the registry); ``recommend`` also receives linking's ``Linker``.
 """
 
 from __future__ import annotations
@@ -13,18 +16,16 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
-from graphmem.model import Entity, Statement, fact_ref
+from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
-from graphmem.retrieval.linking import Seed, link
+from graphmem.ontology.schema import Ontology, Registry
+from graphmem.retrieval.linking import Linker, Seed, link
 from graphmem.store import FactEdge
 from graphmem.view.temporal import cite, holding, view_for_subject
-
-if TYPE_CHECKING:
-    from graphmem.memory import Memory
 
 PROJECT = "Project"
 # How much one step along an edge type says about fit (an ontology's own edge types weigh DEFAULT_EDGE_WEIGHT).
@@ -150,6 +151,30 @@ class PathResult(HtmlRepr):
 # the graph at (as_of, known_at), read around the nodes a walk reaches
 # ---------------------------------------------------------------------------------------------
 
+class GraphStore(Protocol):
+    """The store methods the walks call: fact edges around nodes, subjects' statements and views, entities."""
+
+    def fact_edges_at(self, refs: Iterable[str], as_of: int, other_type: str | None = None) -> list[FactEdge]: ...
+
+    def subjects_naming(self, refs: list[str]) -> list[str]: ...
+
+    def subject_log(self, ref: str) -> list[Statement]: ...
+
+    def subject_view(self, ref: str) -> list[Interval]: ...
+
+    def entity(self, ref: str) -> Entity | None: ...
+
+
+@dataclass(frozen=True)
+class GraphParts:
+    """What a walk reads: the store, the ontology (a ref's type from its prefix) and the registry
+    (with a past ``known_at``, views are recomputed from the statements)."""
+
+    store: GraphStore
+    ontology: Ontology
+    registry: Registry
+
+
 class Graph:
     """Fact edges valid at ``as_of`` as known at ``known_at``, read from the store a few nodes at a time.
 
@@ -158,8 +183,10 @@ class Graph:
     node are found among the statements naming it (a scan of the statements, so slower).
     """
 
-    def __init__(self, m: Memory, as_of: int, known_at: int | None) -> None:
-        self.m = m
+    def __init__(self, parts: GraphParts, as_of: int, known_at: int | None) -> None:
+        self.store = parts.store
+        self.ontology = parts.ontology
+        self.registry = parts.registry
         self.as_of = as_of
         self.known_at = known_at
         self._edges: dict[tuple[str, str | None], list[FactEdge]] = {}
@@ -171,7 +198,7 @@ class Graph:
         missing = [r for r in refs if (r, other_type) not in self._edges and (r, None) not in self._edges]
         if missing:
             found: dict[str, list[FactEdge]] = {r: [] for r in missing}
-            edges = (self.m.store.fact_edges_at(missing, self.as_of, other_type) if self.known_at is None
+            edges = (self.store.fact_edges_at(missing, self.as_of, other_type) if self.known_at is None
                      else self._edges_known_at(missing, other_type))
             for e in edges:
                 for end in (e.src, e.dst):
@@ -189,16 +216,16 @@ class Graph:
         return out
 
     def _type(self, ref: str) -> str | None:
-        return self.m.ontology.type_for_prefix(ref.partition(":")[0])
+        return self.ontology.type_for_prefix(ref.partition(":")[0])
 
     def log(self, ref: str) -> list[Statement]:
         if ref not in self._logs:
-            self._logs[ref] = self.m.store.subject_log(ref)
+            self._logs[ref] = self.store.subject_log(ref)
         return self._logs[ref]
 
     def _out_edges(self, ref: str) -> list[FactEdge]:
         assert self.known_at is not None
-        registry = self.m.registry
+        registry = self.registry
         out = []
         for iv in holding(view_for_subject(self.log(ref), registry, self.known_at), self.as_of):
             p = registry.predicates.get(iv.predicate)
@@ -210,7 +237,7 @@ class Graph:
     def _edges_known_at(self, refs: list[str], other_type: str | None) -> list[FactEdge]:
         wanted = set(refs)
         edges: dict[tuple[str, str, str, int], FactEdge] = {}
-        for subject in sorted(wanted | set(self.m.store.subjects_naming(refs))):
+        for subject in sorted(wanted | set(self.store.subjects_naming(refs))):
             for e in self._out_edges(subject):
                 if e.src in wanted or e.dst in wanted:
                     edges[(e.label, e.src, e.dst, e.valid_from)] = e
@@ -280,18 +307,18 @@ def _past(known_at: int | None, now: int) -> int | None:
     return known_at if known_at is not None and known_at < now else None
 
 
-def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int | None, now: int,
-              max_hops: int = 3, paths: int = 3) -> RecommendResult:
+def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_of: int, known_at: int | None,
+              now: int, max_hops: int = 3, paths: int = 3) -> RecommendResult:
     """The ``top`` projects for ``idea`` at ``as_of`` (known at ``known_at``; None: now), best first."""
     idea = check_idea(idea)
     check_int(top, "top", 1, 100)
     check_int(max_hops, "max hops", 1, 4)
     check_int(paths, "paths", 1, 10)
-    seeds = link(m, idea)
+    seeds = link(linker, idea)
     kk = now if known_at is None else known_at
     if not seeds:
         return RecommendResult(idea, as_of, kk, top, max_hops, (), (), "the idea names or describes no entity in the store")
-    g = Graph(m, as_of, _past(known_at, now))
+    g = Graph(parts, as_of, _past(known_at, now))
     found = _walk(g, seeds, max_hops)
     per_project: dict[str, list[tuple[float, _Partial]]] = defaultdict(list)
     for project, partials in found.items():
@@ -313,7 +340,7 @@ def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int |
     for ref in order:
         if len(chosen) >= top and (-round(raw[ref], 12), ref) > (-round(chosen[-1][0], 12), chosen[-1][1]):
             break  # a penalty only lowers a score: nothing further down can overtake the last chosen
-        status = _status(m, g, ref)
+        status = _status(g, ref)
         factor = STATUS_PENALTY.get(status or "", 1.0)
         penalty = None if factor == 1.0 else {"factor": factor, "reason": f"status is {status} at as_of"}
         chosen.append((raw[ref] * factor, ref, status, penalty))
@@ -323,15 +350,15 @@ def recommend(m: Memory, idea: str, *, top: int = 5, as_of: int, known_at: int |
     for rank, (score, ref, status, penalty) in enumerate(chosen, 1):
         items = sorted(per_project[ref], key=lambda cp: (-round(cp[0], 12), cp[1].order()))
         shown = tuple(ScoredPath(p.seed, _cited(g, p.steps, p.edges), p.weight, c) for c, p in items[:paths])
-        entity = m.store.entity(ref) or Entity(ref, PROJECT, ref)
+        entity = g.store.entity(ref) or Entity(ref, PROJECT, ref)
         results.append(Recommendation(rank, entity, score, raw[ref], status, penalty, shown, len(items)))
     message = None if results else f"no project is reachable from the idea's entities within {max_hops} hops at as_of"
     return RecommendResult(idea, as_of, kk, top, max_hops, seeds, tuple(results), message)
 
 
-def _status(m: Memory, g: Graph, ref: str) -> str | None:
-    view = (m.store.subject_view(ref) if g.known_at is None
-            else view_for_subject(g.log(ref), m.registry, g.known_at))
+def _status(g: Graph, ref: str) -> str | None:
+    view = (g.store.subject_view(ref) if g.known_at is None
+            else view_for_subject(g.log(ref), g.registry, g.known_at))
     for iv in holding(view, g.as_of):
         if iv.predicate == "status":
             return str(iv.object)
@@ -392,7 +419,7 @@ def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int) -> dict[str, list[_P
 # path
 # ---------------------------------------------------------------------------------------------
 
-def shortest_paths(m: Memory, src: Entity, dst: Entity, *, as_of: int, known_at: int | None, now: int,
+def shortest_paths(parts: GraphParts, src: Entity, dst: Entity, *, as_of: int, known_at: int | None, now: int,
                    max_hops: int = 4, limit: int = 3) -> PathResult:
     """Up to ``limit`` shortest explained paths between two entities, over edges valid at ``as_of``
     in either direction: a bidirectional breadth-first read of the store, then networkx."""
@@ -402,7 +429,7 @@ def shortest_paths(m: Memory, src: Entity, dst: Entity, *, as_of: int, known_at:
     kk = now if known_at is None else known_at
     if src.ref == dst.ref:
         raise BadInput(f"path from {src.ref!r} to itself: expected two different entities")
-    g = Graph(m, as_of, _past(known_at, now))
+    g = Graph(parts, as_of, _past(known_at, now))
     seen = {src.ref: 0}, {dst.ref: 0}
     frontiers = [{src.ref}, {dst.ref}]
     depth = [0, 0]

@@ -1,49 +1,66 @@
-"""Export: the whole store as JSONL (re-importable), or the graph at a time as GraphML."""
+"""Export: the whole store as JSONL (re-importable), or the graph at a time as GraphML.
+
+Each function receives the store, typed by the whole-store reads it makes (``ExportStore``)."""
 
 from __future__ import annotations
 
 import io
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 import networkx as nx
 
 from graphmem.errors import BadInput
-from graphmem.model import Statement
+from graphmem.model import Entity, Interval, Statement
 from graphmem.model.times import format_instant, now_us, parse_instant
 
 if TYPE_CHECKING:
-    from graphmem.memory import Memory
+    from graphmem.evidence.records import Record
 
 FORMATS = ("jsonl", "graphml")
 
 
-def export(m: Memory, fmt: str = "jsonl", as_of: str | None = None) -> str:
+class ExportStore(Protocol):
+    """The store methods export calls: every entity, record, mention and statement, and the edges at a time."""
+
+    def all_entities(self) -> Iterable[Entity]: ...
+
+    def all_mentions(self) -> dict[int, list[tuple[str, int, int, str]]]: ...
+
+    def all_records(self) -> Iterable[Record]: ...
+
+    def all_statements(self) -> list[Statement]: ...
+
+    def edges(self, as_of: int | None = None) -> Iterator[tuple[str, str, str, str, Interval]]: ...
+
+
+def export(store: ExportStore, fmt: str = "jsonl", as_of: str | None = None) -> str:
     if fmt not in FORMATS:
         raise BadInput(f"bad format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if fmt == "graphml":
         buf = io.BytesIO()
-        nx.write_graphml(to_networkx(m, as_of), buf)
+        nx.write_graphml(to_networkx(store, as_of), buf)
         return buf.getvalue().decode("utf-8")
     if as_of is not None:
         raise BadInput("--as-of applies to graphml; a jsonl export is the whole history")
-    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in export_lines(m))
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in export_lines(store))
 
 
-def export_lines(m: Memory) -> list[dict[str, Any]]:
+def export_lines(store: ExportStore) -> list[dict[str, Any]]:
     """Entities, then evidence records, then statements in id order, then retractions in record-time order."""
     out: list[dict[str, Any]] = [
         {"op": "entity", "type": e.type, "name": e.name, "aliases": list(e.aliases), "description": e.description}
-        for e in m.store.all_entities()
+        for e in store.all_entities()
     ]
-    mentions = m.store.all_mentions()
-    for r in m.store.all_records():
+    mentions = store.all_mentions()
+    for r in store.all_records():
         out.append({"op": "record", "ref": r.ref, "key": r.key, "text": r.text, "ts": format_instant(r.ts),
                     "kind": r.kind, "source": r.source, "scope": r.scope, "importance": r.importance,
                     "meta": r.meta, "original_sha256": r.original_sha256, "original_chars": r.original_chars,
                     "truncated": r.truncated, "redactions": r.redactions,
                     "mentions": [list(x) for x in mentions.get(r.id, [])]})
-    stmts = m.store.all_statements()
+    stmts = store.all_statements()
     retracted: list[Statement] = []
     for s in stmts:
         line: dict[str, Any] = {"op": s.op, "id": s.ref, "subject": s.subject, "predicate": s.predicate}
@@ -64,13 +81,13 @@ def export_lines(m: Memory) -> list[dict[str, Any]]:
     return out
 
 
-def to_networkx(m: Memory, as_of: str | None = None) -> nx.MultiDiGraph:
+def to_networkx(store: ExportStore, as_of: str | None = None) -> nx.MultiDiGraph:
     """Entities as nodes and the typed edges valid at ``as_of`` (default now) as edges."""
     t = parse_instant(as_of, what="as_of") if as_of is not None else now_us()
     g = nx.MultiDiGraph(as_of=format_instant(t))
-    for e in m.store.all_entities():
+    for e in store.all_entities():
         g.add_node(e.ref, type=e.type, name=e.name, description=e.description)
-    for label, a, b, pred, iv in m.store.edges(t):
+    for label, a, b, pred, iv in store.edges(t):
         g.add_edge(a, b, key=f"{label}:{','.join(map(str, iv.assertions))}", label=label, predicate=pred,
                    valid_from=format_instant(iv.valid_from) or "", valid_to=format_instant(iv.valid_to) or "",
                    assertions=" ".join(f"fact:{i}" for i in iv.assertions))

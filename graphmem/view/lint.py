@@ -1,26 +1,60 @@
-"""Lint: check the statements against the registry, the entities and the view (SPEC 6)."""
+"""Lint: check the statements against the registry, the entities and the view (SPEC 6).
+
+``lint`` receives what it reads as ``LintParts``: two whole-store reads, the registry, and its owner's
+comparison of every subject's recomputed view with its stored rows (the same one a rebuild makes).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from graphmem.model import Interval, Statement
 from graphmem.model.times import format_instant, now_us
+from graphmem.ontology.schema import Registry
 from graphmem.results import LintIssue, LintReport
 from graphmem.view.temporal import holding
 
-if TYPE_CHECKING:
-    from graphmem.memory import Memory
+R = TypeVar("R")
 
 
-def lint(m: Memory) -> LintReport:
+class LintStore(Protocol):
+    """The store methods lint calls, each one pass over a whole table."""
+
+    def entity_names_and_types(self) -> tuple[dict[str, str], dict[str, str]]: ...
+
+    def record_times(self) -> dict[str, int]: ...
+
+
+class CompareViews(Protocol):
+    """Every subject's statements and recomputed view, handed to ``each`` with the parts of its stored rows
+    that differ (``Memory.compare_views``); ``each`` runs in two processes, away from the store."""
+
+    def __call__(self, names: dict[str, str], content_only: bool,
+                 each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R]
+                 ) -> tuple[list[R], Sequence[object]]: ...
+
+
+@dataclass(frozen=True)
+class LintParts:
+    """What lint reads: the store, the registry, the comparison of the view with a recomputation, and how
+    one subject's stored rows differ from its recomputed view (``Memory.drift_entry``)."""
+
+    store: LintStore
+    registry: Registry
+    compare_views: CompareViews
+    drift_entry: Callable[[str, list[Interval], list[str]], dict[str, Any]]
+
+
+def lint(parts: LintParts) -> LintReport:
     """Every issue in the store, ordered by code then what it is about.
 
     One pass over the subjects: each one's statements (in id order), its recomputed view,
     and how its stored rows differ from that view.
     """
     issues: list[LintIssue] = []
-    check = _Checker(m)
+    check = _Checker(parts)
 
     def each(subject: str, log: list[Statement], text: str, view: list[Interval], n_edges: int,
              parts: list[str]) -> tuple[str, int, list[LintIssue], list[Interval], list[str]]:
@@ -32,10 +66,10 @@ def lint(m: Memory) -> LintReport:
         return subject, len(log), found, view if parts else [], parts
 
     n_statements = n_subjects = 0
-    for subject, n, found, view, parts in m.compare_views(check.names, True, each)[0]:
+    for subject, n, found, view, differ in parts.compare_views(check.names, True, each)[0]:
         issues.extend(found)
-        if parts:
-            issues.append(_drift_issue(m, subject, view, parts))
+        if differ:
+            issues.append(_drift_issue(subject, parts.drift_entry(subject, view, differ), differ))
         if n:
             n_subjects += 1
             n_statements += n
@@ -47,15 +81,15 @@ def lint(m: Memory) -> LintReport:
 class _Checker:
     """The per-statement and per-fact checks, with what they look up once."""
 
-    def __init__(self, m: Memory) -> None:
-        self.m = m
-        self.names, self.entity_types = m.store.entity_names_and_types()
+    def __init__(self, parts: LintParts) -> None:
+        self.registry = parts.registry
+        self.names, self.entity_types = parts.store.entity_names_and_types()
         self.now = now_us()
         # records, read up front: the checks run in two processes, away from the store
-        self.record_ts = m.store.record_times()
+        self.record_ts = parts.store.record_times()
         # per predicate, once: the definition, the subject types, entity-valued, the object types, the stale limit
         self.preds = {name: (p, frozenset(p.subject_types), p.entity_valued, frozenset(p.object_entity_types))
-                      for name, p in m.registry.predicates.items()}
+                      for name, p in parts.registry.predicates.items()}
         self.limits: dict[str, int | None] = {}  # each predicate's stale limit, parsed once (None: never stale)
 
     def statements(self, subj: str, log: list[Statement], issues: list[LintIssue]) -> None:
@@ -118,12 +152,12 @@ class _Checker:
         by_id: dict[int, Statement] | None = None  # made for the first fact that can go stale
         for iv in holding(view, now):
             if iv.predicate not in self.limits:
-                known = self.m.registry.predicates.get(iv.predicate)
+                known = self.registry.predicates.get(iv.predicate)
                 self.limits[iv.predicate] = known.stale_after_us if known else None
             limit = self.limits[iv.predicate]
             if limit is None:
                 continue
-            p = self.m.registry.predicates[iv.predicate]
+            p = self.registry.predicates[iv.predicate]
             if str(iv.object) in p.stale_exempt:
                 continue
             if by_id is None:
@@ -151,8 +185,7 @@ def _conflicts(ref: str, view: list[Interval], issues: list[LintIssue]) -> None:
                 + ", ".join(f"fact:{c}" for c in iv.conflicts), fact=f"fact:{iv.assertions[-1]}", subject=ref))
 
 
-def _drift_issue(m: Memory, ref: str, view: list[Interval], parts: list[str]) -> LintIssue:
-    d: dict[str, Any] = m.drift_entry(ref, view, parts)
+def _drift_issue(ref: str, d: dict[str, Any], parts: list[str]) -> LintIssue:
     return LintIssue("view_drift", "error", f"the stored view of {ref} differs from a rebuild "
                      f"({d['stored_only']} stored only, {d['missing']} missing; {', '.join(parts)}); "
                      "run 'graphmem rebuild'", subject=ref)
