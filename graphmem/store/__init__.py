@@ -1,31 +1,67 @@
 """Where graphmem's data lives: the storage interface the rest of the package uses, and one folder per
 engine behind it (``kuzu/``, the only one today). Nothing outside this folder imports an engine or
-knows an on-disk encoding beyond the names exported here."""
+knows an on-disk encoding beyond the names exported here.
 
-from graphmem.store.kuzu.store import (
+The interface is a set of small roles (``roles.py``), each a typing Protocol listing what graphmem
+calls on a store for one concern: ``EntityStore``, ``StatementStore``, ``ViewStore``, ``RecordStore``,
+``MentionStore``, ``PostingStore``, ``GraphStore``, ``TransactionStore`` and ``RepairStore``;
+``StorageEngine`` is all of them, what ``Memory`` holds. The values handed across it that are not
+the model's own are in ``values.py`` (``FactEdge``, ``WriteUndo``).
+
+A second engine goes in its own folder, ``store/<engine>/``, with a class that implements every
+role (``StorageEngine``): statements append-only with their fact ids, the view a subject at a time
+and from bulk batches (``StatementBatch``, ``ViewBatch``), records with their keys, mentions and
+full-text postings, graph reads along the fact edges, all-or-nothing ``transaction()`` with a
+commit mark that ``interrupted_commit``/``interrupted_write`` read back, and the checks and
+repairs of ``RepairStore``. It keeps its layout versions and migrations in that folder, and adds
+a line to ``tests/test_store_roles.py``, which checks each role at run time.
+
+The codec names below (``decode_log``, ``view_text``, ...) are the Kuzu engine's stored forms, kept
+importable for the callers that still use them; the same functions are static methods of ``Store``
+(``Store.decode_log``, ``Store.view_text``, ...), which is where new code should reach them.
+"""
+
+from graphmem.store.kuzu.base import (
     COMMIT_MARK,
     DB_FILE,
     MIGRATION_MARK,
     SCHEMA_VERSION,
-    FactEdge,
-    StatementFile,
-    Store,
-    ViewFiles,
-    WriteUndo,
+    open_database,
+    remove_mark,
+    write_mark,
+)
+from graphmem.store.kuzu.bulkfiles import ViewFiles
+from graphmem.store.kuzu.codecs import (
     decode_log,
     kuzu_time_text,
     loads,
     log_text,
-    open_database,
     pack,
-    remove_mark,
     same_view,
     statements_from_log,
     unpack,
     view_text,
-    write_mark,
 )
+from graphmem.store.kuzu.statements import StatementFile
+from graphmem.store.kuzu.store import Store
+from graphmem.store.roles import (
+    EntityStore,
+    GraphStore,
+    MentionStore,
+    PostingStore,
+    RecordStore,
+    RepairStore,
+    StatementBatch,
+    StatementStore,
+    StorageEngine,
+    TransactionStore,
+    ViewBatch,
+    ViewStore,
+)
+from graphmem.store.values import FactEdge, WriteUndo
 
-__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "FactEdge", "StatementFile", "Store",
-           "ViewFiles", "WriteUndo", "decode_log", "kuzu_time_text", "loads", "log_text", "open_database", "pack",
-           "remove_mark", "same_view", "statements_from_log", "unpack", "view_text", "write_mark"]
+__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "EntityStore", "FactEdge", "GraphStore",
+           "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
+           "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
+           "WriteUndo", "decode_log", "kuzu_time_text", "loads", "log_text", "open_database", "pack", "remove_mark",
+           "same_view", "statements_from_log", "unpack", "view_text", "write_mark"]

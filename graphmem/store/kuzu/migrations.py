@@ -13,9 +13,9 @@ Before the first change the store is copied aside (``<store>.layout<N>-backup``)
 store holding the marker is refused by every command but ``migrate``, which puts the copy back and
 starts again: a migration killed at any moment loses nothing.
 
-Like ``store.py``, this module speaks Cypher; it is the only other place that does, because it
-alone knows the old layouts. Their DDL is written out here as it was, never taken from
-``store.py``, which describes only the current layout.
+Like the store's table modules beside it, this module speaks Cypher; it is the only other place
+that does, because it alone knows the old layouts. Their DDL is written out here as it was, never
+taken from ``schema.py`` and the table modules, which describe only the current layout.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.results import MigrateReport
-from graphmem.store.kuzu.store import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
+from graphmem.store.kuzu.base import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
 
 MARKER = MIGRATION_MARK
 

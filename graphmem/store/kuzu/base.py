@@ -1,0 +1,358 @@
+"""The plumbing under every table family of the Kuzu store: opening the database, one connection per
+thread with its prepared plans, queries, transactions with the commit mark and the ``WriteUndo`` they
+keep, and COPY through bulk files.
+
+Kuzu trap (SPEC 12): a parameterized lookup on an INT64 key scans the table,
+while string keys and integer literals use the index. Integer literals are only
+ever produced by ``_int``, which accepts nothing but ints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import threading
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import kuzu
+
+from graphmem.errors import StoreUnavailable
+from graphmem.model.text import check_text, find_bad_text
+from graphmem.ontology.schema import Ontology, Registry
+from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile, _chunks
+from graphmem.store.kuzu.codecs import dumps
+from graphmem.store.values import WriteUndo
+
+if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
+    import numpy as np
+
+    from graphmem.evidence.textindex import Postings
+    from graphmem.model import Entity, Statement
+
+
+SCHEMA_VERSION = 3  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds
+DB_FILE = "graph.kuzu"
+MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
+COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
+
+
+def sync_dir(path: Path) -> None:
+    """Make a file created or removed in ``path`` durable (the directory entry itself)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_mark(path: Path, doc: dict[str, Any]) -> None:
+    """A small JSON file that must survive a crash once this returns (written aside, synced, renamed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(dumps(doc))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    sync_dir(path.parent)
+
+
+def remove_mark(path: Path) -> None:
+    """Remove a file written by ``write_mark``, durably (nothing when it is not there)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+        sync_dir(path.parent)
+
+
+def open_database(path: Path, pool_bytes: int = 0) -> kuzu.Database:
+    """The Kuzu database of the store at ``path``; a store another process holds, or one Kuzu cannot
+    open, is StoreUnavailable naming the holder or the reason."""
+    try:
+        return kuzu.Database(str(path / DB_FILE), buffer_pool_size=pool_bytes)
+    except RuntimeError as e:
+        msg = str(e).splitlines()[0]
+        if "lock" in msg.lower():
+            from graphmem.config import server_holding
+            holder = server_holding(path)
+            raise StoreUnavailable(f"store {str(path)!r} is in use by "
+                                   f"{holder or 'another process'} (Kuzu lets one process open it)") from None
+        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
+    except OSError as e:
+        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {e}") from None
+
+
+def _int(n: int) -> str:
+    """The audited way to put an integer into Cypher (see the module docstring)."""
+    if type(n) is not int:  # noqa: E721  (bool is not an id)
+        raise TypeError(f"expected int, got {type(n).__name__}")
+    return str(n)
+
+
+WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
+
+
+class StoreBase:
+    """One Kuzu database in ``path/graph.kuzu``, opened, with the plumbing the table families share
+    (``schema.py`` and the modules beside it add the tables; ``store.Store`` puts them together)."""
+
+    _HOT: frozenset[str] = frozenset()  # queries whose plans are kept (Store names them)
+
+    def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True,
+                 buffer_pool_mb: int | None = None, repair: bool = False) -> None:
+        """``repair`` opens a store that holds the mark of an interrupted migration or bulk commit
+        (``migrate`` and ``rebuild`` do, to make it whole); anything else refuses it."""
+        self.path = Path(path)
+        self._undo = WriteUndo()  # what the transaction under way added or changed (roll_back)
+        self.ontology = ontology
+        self.registry = registry
+        db_path = self.path / DB_FILE
+        if not db_path.exists() and not create:
+            raise StoreUnavailable(f"no store at {str(self.path)!r}; run 'graphmem init' (or 'graphmem demo') first")
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreUnavailable(f"store path {str(self.path)!r} is a file; expected a directory")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
+        # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
+        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20)
+        self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
+        self._in_tx = False
+        self._bulk_written = False
+        self._threads: threading.local | None = None  # set by per_thread_connections()
+        self._plan_generation = 0  # bumped when tables are recreated: every connection's plans are stale
+        self._all_conns: list[Any] = []
+        self._node_refs: dict[int, list[str]] = {}  # entity table id -> ref by node offset (see _ref_of)
+        self._node_refs_by_type: dict[str, list[str]] = {}
+        self._pairs: set[tuple[str, str, str]] | None = None  # (edge label, from type, to type) with an edge
+        self.entity_writes = 0  # entities written through this object (what caches of entities key on)
+        # decoded postings by term, with the block sizes they were read at; a write drops what it touches
+        self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
+        self._postings_held = 0
+        self._index_stats: tuple[int, int] | None = None
+        self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
+        self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
+        self._clear_bulk_files()
+        if not repair:
+            self._refuse_interrupted()
+        self._repairing = self.interrupted_commit()  # the mark stays until the repair is done (clear_commit_mark)
+        self._ensure_schema()
+
+    def _refuse_interrupted(self) -> None:
+        """Refuse a store whose migration or bulk commit was cut short (see ``repair``)."""
+        where = f"--store {self.path} "
+        if (self.path / MIGRATION_MARK).exists():
+            raise StoreUnavailable(f"store {str(self.path)!r}: an upgrade of its layout was interrupted; "
+                                   f"run 'graphmem {where}migrate' to finish it")
+        if (self.path / COMMIT_MARK).exists():
+            raise StoreUnavailable(
+                f"store {str(self.path)!r}: a bulk write was interrupted while it was being committed, and part of "
+                f"it may be missing; run 'graphmem {where}rebuild' to check and repair the store, then repeat the write")
+
+    def _mark_commit(self) -> None:
+        """Say on disk that a bulk write is committing: Kuzu 0.11 writes COPY's rows to the database file
+        only at the checkpoint after the commit, outside its log, so a kill in between can lose some tables
+        of a committed transaction and keep others. The mark is removed once the checkpoint is done."""
+        self._undo.counters = {"next_fact": self.next_fact_id(), "next_record": self.next_record_id()}
+        write_mark(self.path / COMMIT_MARK, {"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat(),
+                                             "undo": self._undo.to_json()})
+
+    def clear_commit_mark(self) -> None:
+        self._repairing = False
+        remove_mark(self.path / COMMIT_MARK)
+
+    def interrupted_commit(self) -> bool:
+        """Whether the store holds the mark of a bulk commit that did not reach its checkpoint."""
+        return (self.path / COMMIT_MARK).exists()
+
+    def interrupted_write(self) -> WriteUndo | None:
+        """What the interrupted bulk write added and changed, from its mark (None: a mark written by
+        a graphmem that did not record it, or no mark)."""
+        try:
+            doc = json.loads((self.path / COMMIT_MARK).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        undo = doc.get("undo") if isinstance(doc, dict) else None
+        return WriteUndo.from_json(undo) if isinstance(undo, dict) else None
+
+    def _clear_bulk_files(self) -> None:
+        """Remove bulk files a killed or interrupted process left in ``tmp/``. Only the process that
+        holds Kuzu's lock on the store writes there, and that is now this one."""
+        tmp = self.path / "tmp"
+        if tmp.is_dir():
+            for f in tmp.glob("tmp*.csv"):
+                with contextlib.suppress(OSError):
+                    f.unlink()
+
+    # plumbing -------------------------------------------------------------------
+
+    def per_thread_connections(self) -> None:
+        """From now on each thread gets its own Kuzu connection (and plans), so reads from several
+        threads run at once (the service). The caller keeps writes exclusive: one at a time, and no
+        read while one runs, since the in-process caches are not locked."""
+        self._threads = threading.local()
+
+    def _current(self) -> tuple[Any, dict[str, Any]]:
+        if self._threads is None:
+            return self._main
+        mine: tuple[Any, dict[str, Any]] | None = getattr(self._threads, "conn", None)
+        if mine is None:
+            mine = self._threads.conn = (kuzu.Connection(self._db), {})
+            self._all_conns.append(mine[0])
+        return mine
+
+    @property
+    def _conn(self) -> Any:
+        return self._current()[0]
+
+    @property
+    def _plans(self) -> dict[str, Any]:
+        plans = self._current()[1]
+        if plans.get("\0generation") != self._plan_generation:  # tables were recreated since these were made
+            plans.clear()
+            plans["\0generation"] = self._plan_generation
+        return plans
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            for c in [*self._all_conns, self._main[0]]:
+                c.close()
+            self._db.close()
+
+    def _prepared(self, query: str) -> Any:
+        """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""
+        ps = self._plans.get(query)
+        if ps is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                ps = self._plans[query] = self._conn.prepare(query)
+        return ps
+
+    def _q(self, query: str, params: dict[str, Any] | None = None, hot: bool = False) -> list[list[Any]]:
+        """Run one query; a ``hot`` one (or one of ``_HOT``) reuses its plan."""
+        try:
+            if params and (hot or query in self._HOT):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    result = self._conn.execute(self._prepared(query), params)
+            else:
+                result = self._conn.execute(query, params or {})
+        except RuntimeError as e:
+            self._refuse_bad_text(params)
+            raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+        assert not isinstance(result, list)
+        rows: list[list[Any]] = result.get_all()
+        return rows
+
+    def _iter(self, query: str, params: dict[str, Any] | None = None, conn: kuzu.Connection | None = None) -> Iterator[
+            list[Any]]:
+        """Stream the rows of a large result instead of materializing them all, read from Kuzu's
+        result object directly (the Python wrapper's checks on each row cost a third of the read)."""
+        try:
+            result = (conn or self._conn).execute(query, params or {})
+            assert not isinstance(result, list)
+            raw = getattr(result, "_query_result", None)
+            if raw is None:
+                yield from result  # type: ignore[misc]
+                return
+            has_next, get_next = raw.hasNext, raw.getNext
+            while has_next():
+                yield get_next()
+        except RuntimeError as e:
+            self._refuse_bad_text(params)
+            raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+
+    @staticmethod
+    def _refuse_bad_text(params: dict[str, Any] | None) -> None:
+        """Kuzu cannot take text that is not valid Unicode (a lone surrogate, say from an undecodable
+        byte of a command-line argument): that is bad input, named as such, not a database error."""
+        bad = find_bad_text(list((params or {}).values()))
+        if bad is not None:
+            check_text(bad, "text")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside happen together or not at all."""
+        if self._in_tx:
+            yield
+            return
+        self._q("BEGIN TRANSACTION")
+        self._in_tx = True
+        self._undo = WriteUndo()
+        try:
+            yield
+        except BaseException:
+            self._in_tx = False
+            self._bulk_written = False  # the rollback's own checkpoint follows
+            with contextlib.suppress(Exception):
+                self._conn.execute("ROLLBACK")
+            # Kuzu 0.11.3 keeps version marks of rolled-back updates, and the next update of the same row
+            # then fails with a write-write conflict (or crashes); a checkpoint clears them
+            with contextlib.suppress(Exception):
+                self._conn.execute("CHECKPOINT")
+            self.forget_postings()
+            self._index_stats = None
+            raise
+        self._in_tx = False
+        if not self._bulk_written:
+            self._q("COMMIT")
+            return
+        # rows bulk-loaded by COPY reach the database file only at a checkpoint (and are read much slower
+        # until then: search at 100k records, 6.6 ms p50 before, 4.2 ms after); Kuzu does not run one on its own
+        self._bulk_written = False
+        if self._repairing:  # the store already carries the mark; only the finished repair removes it
+            self._q("COMMIT")
+            self._q("CHECKPOINT")
+            return
+        self._mark_commit()
+        self._q("COMMIT")
+        self._q("CHECKPOINT")
+        self.clear_commit_mark()
+
+    def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
+        """Bulk-load rows through a temporary tab-separated file (Kuzu's fastest path).
+
+        Values are written as ``str(v)``; ``""`` loads as NULL. ``multiline`` says a value may
+        hold a line break (None: find out); such files are read serially.
+        """
+        with _BulkFile(self.path / "tmp", bool(multiline)) as bulk:
+            for chunk in _chunks(rows, _CHUNK):
+                bulk.write(chunk)
+            self._load(bulk, table, options)
+            return bulk.rows
+
+    def _load(self, bulk: _BulkFile | list[_BulkFile], table: str, options: str = "") -> None:
+        """COPY one or more bulk files into ``table``: one COPY per table, as a second COPY into a
+        table loaded in the same transaction makes the commit many times slower (54 s at 1M)."""
+        files = bulk if isinstance(bulk, list) else [bulk]
+        for f in files:
+            f.close()
+        files = [f for f in files if f.rows]
+        if files:
+            self._bulk_written = True
+            # explicit dialect: Kuzu's sniffer guesses from the first lines and can miss later quotes;
+            # Kuzu's parallel reader cannot split quoted newlines, so those files are read serially
+            opts = "HEADER=false, AUTO_DETECT=false, DELIM='\t', QUOTE='\"', ESCAPE='\"'" + (
+                ", PARALLEL=false" if any(f.breaks for f in files) else "") + (", " + options if options else "")
+            names = ", ".join(f"'{f.name}'" for f in files)
+            self._q(f"COPY {table} FROM [{names}] ({opts})")
+
+    if TYPE_CHECKING:  # defined by the table families (``Store`` has them all); declared here for the others
+        def _ensure_schema(self) -> None: ...
+        def next_fact_id(self) -> int: ...
+        def set_next_fact_id(self, n: int) -> None: ...
+        def next_record_id(self) -> int: ...
+        def forget_postings(self) -> None: ...
+        def _index_texts(self, records: list[tuple[int, str]]) -> None: ...
+        def entity(self, ref: str) -> Entity | None: ...
+        def all_entities(self) -> Iterator[Entity]: ...
+        def subject_log(self, ref: str) -> list[Statement]: ...
+        def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
+        def all_record_keys(self) -> dict[str, int]: ...
+        def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int: ...
+        def _ref_of(self, node: dict[str, int]) -> str: ...

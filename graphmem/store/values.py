@@ -1,0 +1,56 @@
+"""Values the storage interface hands over, whatever the engine: a fact edge as graph reads return
+it, and the account a write keeps of itself so that a repair can take it back."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+
+class FactEdge(NamedTuple):
+    """A typed fact edge: the interval of an entity-valued predicate, from subject to object."""
+
+    label: str
+    src: str
+    dst: str
+    predicate: str
+    valid_from: int
+    valid_to: int | None
+    assertions: tuple[int, ...]
+    conflicts: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass
+class WriteUndo:
+    """What one transaction added to or changed in the authority tables, so that a repair can take
+    an interrupted bulk write back whole (``Store.roll_back``). Kept in memory as the write goes and
+    written into the commit mark before its COMMIT: new rows are named by the first id or ref this
+    write gave, changed rows by their value before the write."""
+
+    facts_from: int | None = None  # the first fact id of this write (every id from it on is this write's)
+    records_from: int | None = None  # the same for record ids
+    entities: list[str] = dataclasses.field(default_factory=list)  # refs this write created
+    entities_before: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # ref -> [aliases, description]
+    retracted_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # fact id -> [at, reason]
+    records_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # rec id -> [extracted_at, mentions]
+    counters: dict[str, int] = dataclasses.field(default_factory=dict)  # next_fact, next_record at the commit
+
+    def fact(self, fact_id: int) -> None:
+        if self.facts_from is None or fact_id < self.facts_from:
+            self.facts_from = fact_id
+
+    def new_record(self, rec_id: int) -> bool:
+        return self.records_from is not None and rec_id >= self.records_from
+
+    def to_json(self) -> dict[str, Any]:
+        return {"facts_from": self.facts_from, "records_from": self.records_from, "entities": self.entities,
+                "entities_before": self.entities_before,
+                "retracted_before": {str(k): v for k, v in self.retracted_before.items()},
+                "records_before": {str(k): v for k, v in self.records_before.items()}, "counters": self.counters}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> WriteUndo:
+        return cls(doc.get("facts_from"), doc.get("records_from"), list(doc.get("entities") or []),
+                   dict(doc.get("entities_before") or {}),
+                   {int(k): v for k, v in (doc.get("retracted_before") or {}).items()},
+                   {int(k): v for k, v in (doc.get("records_before") or {}).items()}, dict(doc.get("counters") or {}))
