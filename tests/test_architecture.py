@@ -46,8 +46,10 @@ KNOWN: dict[tuple[str, str], str] = {
         "migrate finishes a migration through Memory.finish_migration",
     # still to break with the store's split: the engine decodes records into evidence's Record and
     # ranks them with the full-text index's pure BM25 functions
-    ("graphmem.store.kuzu.store", "graphmem.evidence.records"): "the store builds Record values",
-    ("graphmem.store.kuzu.store", "graphmem.evidence.textindex"): "the store ranks records by BM25",
+    ("graphmem.store.kuzu.records", "graphmem.evidence.records"): "the store builds Record values",
+    ("graphmem.store.kuzu.base", "graphmem.evidence.textindex"): "the store caches decoded Postings",
+    ("graphmem.store.kuzu.postings", "graphmem.evidence.textindex"): "the store ranks records by BM25",
+    ("graphmem.store.kuzu.repair", "graphmem.evidence.textindex"): "the repair re-indexes the records",
 }
 
 
