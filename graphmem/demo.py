@@ -8,7 +8,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem.cli import render
 from graphmem.errors import BadInput
 from graphmem.memory import Memory
 
@@ -46,8 +45,8 @@ def build_demo(target: Path | None = None) -> Memory:
     return m
 
 
-def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]:
-    """Build the demo store and return (and, with ``show``, print) the walkthrough."""
+def run_demo(target: Path | None = None) -> dict[str, Any]:
+    """Build the demo store and return the walkthrough (``graphmem.demo.v1``; the CLI prints it)."""
     m = build_demo(target)
     try:
         steps: list[tuple[str, str, dict[str, Any]]] = [
@@ -84,27 +83,4 @@ def run_demo(target: Path | None = None, *, show: bool = True) -> dict[str, Any]
         m.close()
     doc = {"schema": "graphmem.demo.v1", "store": str(demo_path(target)),
            "steps": [{"question": q, "command": c, "result": r} for q, c, r in steps]}
-    if show:
-        show_demo(doc)
     return doc
-
-
-def _short_pack(doc: dict[str, Any]) -> None:
-    render.pack(doc, rows=12)
-
-
-def show_demo(doc: dict[str, Any]) -> None:
-    renderers = {"graphmem.current.v1": render.current, "graphmem.timeline.v1": render.timeline,
-                 "graphmem.facts.v1": render.facts, "graphmem.why.v1": render.why,
-                 "graphmem.lint.v1": lambda d: render.lint(d, per_code=3),
-                 "graphmem.search.v1": render.search, "graphmem.extract.v1": render.extract,
-                 "graphmem.recommend.v1": render.recommend, "graphmem.path.v1": render.path,
-                 "graphmem.context-pack.v1": _short_pack}
-    render.out(f"Built the example store at {doc['store']}")
-    for step in doc["steps"]:
-        render.out("")
-        render.heading(f"# {step['question']}")
-        render.out(f"$ graphmem --store {doc['store']} {step['command'].removeprefix('graphmem ')}")
-        renderers[step["result"]["schema"]](step["result"])
-    render.out("")
-    render.out(f"Explore it yourself: export GRAPHMEM_STORE={doc['store']}; graphmem --help")

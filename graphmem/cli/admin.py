@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem.cli import render
+import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, fail, memory, opts, store_path, wants_json
 
 
@@ -35,10 +35,7 @@ def demo(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Build a store from the bundled example and walk through what it knows."""
     from graphmem.demo import run_demo
     with errors():
-        if wants_json(ctx):
-            emit(ctx, run_demo(opts(ctx).store, show=False), lambda d: None)
-        else:
-            run_demo(opts(ctx).store, show=True)
+        emit(ctx, run_demo(opts(ctx).store), render.demo)
 
 
 def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:

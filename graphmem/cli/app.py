@@ -10,7 +10,13 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from graphmem.cli import admin, entities, evidence, facts, packing, recommend, service
+import graphmem.cli.admin as admin
+import graphmem.cli.entities as entities
+import graphmem.cli.evidence as evidence
+import graphmem.cli.facts as facts
+import graphmem.cli.packing as packing
+import graphmem.cli.recommend as recommend
+import graphmem.cli.service as service
 from graphmem.cli.common import Options
 
 

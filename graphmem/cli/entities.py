@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem.cli import render
+import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, memory
 
 app = typer.Typer(help="Add and look up entities.", no_args_is_help=True)

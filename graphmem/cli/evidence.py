@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from graphmem.cli import render
+import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
 
 

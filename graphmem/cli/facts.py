@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem.cli import render
+import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, memory
 
 Subject = Annotated[str, typer.Argument(metavar="SUBJECT", help="Entity ref, name or alias.")]

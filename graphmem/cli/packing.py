@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from graphmem.cli import render
+import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, memory
 
 When = "ISO-8601 date or datetime, or 'now'."

@@ -235,3 +235,24 @@ def pack(doc: dict[str, Any], rows: int | None = None) -> None:
     if rows is not None:
         lines = sorted(lines, key=lambda r: r[3] != "yes")[:rows]
     table(["lane", "ref", "score", "in", "reasons", "text"], lines)
+
+
+def _short_pack(doc: dict[str, Any]) -> None:
+    pack(doc, rows=12)
+
+
+def demo(doc: dict[str, Any]) -> None:
+    renderers = {"graphmem.current.v1": current, "graphmem.timeline.v1": timeline,
+                 "graphmem.facts.v1": facts, "graphmem.why.v1": why,
+                 "graphmem.lint.v1": lambda d: lint(d, per_code=3),
+                 "graphmem.search.v1": search, "graphmem.extract.v1": extract,
+                 "graphmem.recommend.v1": recommend, "graphmem.path.v1": path,
+                 "graphmem.context-pack.v1": _short_pack}
+    out(f"Built the example store at {doc['store']}")
+    for step in doc["steps"]:
+        out("")
+        heading(f"# {step['question']}")
+        out(f"$ graphmem --store {doc['store']} {step['command'].removeprefix('graphmem ')}")
+        renderers[step["result"]["schema"]](step["result"])
+    out("")
+    out(f"Explore it yourself: export GRAPHMEM_STORE={doc['store']}; graphmem --help")

@@ -50,7 +50,7 @@ def serve(
     Content-Type is not application/json (for /import and /ingest, also application/x-ndjson or
     application/jsonl)."""
     from graphmem.errors import BadInput
-    from graphmem.service.http import check_allow_host, check_allow_origin, check_bind, url_host
+    from graphmem.service.guard import check_allow_host, check_allow_origin, check_bind, url_host
     from graphmem.service.http import serve as run
     with errors():
         if not 1 <= port <= 65535:

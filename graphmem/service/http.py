@@ -6,17 +6,15 @@ makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
 Reads run at once, each thread on its own Kuzu connection; a write waits for the
 reads in flight and runs alone, as its own transaction, committed before the
 response is sent. Requests a browser could send from another site are refused
-(``_Guard``: the Host and Origin headers; ``call``: the Content-Type of a POST).
+(``Guard``: the Host and Origin headers; ``call``: the Content-Type of a POST).
 docs/service.md has the contract.
 """
 
 from __future__ import annotations
 
 import html
-import ipaddress
 import json
 import os
-import reprlib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -28,11 +26,9 @@ from graphmem.config import SERVER_FILE, NewStore, server_holding
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
 from graphmem.results import check_fail_on
+from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
 
 MAX_BODY = 16 * 2**20
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as a Host header spells them
-WILDCARD = ("0.0.0.0", "::", "")
 # The Content-Type a POST must carry: none of these is one a browser may send to another site
 # without asking first (text/plain, form encodings), so a page elsewhere cannot write.
 JSON_TYPES = ("application/json",)
@@ -162,15 +158,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60
-
-
-def _show(v: Any) -> str:
-    """A value as a message shows it: short, and a nested one only to three levels (it may be deep)."""
-    return _REPR.repr(v)
-
-
 def _coerce(ep: Endpoint, raw: dict[str, Any], from_query: bool) -> dict[str, Any]:
     """The endpoint's parameters from a query string (text) or a JSON body, checked and typed."""
     known = {p.name: p for p in ep.params}
@@ -189,26 +176,26 @@ def _coerce(ep: Endpoint, raw: dict[str, Any], from_query: bool) -> dict[str, An
                 try:
                     v = int(v)
                 except ValueError:
-                    raise BadInput(f"bad {name} {_show(v)}: expected a whole number") from None
+                    raise BadInput(f"bad {name} {show(v)}: expected a whole number") from None
             if not isinstance(v, int) or isinstance(v, bool):
-                raise BadInput(f"bad {name} {_show(v)}: expected a whole number")
+                raise BadInput(f"bad {name} {show(v)}: expected a whole number")
         elif p.kind == "boolean":
             if from_query:
                 if v not in ("true", "false", "1", "0"):
-                    raise BadInput(f"bad {name} {_show(v)}: expected true or false")
+                    raise BadInput(f"bad {name} {show(v)}: expected true or false")
                 v = v in ("true", "1")
             if not isinstance(v, bool):
-                raise BadInput(f"bad {name} {_show(v)}: expected true or false")
+                raise BadInput(f"bad {name} {show(v)}: expected true or false")
         elif p.kind == "array":
             v = v if isinstance(v, list) else [v]
             if not all(isinstance(x, str) for x in v):
-                raise BadInput(f"bad {name} {_show(raw[name])}: expected a list of strings")
+                raise BadInput(f"bad {name} {show(raw[name])}: expected a list of strings")
         elif name == "object":
             if not isinstance(v, (str, int, float, bool)):
-                raise BadInput(f"bad object {_show(v)}: expected text (an entity ref, name or alias, or a value), "
+                raise BadInput(f"bad object {show(v)}: expected text (an entity ref, name or alias, or a value), "
                                "a number or true/false")
         elif not isinstance(v, str):
-            raise BadInput(f"bad {name} {_show(v)}: expected text")
+            raise BadInput(f"bad {name} {show(v)}: expected text")
         out[name] = v
     return out
 
@@ -278,7 +265,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     """The Starlette application over the store at ``store`` (opened when the app starts; with
     ``url``, a marker file in the store names this server while it holds the store). ``host`` and
     ``port`` are where it is bound: the Host headers it answers are those, the loopback names and
-    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``_Guard``)."""
+    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``Guard``)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -309,7 +296,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                 accepted = JSONL_TYPES if ep.body == "jsonl" else JSON_TYPES
                 ctype = request.headers.get("content-type")
                 if ctype is None or ctype.split(";", 1)[0].strip().lower() not in accepted:
-                    got = "no Content-Type" if ctype is None else f"Content-Type {_show(ctype)}"
+                    got = "no Content-Type" if ctype is None else f"Content-Type {show(ctype)}"
                     return error(415, "unsupported_media_type",
                                  f"{got} for POST {ep.path}: expected {' or '.join(accepted)}")
                 size = int(request.headers.get("content-length") or 0)
@@ -336,7 +323,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                         raise BadInput("request body is nested too deeply: expected a JSON object of parameters "
                                        "(text, numbers, true/false or lists of text)") from None
                     if not isinstance(raw, dict):
-                        raise BadInput(f"request body {_show(text[:60])} is not a JSON object: expected an object of "
+                        raise BadInput(f"request body {show(text[:60])} is not a JSON object: expected an object of "
                                        "parameters")
                     params = _coerce(ep, raw, from_query=False)
             result = await run_in_threadpool(run, lambda m: _doc(ep.call(m, params)), ep.write)
@@ -356,7 +343,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     async def http_error(request: Request, exc: Exception) -> Response:
         """Starlette's own refusals (no such path, a method the path does not have) as graphmem.error.v1."""
         assert isinstance(exc, HTTPException)
-        path = _show(request.url.path)
+        path = show(request.url.path)
         if exc.status_code == 404:
             code, message = "not_found", f"no endpoint {path}: expected one of those listed at /docs and /openapi.json"
         elif exc.status_code == 405:
@@ -409,11 +396,11 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
         routes.append(Route(path, endpoint(eps), methods=list(eps)))
     app: Any = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     if token:
-        app = _BearerAuth(app, token, error)
+        app = BearerAuth(app, token, error)
     if allow_origins:  # a page at an allowed origin may read the answers (and ask before it writes)
         app = CORSMiddleware(app, allow_origins=list(allow_origins), allow_methods=["GET", "POST"],
                              allow_headers=["Content-Type", "Authorization"])
-    return _Guard(app, host=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, error=error)
+    return Guard(app, host=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, error=error)
 
 
 class _ReadWriteLock:
@@ -452,151 +439,6 @@ class _ReadWriteLock:
             with self._cond:
                 self._writing = False
                 self._cond.notify_all()
-
-
-class _BearerAuth:
-    """Every request must carry ``Authorization: Bearer <token>`` (401 otherwise)."""
-
-    def __init__(self, app: Any, token: str, error: Callable[[int, str, str], Any]) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-        self.error = error
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        import hmac
-        if scope["type"] == "http":
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
-                resp = self.error(401, "unauthorized", "missing or wrong bearer token: expected 'Authorization: Bearer <token>'")
-                await resp(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def _split_host(value: str) -> tuple[str, int | None] | None:
-    """A Host header as (name in lower case, IPv6 in brackets; port or None), or None if it is not one."""
-    v = value.strip().lower()
-    if v.startswith("["):
-        end = v.find("]")
-        name, rest = (v[:end + 1], v[end + 1:]) if end > 1 else ("", "")
-    else:
-        name, sep, port = v.partition(":")
-        rest = sep + port
-    if not name or any(c in name for c in "/?#@ \t,") or (":" in name and not name.startswith("[")):
-        return None
-    if name.startswith("["):
-        try:
-            ipaddress.IPv6Address(name[1:-1])
-        except ValueError:
-            return None
-    if not rest:
-        return name, None
-    if rest[0] == ":" and rest[1:].isdigit() and 0 < int(rest[1:]) < 65536:
-        return name, int(rest[1:])
-    return None
-
-
-def url_host(host: str) -> str:
-    """A bind address as a URL spells it (an IPv6 address in brackets)."""
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
-def check_allow_host(value: str) -> str:
-    """An --allow-host value: '*', NAME (any port) or NAME:PORT, in lower case."""
-    if value.strip() == "*":
-        return "*"
-    parsed = _split_host(url_host(value.strip()) if value.count(":") > 1 else value)
-    if parsed is None:
-        raise BadInput(f"bad --allow-host {value!r}: expected a host name or address, optionally with :PORT "
-                       "(e.g. graphmem.lan or 192.168.1.5:8765), or *")
-    name, port = parsed
-    return name if port is None else f"{name}:{port}"
-
-
-def check_allow_origin(value: str) -> str:
-    """An --allow-origin value: scheme://host[:port], in lower case (the form a browser's Origin header has)."""
-    v = value.strip().lower().rstrip("/")
-    scheme, sep, rest = v.partition("://")
-    if scheme not in ("http", "https") or not sep or _split_host(rest) is None:
-        raise BadInput(f"bad --allow-origin {value!r}: expected http:// or https:// and a host, optionally with "
-                       ":PORT and nothing after it (e.g. http://localhost:3000)")
-    return v
-
-
-class _Guard:
-    """Refuse what a page on another site can make a browser send (403, graphmem.error.v1).
-
-    DNS rebinding: a name the attacker controls is made to resolve to 127.0.0.1, so the browser
-    treats the server as that site; its Host header still names the attacker's name. So the Host
-    must be one of the server's own: the loopback names and the bound address, with the port, or
-    a name given with ``allow_hosts`` (NAME for any port, NAME:PORT, or * for any).
-    Cross-site requests: a browser names the page's site in Origin; it must be the server's own
-    (http or https, and the Host) or one given with ``allow_origins``. (A POST must also carry a
-    JSON Content-Type, which a browser does not send to another site without asking first: ``call``.)
-    """
-
-    def __init__(self, app: Any, *, host: str, port: int, allow_hosts: tuple[str, ...],
-                 allow_origins: tuple[str, ...], error: Callable[[int, str, str], Any]) -> None:
-        self.app = app
-        self.error = error
-        names = list(LOOPBACK_NAMES)
-        if host not in WILDCARD and url_host(host).lower() not in names:
-            names.append(url_host(host).lower())
-        self.exact = {(n, port) for n in names}
-        self.any_port: set[str] = set()
-        self.any_host = False
-        for h in allow_hosts:
-            if h == "*":
-                self.any_host = True
-                continue
-            parsed = _split_host(h)
-            if parsed is None:
-                raise BadInput(f"bad allowed host {h!r}")
-            if parsed[1] is None:
-                self.any_port.add(parsed[0])
-            else:
-                self.exact.add((parsed[0], parsed[1]))
-        self.origins = {o.lower().rstrip("/") for o in allow_origins}
-        self.expected = ", ".join([f"{n}:{port}" for n in names] + sorted(
-            [f"{n}:{p}" for n, p in self.exact if n not in names] + list(self.any_port)))
-
-    def refusal(self, headers: list[tuple[bytes, bytes]]) -> tuple[str, str] | None:
-        """(code, message) when the request must be refused, else None."""
-        hosts = [v.decode("latin-1") for k, v in headers if k == b"host"]
-        origins = [v.decode("latin-1") for k, v in headers if k == b"origin"]
-        if len(hosts) != 1:
-            return "forbidden_host", (f"{'no' if not hosts else 'more than one'} Host header: expected one naming "
-                                      f"this server ({self.expected})")
-        host = hosts[0].strip().lower()
-        parsed = _split_host(host)
-        ok = parsed is not None and (self.any_host or parsed[0] in self.any_port
-                                     or (parsed[0], parsed[1] or 80) in self.exact)
-        if not ok:
-            return "forbidden_host", (f"Host {_show(hosts[0])} is not a name of this server: expected "
-                                      f"{self.expected}, or a name allowed with --allow-host")
-        if len(origins) > 1:
-            return "forbidden_origin", "more than one Origin header: expected at most one"
-        if origins:
-            origin = origins[0].strip().lower().rstrip("/")
-            if origin not in (f"http://{host}", f"https://{host}") and origin not in self.origins:
-                return "forbidden_origin", (f"Origin {_show(origins[0])} is not this server's: expected "
-                                            f"http://{host} or an origin allowed with --allow-origin (a page on "
-                                            "another site may not use this server)")
-        return None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            refused = self.refusal(scope.get("headers") or [])
-            if refused is not None:
-                resp = self.error(403, *refused)
-                await resp(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def check_bind(host: str, token: str | None) -> None:
-    if host not in LOOPBACK and not token:
-        raise BadInput(f"binding to {host!r} needs a token: expected --token or GRAPHMEM_TOKEN, or a loopback host")
 
 
 def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
