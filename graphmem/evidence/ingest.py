@@ -14,8 +14,8 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import MAX_CHARS, Record, parse_record
+from graphmem.model.jsonio import loads
 from graphmem.model.times import now_us
-from graphmem.store import loads
 
 if TYPE_CHECKING:
     from graphmem.results import ExtractResult

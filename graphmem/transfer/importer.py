@@ -21,11 +21,12 @@ from graphmem.bulk import forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import Record, opt_str, parse_record
 from graphmem.model import Entity, Interval, Statement
+from graphmem.model.jsonio import loads
 from graphmem.model.text import clean
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.results import ImportReport
-from graphmem.store import StatementFile, ViewFiles, loads, log_text, statements_from_log
+from graphmem.store import StatementFile, Store, ViewFiles
 from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import view_for_subject
 from graphmem.write.apply import append, apply, touch
@@ -494,7 +495,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 return
             # a streamed import touching few subjects: their statements, grouped by Kuzu from the rows just written
             for ref, text in store.subject_logs(refs=sorted(touched)):
-                log = statements_from_log(ref, text, name_of)[0]
+                log = Store.statements_from_log(ref, text, name_of)[0]
                 store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, registry), touched[ref])
     finally:
         for v in views:
@@ -540,4 +541,4 @@ def _view_rows(registry: Registry, refs: list[str], logs: dict[str, list[Stateme
     subject's statements are dropped from ``logs`` once its row is made."""
     for ref in refs:
         log = logs.pop(ref)
-        yield ref, name_of(ref) or ref, log_text(log), view_for_subject(log, registry)
+        yield ref, name_of(ref) or ref, Store.log_text(log), view_for_subject(log, registry)

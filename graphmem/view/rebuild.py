@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from graphmem.bulk import forked_map, gc_paused
 from graphmem.model import Interval, Statement
 from graphmem.results import MigrateReport, RebuildReport
-from graphmem.store import Store, ViewFiles, decode_log, same_view, statements_from_log, unpack, view_text
+from graphmem.store import Store, ViewFiles
 from graphmem.view.temporal import view_for_subject
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class Upgrade(Protocol):
 
 def _same_statements(ref: str, stored_log: str, log: list[Statement]) -> bool:
     """Whether a stored log (of any row form) holds the statements of ``log``, names aside."""
-    stored, _ = statements_from_log(ref, stored_log, lambda _: None)
+    stored, _ = Store.statements_from_log(ref, stored_log, lambda _: None)
     return [s[:14] for s in stored] == [s[:14] for s in log]
 
 
@@ -61,7 +61,7 @@ def reload_view(store: Store, registry: Registry, names: dict[str, str]) -> dict
     def chunk(part: list[tuple[str, str]]) -> ViewFiles:
         def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
             for ref, text in part:
-                log, stored_form = decode_log(ref, text, get)
+                log, stored_form = Store.decode_log(ref, text, get)
                 yield ref, get(ref, ref), stored_form, view_for_subject(log, registry)
         return store.write_view_files(subjects())
 
@@ -101,8 +101,8 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
         changed: list[tuple[str, str, str, list[Interval]]] = []
         for ref, text in part:
             stored_name, packed_log, stored_view = stored.get(ref, absent)
-            log, text = decode_log(ref, text, get)  # Kuzu may group rows out of id order
-            stored_log = unpack(packed_log)
+            log, text = Store.decode_log(ref, text, get)  # Kuzu may group rows out of id order
+            stored_log = Store.unpack(packed_log)
             view = view_for_subject(log, registry)
             parts = []
             if stored_name != get(ref, ref):
@@ -110,7 +110,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
             # a log stored in an older row form holds the same statements: a rebuild rewrites it, a check does not count it
             if stored_log != text and not (content_only and stored_log and _same_statements(ref, stored_log, log)):
                 parts.append("log")
-            if not same_view(stored_view, view_text(view)):
+            if not Store.same_view(stored_view, Store.view_text(view)):
                 parts.append("view")
             edges = store.edge_keys(ref, view)
             if edges != stored_edges.get(ref, []):
