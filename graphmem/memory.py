@@ -376,3 +376,16 @@ def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001
     """Open (creating if needed) the store at ``path``; without one, the store the CLI uses by default
     (``GRAPHMEM_STORE``, else the platform user data directory: ``graphmem.config.default_store``)."""
     return Memory(store_location(path), **kwargs)
+
+
+def migrate(path: str | Path, **memory_options: Any) -> MigrateReport:
+    """Upgrade the store at ``path`` written in an older layout, in place (``graphmem migrate``): the
+    engine's named migrations run after a copy aside, then the view and full-text index are made
+    again by this version. ``memory_options`` go to ``Memory`` (ontology and predicate folders)."""
+    from graphmem.store import migrate_layout
+
+    def finish(where: Path, up: Any) -> MigrateReport:
+        with Memory(where, create=False, repair=True, **memory_options) as m:
+            return m.finish_migration(up)
+
+    return migrate_layout(Path(path), finish)

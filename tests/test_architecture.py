@@ -39,13 +39,8 @@ KUZU_HOME = "graphmem.store.kuzu"  # the only modules that import kuzu
 # Imports that break a rule above today, each with why it is still there. They are exempt from the
 # layer rules and from the cycle rule; the test fails when one is gone, so the list only shrinks.
 KNOWN: dict[tuple[str, str], str] = {
-    # the single exception meant to stay until the store's split lands: ``migrate`` opens a Memory to
-    # make the derived data again (Memory.finish_migration: full-text index, view) after the layout
-    # steps; inverting it means the caller hands migrate that step as a function
-    ("graphmem.store.kuzu.migrations", "graphmem.memory"):
-        "migrate finishes a migration through Memory.finish_migration",
-    # still to break with the store's split: the engine decodes records into evidence's Record and
-    # ranks them with the full-text index's pure BM25 functions
+    # still to break: the engine decodes records into evidence's Record and keeps the full-text index
+    # with its pure functions (terms, postings, BM25); both would move to model/ or into the engine
     ("graphmem.store.kuzu.records", "graphmem.evidence.records"): "the store builds Record values",
     ("graphmem.store.kuzu.base", "graphmem.evidence.textindex"): "the store caches decoded Postings",
     ("graphmem.store.kuzu.postings", "graphmem.evidence.textindex"): "the store ranks records by BM25",

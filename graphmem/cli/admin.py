@@ -171,7 +171,7 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
     by this version. Killed at any moment, it is run again: it starts over from the copy.
     A store already at this version's layout is left as it is.
     """
-    from graphmem.store.kuzu.migrations import migrate as run
+    from graphmem.memory import migrate as run
     with errors():
         o = opts(ctx)
         r = run(store_path(ctx), ontology_dirs=o.ontology, predicate_dirs=o.predicates)

@@ -42,6 +42,7 @@ from graphmem.store.kuzu.codecs import (
     unpack,
     view_text,
 )
+from graphmem.store.kuzu.migrations import migrate as migrate_layout
 from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store
 from graphmem.store.roles import (
@@ -63,5 +64,5 @@ from graphmem.store.values import FactEdge, WriteUndo
 __all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "EntityStore", "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
-           "WriteUndo", "decode_log", "kuzu_time_text", "loads", "log_text", "open_database", "pack", "remove_mark",
+           "WriteUndo", "decode_log", "migrate_layout", "kuzu_time_text", "loads", "log_text", "open_database", "pack", "remove_mark",
            "same_view", "statements_from_log", "unpack", "view_text", "write_mark"]

@@ -199,11 +199,11 @@ def _restore(path: Path, backup: Path) -> None:
             shutil.copy2(f, path / f.name)
 
 
-def migrate(path: Path, **memory_options: Any) -> MigrateReport:
-    """``graphmem migrate``: the store at ``path`` upgraded to the current layout, its derived data
-    made again (``memory_options`` go to ``Memory``: ontology and predicate folders). The whole run
-    holds ``<store>/migrate.lock``, so a second one cannot put the copy back under it."""
-    from graphmem.memory import Memory
+def migrate(path: Path, finish: Callable[[Path, Upgrade], MigrateReport]) -> MigrateReport:
+    """``graphmem migrate``: the store at ``path`` upgraded to the current layout, then ``finish``
+    makes its derived data again with the current code (``graphmem.memory.migrate`` hands it the
+    view and full-text index rebuild, so the engine needs nothing above it). The whole run holds
+    ``<store>/migrate.lock``, so a second one cannot put the copy back under it."""
     path = Path(path)
     if not (path / DB_FILE).exists():
         raise StoreUnavailable(f"no store at {str(path)!r}; expected the folder of a graphmem store")
@@ -211,8 +211,7 @@ def migrate(path: Path, **memory_options: Any) -> MigrateReport:
         up = upgrade_layout(path)
         if not up.steps and not up.restarted:
             return MigrateReport(str(path), up.from_version, SCHEMA_VERSION, (), None, False, {}, 0.0)
-        with Memory(path, create=False, repair=True, **memory_options) as m:
-            return m.finish_migration(up)
+        return finish(path, up)
 
 
 @contextlib.contextmanager
