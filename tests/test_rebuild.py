@@ -15,7 +15,7 @@ import graphmem
 from graphmem import bulk
 from graphmem.model import Interval
 from graphmem.model.times import parse_instant
-from graphmem.store import decode_log, kuzu_time_text, loads, log_text, pack, same_view, unpack, view_text
+from graphmem.store.kuzu.codecs import decode_log, kuzu_time_text, loads, log_text, pack, same_view, unpack, view_text
 from graphmem.view import rebuild as view_rebuild
 
 

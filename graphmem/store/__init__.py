@@ -16,9 +16,8 @@ commit mark that ``interrupted_commit``/``interrupted_write`` read back, and the
 repairs of ``RepairStore``. It keeps its layout versions and migrations in that folder, and adds
 a line to ``tests/test_store_roles.py``, which checks each role at run time.
 
-The codec names below (``decode_log``, ``view_text``, ...) are the Kuzu engine's stored forms, kept
-importable for the callers that still use them; the same functions are static methods of ``Store``
-(``Store.decode_log``, ``Store.view_text``, ...), which is where new code should reach them.
+The engine's stored forms (a subject's log and view text, ...) are reached through the store
+(``Store.decode_log``, ``Store.view_text``, ...): no name of an encoding is exported here.
 """
 
 from graphmem.store.kuzu.base import (
@@ -31,17 +30,6 @@ from graphmem.store.kuzu.base import (
     write_mark,
 )
 from graphmem.store.kuzu.bulkfiles import ViewFiles
-from graphmem.store.kuzu.codecs import (
-    decode_log,
-    kuzu_time_text,
-    loads,
-    log_text,
-    pack,
-    same_view,
-    statements_from_log,
-    unpack,
-    view_text,
-)
 from graphmem.store.kuzu.migrations import migrate as migrate_layout
 from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store
@@ -64,5 +52,4 @@ from graphmem.store.values import FactEdge, WriteUndo
 __all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "EntityStore", "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
-           "WriteUndo", "decode_log", "migrate_layout", "kuzu_time_text", "loads", "log_text", "open_database", "pack", "remove_mark",
-           "same_view", "statements_from_log", "unpack", "view_text", "write_mark"]
+           "WriteUndo", "migrate_layout", "open_database", "remove_mark", "write_mark"]
