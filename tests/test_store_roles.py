@@ -41,7 +41,7 @@ def test_kuzu_store_is_a_storage_engine(mem: graphmem.Memory) -> None:
 
 
 def test_engine_codecs_are_store_methods() -> None:
-    from graphmem import store as s
+    from graphmem.store.kuzu import codecs as s
     for name in ("decode_log", "statements_from_log", "log_text", "unpack", "view_text", "same_view"):
         assert getattr(Store, name).__doc__, name
     assert Store.view_text([]) == s.view_text([]) and Store.same_view("[]", "[]")
