@@ -1,7 +1,96 @@
-"""graphmem: a local-first knowledge-graph memory with a bi-temporal fact view."""
+"""graphmem: a local-first knowledge-graph memory with a bi-temporal fact view.
 
-from graphmem.errors import BadInput, GraphmemError, StoreUnavailable
-from graphmem.memory import Memory, open
+The facade is ``graphmem.open`` (a ``Memory``) and ``graphmem.migrate``; every value a ``Memory`` method
+returns and every error graphmem raises is importable from here. The types of the evidence and
+retrieval features load on first use, so that ``import graphmem`` stays cheap for the command line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from graphmem.errors import (
+    AmbiguousEntity,
+    BadInput,
+    BadTime,
+    ConfigError,
+    GraphmemError,
+    ImportFailed,
+    StoreUnavailable,
+    TypeMismatch,
+    UnknownEntity,
+    UnknownPredicate,
+)
+from graphmem.memory import Memory, migrate, open
+from graphmem.model import Entity, Interval, Statement
+from graphmem.results import (
+    CurrentResult,
+    EntityDoc,
+    EntityList,
+    ExportDoc,
+    ExtractResult,
+    FactsResult,
+    ImportReport,
+    LintIssue,
+    LintReport,
+    MigrateReport,
+    OntologyDoc,
+    RebuildReport,
+    RegistryDoc,
+    SearchHit,
+    SearchResult,
+    StoreInfo,
+    TimelineResult,
+    WhyResult,
+    WriteResult,
+)
+
+if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type checkers
+    from graphmem.evidence.extraction import Extractor
+    from graphmem.evidence.ingest import IngestReport
+    from graphmem.evidence.records import Record
+    from graphmem.retrieval.linking import Lexicon, Seed
+    from graphmem.retrieval.packing import PackResult
+    from graphmem.retrieval.recommend import PathResult, RecommendResult
+
+# loaded on first access: their modules are not needed to open a store and answer ``current``
+_LAZY = {
+    "Extractor": "graphmem.evidence.extraction",
+    "IngestReport": "graphmem.evidence.ingest",
+    "Record": "graphmem.evidence.records",
+    "Lexicon": "graphmem.retrieval.linking",
+    "Seed": "graphmem.retrieval.linking",
+    "PackResult": "graphmem.retrieval.packing",
+    "PathResult": "graphmem.retrieval.recommend",
+    "RecommendResult": "graphmem.retrieval.recommend",
+}
 
 __version__ = "0.1.0"
-__all__ = ["BadInput", "GraphmemError", "Memory", "StoreUnavailable", "open", "__version__"]
+__all__ = [
+    # the facade
+    "Memory", "migrate", "open",
+    # values and results
+    "CurrentResult", "Entity", "EntityDoc", "EntityList", "ExportDoc", "ExtractResult", "Extractor",
+    "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
+    "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
+    "RegistryDoc", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
+    "WhyResult", "WriteResult",
+    # errors
+    "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed",
+    "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The lazily loaded names of ``__all__``; anything else is an AttributeError."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'graphmem' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
