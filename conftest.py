@@ -1,4 +1,5 @@
-"""For the examples in the package's docstrings: temporary folders and the default store under pytest's tmp_path."""
+"""The examples in the package's docstrings (pytest --doctest-modules over graphmem/) run with their temporary
+folders and the default store under pytest's tmp_path (tests/conftest.py does the same for the tests)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,150 @@
+"""What every part of the facade shares: the open store, its ontology and registry, the parts of
+graphmem a method hands its call to, and entity resolution."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+from graphmem.errors import BadInput
+from graphmem.model import Entity
+from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_registry
+from graphmem.store import Store
+from graphmem.view.reads import Reads
+from graphmem.write.apply import Writer
+from graphmem.write.inputs import instant
+from graphmem.write.validate import Checks
+
+if TYPE_CHECKING:
+
+    pass
+
+
+
+def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
+                predicate_dirs: Iterable[str | Path] = ()) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The ontology and predicate folders a store is used with, after the defaults: the store's own
+    ``ontology/`` and ``predicates/`` folders if it has them, then the given folders."""
+    ont_dirs = tuple(Path(d) for d in ontology_dirs)
+    pred_dirs = tuple(Path(d) for d in predicate_dirs)
+    if path is not None and (Path(path) / "ontology").is_dir():
+        ont_dirs = (Path(path) / "ontology", *ont_dirs)
+    if path is not None and (Path(path) / "predicates").is_dir():
+        pred_dirs = (Path(path) / "predicates", *pred_dirs)
+    return ont_dirs, pred_dirs
+
+
+class MemoryBase:
+    """The open store and the parts the facade's methods delegate to."""
+
+    def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
+                 predicate_dirs: Iterable[str | Path] = (), create: bool = True,
+                 buffer_pool_mb: int | None = None, repair: bool = False) -> None:
+        """``repair`` opens a store marked by an interrupted migration or bulk commit, for ``rebuild``
+        and ``finish_migration`` to make it whole; without it such a store is refused (exit 3)."""
+        self.path = Path(path)
+        if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
+            raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
+        ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
+        self.ontology: Ontology = load_ontology(ont_dirs)
+        self.registry: Registry = load_registry(self.ontology, pred_dirs)
+        self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
+                           repair=repair)
+        self._checks = Checks(self.store, self.ontology, self.registry)
+        self._writer = Writer(self.store, self.registry, self._checks)
+        self._reads = Reads(self.store, self.ontology, self.registry, self._checks)
+        self._extractor: Any = None
+        self._extractor_entities = -1
+        self._lexicon: tuple[int, Any] | None = None
+
+    def close(self) -> None:
+        """Close the store; the object cannot be used afterwards.
+
+        Also done on leaving a ``with`` block.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m.close()
+        """
+        self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _forget_lexicon(self) -> None:
+        self._lexicon = None
+
+    def _time(self, text: str | None, what: str, now: int) -> int | None:
+        return instant(text, what, now)
+
+    def resolve(self, text: str, *, role: str = "entity") -> Entity:
+        """An entity by ref, exact name or alias (case-insensitive); errors list candidates.
+
+        Parameters
+        ----------
+        text : str
+            A ref (``project:atlas``), a name or an alias.
+        role : str, default "entity"
+            How the value is named in an error message (``subject``, ``from``, ...).
+
+        Returns
+        -------
+        Entity
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Person", "Ada Lovelace", aliases=["Ada"])
+        >>> m.resolve("ada").ref
+        'person:ada-lovelace'
+        >>> m.resolve("Grace", role="owner")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        graphmem.errors.UnknownEntity: unknown owner 'Grace'...
+        >>> m.close()
+        """
+        return self._checks.resolve(text, role=role)
+
+    def entity(self, text: str) -> Entity:
+        """The entity a ref, exact name or alias names (``resolve`` with the default role).
+
+        Parameters
+        ----------
+        text : str
+            A ref, a name or an alias (case-insensitive).
+
+        Returns
+        -------
+        Entity
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"])
+        >>> m.entity("atlas-app")
+        Entity(ref='project:atlas', type='Project', name='Atlas', aliases=('atlas-app',), description='')
+        >>> m.close()
+        """
+        return self._checks.resolve(text)
+

@@ -1,0 +1,345 @@
+"""Memory's reads and the view: current, timeline, facts, why, rebuild (graphmem.view)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from graphmem.model import Interval, Statement
+from graphmem.results import (
+    CurrentResult,
+    FactsResult,
+    MigrateReport,
+    RebuildReport,
+    TimelineResult,
+    WhyResult,
+)
+from graphmem.store import ViewFiles
+from graphmem.view import rebuild as view_rebuild
+
+if TYPE_CHECKING:
+
+    pass
+
+from graphmem.bulk import gc_paused
+from graphmem.memory.base import MemoryBase
+from graphmem.results import LintReport
+
+R = TypeVar("R")
+
+
+class ReadFacade(MemoryBase):
+
+    def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
+                predicate: str | None = None) -> CurrentResult:
+        """What holds for ``subject`` at ``as_of`` as known at ``known_at``.
+
+        Each defaults to now (SPEC 4: given only ``known_at``, the answer is what we believed then about now).
+
+        Parameters
+        ----------
+        subject : str
+            A ref, name or alias.
+        as_of : str, optional
+            The time the facts hold at (ISO-8601 or ``"now"``).
+        known_at : str, optional
+            The time of knowledge: statements recorded (or retracted) later are ignored.
+        predicate : str, optional
+            Only this predicate.
+
+        Returns
+        -------
+        CurrentResult
+            ``facts`` holds the intervals in force.
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+        UnknownPredicate
+            ``predicate`` is not in the registry.
+        BadTime
+            ``as_of`` or ``known_at`` is not an ISO-8601 date or datetime (or ``"now"``).
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> [(iv.predicate, iv.object) for iv in m.current("atlas-app").facts]
+        [('uses', 'tool:kuzu')]
+        >>> m.current("Atlas", as_of="2024-01-01").facts
+        ()
+        >>> m.close()
+        """
+        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
+
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
+        """Every interval of ``subject`` (by predicate, then start) and the events behind them.
+
+        Parameters
+        ----------
+        subject : str
+            A ref, name or alias.
+        predicate : str, optional
+            Only this predicate.
+        known_at : str, optional
+            The time of knowledge (default: now).
+
+        Returns
+        -------
+        TimelineResult
+            ``intervals`` and the statements (``events``) they come from.
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+        UnknownPredicate
+            ``predicate`` is not in the registry.
+        BadTime
+            ``known_at`` cannot be parsed.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+        >>> [(iv.object, iv.valid_to is not None) for iv in m.timeline("Atlas").intervals]
+        [('tool:kuzu', True)]
+        >>> [e["op"] for e in m.timeline("Atlas").events]
+        ['assert', 'end']
+        >>> m.close()
+        """
+        return self._reads.timeline(subject, predicate=predicate, known_at=known_at)
+
+    def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
+              as_of: str | None = None) -> FactsResult:
+        """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start.
+
+        Parameters
+        ----------
+        predicate : str, optional
+            Only this predicate.
+        object : str, optional
+            Only this object (an entity ref, name or alias, or a literal value).
+        subject_type : str, optional
+            Only subjects of this entity type.
+        as_of : str, optional
+            The time the facts hold at (default: now).
+
+        Returns
+        -------
+        FactsResult
+            ``facts`` holds (subject, interval) pairs.
+
+        Raises
+        ------
+        UnknownPredicate
+            ``predicate`` is not in the registry.
+        BadInput
+            ``subject_type`` is not an entity type.
+        BadTime
+            ``as_of`` cannot be parsed.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> [(s.ref, iv.object) for s, iv in m.facts(predicate="uses", object="Kuzu").facts]
+        [('project:atlas', 'tool:kuzu')]
+        >>> m.close()
+        """
+        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
+
+    def why(self, fact: str) -> WhyResult:
+        """The receipts of one statement: sources, supersession, conflicts, ends, retraction.
+
+        Parameters
+        ----------
+        fact : str
+            The statement's ref, ``fact:N``.
+
+        Returns
+        -------
+        WhyResult
+
+        Raises
+        ------
+        BadInput
+            A bad or unknown ref.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> w = m.why("fact:1")
+        >>> w.statement.predicate, w.subject.ref, w.supersedes
+        ('uses', 'project:atlas', ())
+        >>> m.close()
+        """
+        return self._reads.why(fact)
+
+    # rebuild (graphmem.view.rebuild) ----------------------------------------------------------
+
+    def rebuild(self, *, check: bool = False) -> RebuildReport:
+        """Recompute the view from the statements; with ``check``, only compare (``view.rebuild.rebuild``).
+
+        A store opened with ``repair=True`` after an interrupted bulk commit is made whole first.
+
+        Parameters
+        ----------
+        check : bool, default False
+            Only compare the stored view with a recomputation; write nothing.
+
+        Returns
+        -------
+        RebuildReport
+            ``drift`` lists the subjects whose stored rows differed.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> r = m.rebuild(check=True)
+        >>> r.checked_only, r.drift, r.counts["subjects"]
+        (True, (), 1)
+        >>> m.close()
+        """
+        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon)
+
+    def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
+        """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed.
+
+        ``graphmem.migrate`` calls it; it is public for that use.
+
+        Parameters
+        ----------
+        up : Upgrade
+            What the layout upgrade did (``from_version``, ``steps``, ``backup``, ``restarted``,
+            ``reindex``).
+
+        Returns
+        -------
+        MigrateReport
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> import types
+        >>> up = types.SimpleNamespace(from_version=2, steps=(), backup=None, restarted=False, reindex=True)
+        >>> r = m.finish_migration(up)
+        >>> r.from_version, r.counts
+        (2, {'entities': 0, 'statements': 0, 'records': 0})
+        >>> m.close()
+        """
+        return view_rebuild.finish_migration(self.store, self.registry, self.path, up)
+
+    def compare_views(self, names: dict[str, str], content_only: bool,
+                      each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
+                      write_changed: bool = False) -> tuple[list[R], list[ViewFiles]]:
+        """Every subject recomputed and compared with its stored rows (``view.rebuild.compare_views``).
+
+        Parameters
+        ----------
+        names : dict of str to str
+            Entity names by ref (``m.store.entity_names()``).
+        content_only : bool
+            Do not count a log stored in another form or order that holds the same statements.
+        each : callable
+            Called as ``each(ref, statements, log text, view, edge count, parts that differ)`` for every
+            subject; it must not touch the store (the work is shared out between processes).
+        write_changed : bool, default False
+            Also write the rows of the subjects that differ to bulk files (returned).
+
+        Returns
+        -------
+        results : list
+            What ``each`` returned, subject by subject.
+        files : list of ViewFiles
+            The bulk files (empty without ``write_changed``).
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> m.compare_views(m.store.entity_names(), True, lambda ref, *rest: (ref, rest[-1]))
+        ([('project:atlas', [])], [])
+        >>> m.close()
+        """
+        return view_rebuild.compare_views(self.store, self.registry, names, content_only, each, write_changed)
+
+    def drift_entry(self, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:
+        """How the stored rows of ``ref`` differ from ``view`` (``view.rebuild.drift_entry``).
+
+        Parameters
+        ----------
+        ref : str
+            A subject's ref.
+        view : list of Interval
+            The recomputed intervals.
+        parts : list of str
+            The parts that differ (``name``, ``log``, ``view``, ``edges``).
+
+        Returns
+        -------
+        dict
+            ``subject``, ``stored_only`` and ``missing`` interval counts, and ``parts``.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> m.drift_entry("project:atlas", [], ["view"])
+        {'subject': 'project:atlas', 'stored_only': 1, 'missing': 0, 'parts': ['view']}
+        >>> m.close()
+        """
+        return view_rebuild.drift_entry(self.store, ref, view, parts)
+
+    def lint(self) -> LintReport:
+        """Check the store: statements without sources, conflicts, drift of the view and other issues.
+
+        Returns
+        -------
+        LintReport
+            ``issues`` are LintIssue values with a code, severity and message.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> [(i.code, i.fact) for i in m.lint().issues]
+        [('missing_source', 'fact:1')]
+        >>> m.close()
+        """
+        from graphmem.view.lint import LintParts, lint
+        with gc_paused():
+            return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry))

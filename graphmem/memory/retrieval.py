@@ -1,0 +1,267 @@
+"""Memory's retrieval: link, recommend, paths, pack, the graph (graphmem.retrieval)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from graphmem.model.text import check_text
+from graphmem.model.times import now_us
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from graphmem.retrieval.linking import Lexicon, Seed
+    from graphmem.retrieval.packing import PackResult
+    from graphmem.retrieval.recommend import PathResult, RecommendResult
+
+from graphmem.memory.base import MemoryBase
+
+
+class RetrievalFacade(MemoryBase):
+
+    def lexicon(self) -> Lexicon:
+        """The entity side of linking (names, lemmas, descriptions), built on first use.
+
+        It is kept until an entity is written through this object (Kuzu's lock means no other process
+        writes meanwhile).
+
+        Returns
+        -------
+        Lexicon
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> lex = m.lexicon()
+        >>> m.lexicon() is lex
+        True
+        >>> _ = m.add_entity("Tool", "Kuzu")
+        >>> m.lexicon() is lex
+        False
+        >>> m.close()
+        """
+        from graphmem.retrieval.linking import Lexicon
+        writes = self.store.entity_writes
+        if self._lexicon is None or self._lexicon[0] != writes:
+            self._lexicon = (writes, Lexicon(self.store.all_entities()))
+        return self._lexicon[1]
+
+    def link(self, text: str, *, records: bool = True) -> tuple[Seed, ...]:
+        """The entities ``text`` names or describes (``graphmem.retrieval.linking.Seed``), strongest match first.
+
+        Parameters
+        ----------
+        text : str
+            Free text (an idea, a question).
+        records : bool, default True
+            Also follow the records the text matches to the entities they mention.
+
+        Returns
+        -------
+        tuple of Seed
+
+        Raises
+        ------
+        BadInput
+            Empty or invalid text.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> [(s.ref, s.match) for s in m.link("the atlas project on kuzu")]
+        [('project:atlas', 'name'), ('tool:kuzu', 'name')]
+        >>> m.close()
+        """
+        from graphmem.retrieval.linking import Linker, link
+        from graphmem.retrieval.recommend import check_idea
+        return link(Linker(self.lexicon, self.ontology, self.store), check_idea(text), records=records)
+
+    def recommend(self, idea: str, *, top: int = 5, as_of: str | None = None, known_at: str | None = None,
+                  max_hops: int = 3, paths: int = 3) -> RecommendResult:
+        """The projects ``idea`` fits best at ``as_of`` (as known at ``known_at``).
+
+        Each comes with the graph paths that carry its score (docs/recommend.md).
+
+        Parameters
+        ----------
+        idea : str
+            Free text describing the idea.
+        top : int, default 5
+            At most this many projects.
+        as_of, known_at : str, optional
+            The time of the graph and of knowledge (default: now).
+        max_hops : int, default 3
+            The longest path from the idea's entities to a project.
+        paths : int, default 3
+            The paths kept per project.
+
+        Returns
+        -------
+        RecommendResult
+            ``seeds`` (the entities the idea names) and ``results``, best first.
+
+        Raises
+        ------
+        BadInput
+            Empty idea text, or a bad number.
+        BadTime
+            ``as_of`` or ``known_at`` is not an ISO-8601 date or datetime (or ``"now"``).
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> r = m.recommend("something on kuzu")
+        >>> [s.ref for s in r.seeds], [p.project.ref for p in r.results]
+        (['tool:kuzu'], ['project:atlas'])
+        >>> m.close()
+        """
+        from graphmem.retrieval.linking import Linker
+        from graphmem.retrieval.recommend import GraphParts, recommend
+        check_text(idea, "idea")
+        now = now_us()
+        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        return recommend(GraphParts(self.store, self.ontology, self.registry),
+                         Linker(self.lexicon, self.ontology, self.store), idea, top=top,
+                         as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, paths=paths)
+
+    def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
+             known_at: str | None = None) -> PathResult:
+        """The shortest explained paths between two entities over the edges valid at ``as_of``.
+
+        Parameters
+        ----------
+        src, dst : str
+            The two entities: refs, names or aliases.
+        max_hops : int, default 4
+            The longest path.
+        limit : int, default 3
+            At most this many paths.
+        as_of, known_at : str, optional
+            The time of the graph and of knowledge (default: now).
+
+        Returns
+        -------
+        PathResult
+            ``paths``, shortest first, or a ``message`` saying why there is none.
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+        BadInput
+            A bad number.
+        BadTime
+            ``as_of`` or ``known_at`` is not an ISO-8601 date or datetime (or ``"now"``).
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> len(m.paths("Atlas", "Kuzu").paths)
+        1
+        >>> m.paths("Atlas", "Kuzu", as_of="2024-01-01").message
+        'no path between project:atlas and tool:kuzu within 4 hops at as_of'
+        >>> m.close()
+        """
+        from graphmem.retrieval.recommend import GraphParts, shortest_paths
+        now = now_us()
+        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        return shortest_paths(GraphParts(self.store, self.ontology, self.registry),
+                              self.resolve(src, role="from"), self.resolve(dst, role="to"),
+                              as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, limit=limit)
+
+    def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
+             known_at: str | None = None, trace: bool = False, tokenizer: Any = None) -> PackResult:
+        """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md).
+
+        Parameters
+        ----------
+        query : str
+            What the bundle is for.
+        budget_tokens : int, default 1000
+            The most tokens the bundle may use.
+        max_items : int, default 40
+            The most items it may hold.
+        as_of, known_at : str, optional
+            The time of the facts and of knowledge (default: now).
+        trace : bool, default False
+            Keep the candidates left out too, with why.
+        tokenizer : callable, optional
+            Any function from text to a token count (default: graphmem's ``chars4`` counter).
+
+        Returns
+        -------
+        PackResult
+            ``bundle_text`` and its ``citations``.
+
+        Raises
+        ------
+        BadInput
+            Empty query text, or a bad number.
+        BadTime
+            ``as_of`` or ``known_at`` is not an ISO-8601 date or datetime (or ``"now"``).
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu.", "ts": "2024-03-01", "kind": "note"}'])
+        >>> print(m.pack("kuzu").bundle_text)
+        Evidence:
+        - 2024-03-01 note: Atlas moved from SQLite to Kuzu. [rec:1]
+        >>> m.close()
+        """
+        from graphmem.retrieval.packing import PackParts, pack
+        check_text(query, "query")
+        now = now_us()
+        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        return pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
+                    budget_tokens=budget_tokens, max_items=max_items, as_of=now if a is None else a,
+                    known_at=k, now=now, trace=trace, tokenizer=tokenizer)
+
+    def graph(self, as_of: str | None = None) -> nx.MultiDiGraph:
+        """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph.
+
+        Parameters
+        ----------
+        as_of : str, optional
+            The time the edges hold at.
+
+        Returns
+        -------
+        networkx.MultiDiGraph
+            Entities as nodes, facts between entities as edges.
+
+        Raises
+        ------
+        BadTime
+            ``as_of`` cannot be parsed.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> g = m.graph()
+        >>> g.number_of_nodes(), g.number_of_edges()
+        (2, 1)
+        >>> m.close()
+        """
+        from graphmem.transfer.export import to_networkx
+        return to_networkx(self.store, as_of)

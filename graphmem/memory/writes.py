@@ -1,0 +1,206 @@
+"""Memory's writes: assert, end, retract, import (graphmem.write)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphmem.bulk import gc_paused
+from graphmem.results import (
+    ImportReport,
+    WriteResult,
+)
+
+if TYPE_CHECKING:
+
+    pass
+
+from graphmem.memory.base import MemoryBase
+
+
+class WriteFacade(MemoryBase):
+
+    def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None = None,
+                valid_to: str | None = None, sources: Iterable[str] = (), by: str = "operator",
+                recorded_at: str | None = None) -> WriteResult:
+        """Record that ``subject predicate obj`` holds from ``valid_from`` (default: now).
+
+        Parameters
+        ----------
+        subject : str
+            The subject entity: a ref, name or alias.
+        predicate : str
+            A predicate of the registry (``status``, ``uses``, ...).
+        obj : Any
+            An entity (ref, name or alias) or a literal, as the predicate expects.
+        valid_from, valid_to : str, optional
+            When it starts and stops holding (ISO-8601 dates or datetimes); open-ended without ``valid_to``.
+        sources : iterable of str, optional
+            Record refs (``rec:N``) or URIs it is based on.
+        by : str, default "operator"
+            Who asserts it; with ``sources``, it sets the statement's trust.
+        recorded_at : str, optional
+            When it became known (default: now; not in the future).
+
+        Returns
+        -------
+        WriteResult
+            ``refs`` holds the new statement's ref (``fact:N``).
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+        UnknownPredicate
+            The predicate is not in the registry.
+        TypeMismatch
+            The subject or object is of a type the predicate does not allow.
+        BadTime
+            A time cannot be parsed, or the interval is impossible.
+        BadInput
+            Any other bad value (a literal, a source, the asserter); nothing was written.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas")
+        >>> w = m.assert_("Atlas", "status", "active", valid_from="2024-01-01")
+        >>> w.action, w.refs
+        ('assert', ('fact:1',))
+        >>> m.assert_("Atlas", "status", "sleeping")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        graphmem.errors.BadInput: ...
+        >>> m.close()
+        """
+        return self._writer.assert_(subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
+                                    sources=sources, by=by, recorded_at=recorded_at)
+
+    def end(self, subject: str, predicate: str, obj: Any = None, *, at: str, sources: Iterable[str] = (),
+            by: str = "operator") -> WriteResult:
+        """Close, at ``at``, what holds for (subject, predicate) or (subject, predicate, object).
+
+        Parameters
+        ----------
+        subject : str
+            The subject entity: a ref, name or alias.
+        predicate : str
+            A predicate of the registry.
+        obj : Any, optional
+            The object whose interval ends (default: whatever holds for the predicate).
+        at : str
+            When it stops holding (ISO-8601).
+        sources : iterable of str, optional
+            Record refs or URIs the end is based on.
+        by : str, default "operator"
+            Who records the end.
+
+        Returns
+        -------
+        WriteResult
+            ``refs`` holds the end statement's ref; ``detail["closed"]`` the intervals it closed.
+
+        Raises
+        ------
+        UnknownEntity
+            No entity has that ref, name or alias.
+        AmbiguousEntity
+            The name or alias matches several entities.
+        UnknownPredicate
+            The predicate is not in the registry.
+        BadTime
+            ``at`` cannot be parsed.
+        BadInput
+            Nothing holds at ``at`` to be ended, or another bad value.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> w = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+        >>> w.refs, [c["valid_from"] for c in w.detail["closed"]]
+        (('fact:2',), ['2024-02-01T00:00:00Z'])
+        >>> m.current("Atlas", as_of="2024-07-01").facts
+        ()
+        >>> m.close()
+        """
+        return self._writer.end(subject, predicate, obj, at=at, sources=sources, by=by)
+
+    def retract(self, fact: str, reason: str | None = None) -> WriteResult:
+        """Withdraw a statement from now on; it stays in the history.
+
+        Parameters
+        ----------
+        fact : str
+            The statement's ref, ``fact:N``.
+        reason : str, optional
+            Why it is withdrawn (kept with it).
+
+        Returns
+        -------
+        WriteResult
+
+        Raises
+        ------
+        BadInput
+            A bad or unknown ref, or a statement already retracted.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
+        >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+        ('fact:1',)
+        >>> m.retract("fact:1", reason="entered by mistake").detail["reason"]
+        'entered by mistake'
+        >>> m.current("Atlas").facts
+        ()
+        >>> m.why("fact:1").statement.retract_reason
+        'entered by mistake'
+        >>> m.close()
+        """
+        return self._writer.retract(fact, reason)
+
+    def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False) -> ImportReport:
+        """Entities, records and statements from JSONL lines (SPEC 5), each line checked before any is written.
+
+        Parameters
+        ----------
+        source : str, Path or iterable of str
+            A file of JSON lines, or the lines themselves.
+        strict : bool, default False
+            Write nothing when any line is invalid (else the valid lines are written).
+
+        Returns
+        -------
+        ImportReport
+            Counts, the first and last new facts, and the invalid lines by number.
+
+        Raises
+        ------
+        BadInput
+            The file cannot be read.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> lines = ['{"op": "entity", "type": "Tool", "name": "Kuzu"}',
+        ...          '{"op": "entity", "type": "Project", "name": "Atlas"}',
+        ...          '{"op": "assert", "subject": "Atlas", "predicate": "uses", "object": "Kuzu"}']
+        >>> r = m.import_jsonl(lines)
+        >>> r.entities_created, r.statements, r.errors
+        (2, 1, ())
+        >>> m.close()
+        """
+        from graphmem.transfer.importer import import_lines
+        self._lexicon = None  # an import may add aliases and descriptions
+        with gc_paused():
+            return import_lines(self.store, self._checks, source, strict=strict)
