@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import networkx as nx
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, now_us, parse_instant
 
 if TYPE_CHECKING:
@@ -90,5 +90,5 @@ def to_networkx(store: ExportStore, as_of: str | None = None) -> nx.MultiDiGraph
     for label, a, b, pred, iv in store.edges(t):
         g.add_edge(a, b, key=f"{label}:{','.join(map(str, iv.assertions))}", label=label, predicate=pred,
                    valid_from=format_instant(iv.valid_from) or "", valid_to=format_instant(iv.valid_to) or "",
-                   assertions=" ".join(f"fact:{i}" for i in iv.assertions))
+                   assertions=" ".join(fact_ref(i) for i in iv.assertions))
     return g

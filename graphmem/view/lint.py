@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from graphmem.model import Interval, Statement
+from graphmem.model import Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, now_us
 from graphmem.ontology.schema import Registry
 from graphmem.results import LintIssue, LintReport
@@ -98,52 +98,53 @@ class _Checker:
         entity_types, preds, record_ts = self.entity_types, self.preds, self.record_ts
         seen: dict[tuple[object, ...], int] = {}
         for fid, op, _, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ in log:
+            ref = fact_ref(fid)
             if stype is None:
-                issues.append(LintIssue("dangling_entity", "error", f"fact:{fid} names subject {subj!r}, which does "
-                                        "not exist", fact=f"fact:{fid}", subject=subj))
+                issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {subj!r}, which does "
+                                        "not exist", fact=ref, subject=subj))
             if kind == "entity" and obj not in entity_types:
-                issues.append(LintIssue("dangling_entity", "error", f"fact:{fid} names object {obj!r}, which does "
-                                        "not exist", fact=f"fact:{fid}", subject=subj))
+                issues.append(LintIssue("dangling_entity", "error", f"{ref} names object {obj!r}, which does "
+                                        "not exist", fact=ref, subject=subj))
             info = preds.get(pred)
             if info is None:
-                issues.append(LintIssue("unknown_predicate", "error", f"fact:{fid} uses predicate {pred!r}, which "
-                                        "the registry does not define", fact=f"fact:{fid}", subject=subj))
+                issues.append(LintIssue("unknown_predicate", "error", f"{ref} uses predicate {pred!r}, which "
+                                        "the registry does not define", fact=ref, subject=subj))
                 continue
             p, subject_types, entity_valued, object_types = info
             if stype is not None and stype not in subject_types:
-                issues.append(LintIssue("subject_type_mismatch", "error", f"fact:{fid}: subject {subj} is a {stype}; "
-                                        f"{p.name} expects " + " or ".join(p.subject_types), fact=f"fact:{fid}",
+                issues.append(LintIssue("subject_type_mismatch", "error", f"{ref}: subject {subj} is a {stype}; "
+                                        f"{p.name} expects " + " or ".join(p.subject_types), fact=ref,
                                         subject=subj))
             if kind:
                 otype = entity_types.get(str(obj)) if kind == "entity" else None
                 if entity_valued != (kind == "entity") or (otype is not None and otype not in object_types):
-                    issues.append(LintIssue("object_type_mismatch", "error", f"fact:{fid}: object {obj!r} does not "
+                    issues.append(LintIssue("object_type_mismatch", "error", f"{ref}: object {obj!r} does not "
                                             f"fit {p.name}, which expects {p.object_description()}",
-                                            fact=f"fact:{fid}", subject=subj))
+                                            fact=ref, subject=subj))
             for src in sources:
                 if src.startswith("rec:") and src not in record_ts:
-                    issues.append(LintIssue("dangling_source", "error", f"fact:{fid} cites {src}, which does not "
-                                            "resolve to a stored record", fact=f"fact:{fid}", subject=subj, record=src))
+                    issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
+                                            "resolve to a stored record", fact=ref, subject=subj, record=src))
             if op != "assert":
                 continue
             if vt is not None and vt <= vf:
-                issues.append(LintIssue("interval_invalid", "error", f"fact:{fid}: valid_to {format_instant(vt)} "
-                                        f"is not after valid_from {format_instant(vf)}", fact=f"fact:{fid}",
+                issues.append(LintIssue("interval_invalid", "error", f"{ref}: valid_to {format_instant(vt)} "
+                                        f"is not after valid_from {format_instant(vf)}", fact=ref,
                                         subject=subj))
             if retracted is not None:
                 continue
             key = (pred, kind, obj, vf, vt)
             if key in seen:
-                issues.append(LintIssue("duplicate_assertion", "warning", f"fact:{fid} repeats fact:{seen[key]} (same "
-                                        "statement and interval)", fact=f"fact:{fid}", subject=subj))
+                issues.append(LintIssue("duplicate_assertion", "warning", f"{ref} repeats {fact_ref(seen[key])} (same "
+                                        "statement and interval)", fact=ref, subject=subj))
             else:
                 seen[key] = fid
             if not sources:
-                issues.append(LintIssue("missing_source", "warning", f"fact:{fid} ({subj} {pred}) cites no "
-                                        "source", fact=f"fact:{fid}", subject=subj))
+                issues.append(LintIssue("missing_source", "warning", f"{ref} ({subj} {pred}) cites no "
+                                        "source", fact=ref, subject=subj))
             if vf > rec:
-                issues.append(LintIssue("future_fact", "warning", f"fact:{fid} is valid from {format_instant(vf)}, "
-                                        f"after it was recorded ({format_instant(rec)})", fact=f"fact:{fid}",
+                issues.append(LintIssue("future_fact", "warning", f"{ref} is valid from {format_instant(vf)}, "
+                                        f"after it was recorded ({format_instant(rec)})", fact=ref,
                                         subject=subj))
 
     def stale(self, ref: str, view: list[Interval], log: list[Statement], issues: list[LintIssue]) -> None:
@@ -170,7 +171,7 @@ class _Checker:
                 days = (now - newest) // 86_400_000_000
                 issues.append(LintIssue("stale_fact", "warning", f"{ref} {iv.predicate} = {iv.object} has no "
                                         f"evidence newer than {days} days (stale after {p.stale_after})",
-                                        fact=f"fact:{iv.assertions[-1]}", subject=ref))
+                                        fact=fact_ref(iv.assertions[-1]), subject=ref))
 
 
 def _conflicts(ref: str, view: list[Interval], issues: list[LintIssue]) -> None:
@@ -181,8 +182,8 @@ def _conflicts(ref: str, view: list[Interval], issues: list[LintIssue]) -> None:
             reported.add((iv.assertions, iv.conflicts))
             issues.append(LintIssue(
                 "single_value_conflict", "error",
-                f"{ref} {iv.predicate}: fact:{iv.assertions[-1]} conflicts with "
-                + ", ".join(f"fact:{c}" for c in iv.conflicts), fact=f"fact:{iv.assertions[-1]}", subject=ref))
+                f"{ref} {iv.predicate}: {fact_ref(iv.assertions[-1])} conflicts with "
+                + ", ".join(fact_ref(c) for c in iv.conflicts), fact=fact_ref(iv.assertions[-1]), subject=ref))
 
 
 def _drift_issue(ref: str, d: dict[str, Any], parts: list[str]) -> LintIssue:

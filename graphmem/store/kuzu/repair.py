@@ -8,6 +8,7 @@ from collections.abc import Container
 from typing import Any
 
 from graphmem.errors import StoreUnavailable
+from graphmem.model import fact_ref
 from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts_param, dumps
@@ -49,11 +50,11 @@ class Repair(Schema):
         times = " OR ".join(f"{c} < {_int(MIN_US)} OR {c} > {_int(MAX_US)}"
                             for c in ("a.valid_from", "a.valid_to", "a.recorded_at", "a.retracted_at"))
         for (fid,) in self._q(f"MATCH (a:Assertion) WHERE {times} RETURN a.id ORDER BY a.id LIMIT {_int(limit)}"):
-            add("time_out_of_range", f"fact:{fid} holds a time outside the years 1-9999 (export cannot write it "
-                "so that import reads it back); retract it and assert it again", fact=f"fact:{fid}")
+            add("time_out_of_range", f"{fact_ref(fid)} holds a time outside the years 1-9999 (export cannot write it "
+                "so that import reads it back); retract it and assert it again", fact=fact_ref(fid))
         top = self._q("MATCH (a:Assertion) RETURN max(a.id)")[0][0]
         if top is not None and top >= self.next_fact_id():
-            add("counter_behind", f"the next fact id is {self.next_fact_id()}, but fact:{top} exists", counter="next_fact")
+            add("counter_behind", f"the next fact id is {self.next_fact_id()}, but {fact_ref(top)} exists", counter="next_fact")
         records = {k: i for k, i in self._iter("MATCH (r:Record) RETURN r.key, r.id")}
         top = max(records.values(), default=None)
         if top is not None and top >= self.next_record_id():
