@@ -98,6 +98,25 @@ def test_import_killed_is_all_or_nothing(store: tuple[Path, int], tmp_path: Path
             break
 
 
+def test_roll_back_takes_an_interrupted_write_back_whole(store: tuple[Path, int]) -> None:
+    """What a write's account of itself (WriteUndo) names is taken back: its statements, its entities,
+    the aliases it added and the retractions it made of older facts."""
+    path, _ = store
+    with graphmem.open(path) as m:
+        before = m.export()
+        target = m.store.all_statements()[0].ref
+        atlas = m.entity("atlas")
+        with m.store.transaction():
+            undo = m.store._undo
+            m.retract(target, reason="wrong")
+            m.add_entity("Tool", "Rolled back tool")
+            m.store.add_aliases(atlas, ("atlas-rolled",), None)
+            m.assert_("atlas", "uses", "rolled back tool")
+        m.store.roll_back(undo)
+        assert m.rebuild().ok
+        assert m.export() == before
+
+
 def test_a_second_writer_process_exits_3_with_a_clear_line(store: tuple[Path, int]) -> None:
     path, _ = store
     import socket

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from graphmem.errors import BadInput
 from graphmem.model import Entity
@@ -13,13 +13,7 @@ from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_reg
 from graphmem.store import Store
 from graphmem.view.reads import Reads
 from graphmem.write.apply import Writer
-from graphmem.write.inputs import instant
 from graphmem.write.validate import Checks
-
-if TYPE_CHECKING:
-
-    pass
-
 
 
 def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
@@ -79,9 +73,6 @@ class MemoryBase:
 
     def _forget_lexicon(self) -> None:
         self._lexicon = None
-
-    def _time(self, text: str | None, what: str, now: int) -> int | None:
-        return instant(text, what, now)
 
     def resolve(self, text: str, *, role: str = "entity") -> Entity:
         """An entity by ref, exact name or alias (case-insensitive); errors list candidates.

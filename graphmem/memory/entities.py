@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from graphmem.memory.base import MemoryBase
 from graphmem.model import Entity
 from graphmem.results import (
     EntityDoc,
@@ -15,14 +15,10 @@ from graphmem.results import (
     WriteResult,
 )
 
-if TYPE_CHECKING:
-
-    pass
-
-from graphmem.memory.base import MemoryBase
-
 
 class EntityFacade(MemoryBase):
+    """Looking entities up and adding them."""
+
     def entities(self, type_name: str | None = None, match: str | None = None) -> list[Entity]:
         """The entities, optionally of one type and whose name contains ``match``.
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
+from graphmem.memory.base import MemoryBase
 from graphmem.model.text import check_text
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
@@ -23,13 +24,12 @@ if TYPE_CHECKING:
     from graphmem.evidence.ingest import IngestReport
     from graphmem.evidence.records import Record
 
-from graphmem.memory.base import MemoryBase
-
 EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
 
 
 
 class EvidenceFacade(MemoryBase):
+    """Records: ingest, look up, search, extract; export."""
 
     def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> IngestReport:
         """Store evidence records from JSONL lines (a path, a binary stream or byte lines).

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from graphmem.bulk import gc_paused
+from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.results import (
     CurrentResult,
     FactsResult,
+    LintReport,
     MigrateReport,
     RebuildReport,
     TimelineResult,
@@ -17,18 +20,11 @@ from graphmem.results import (
 from graphmem.store import ViewFiles
 from graphmem.view import rebuild as view_rebuild
 
-if TYPE_CHECKING:
-
-    pass
-
-from graphmem.bulk import gc_paused
-from graphmem.memory.base import MemoryBase
-from graphmem.results import LintReport
-
 R = TypeVar("R")
 
 
 class ReadFacade(MemoryBase):
+    """What holds and held (``graphmem.view.reads``), rebuild and lint."""
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
                 predicate: str | None = None) -> CurrentResult:

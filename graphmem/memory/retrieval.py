@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from graphmem.memory.base import MemoryBase
 from graphmem.model.text import check_text
-from graphmem.model.times import now_us
+from graphmem.write.inputs import when
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -14,10 +15,9 @@ if TYPE_CHECKING:
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult
 
-from graphmem.memory.base import MemoryBase
-
 
 class RetrievalFacade(MemoryBase):
+    """Linking, recommendations, paths, packs and the graph (``graphmem.retrieval``)."""
 
     def lexicon(self) -> Lexicon:
         """The entity side of linking (names, lemmas, descriptions), built on first use.
@@ -127,11 +127,10 @@ class RetrievalFacade(MemoryBase):
         from graphmem.retrieval.linking import Linker
         from graphmem.retrieval.recommend import GraphParts, recommend
         check_text(idea, "idea")
-        now = now_us()
-        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        t = when(as_of, known_at)
         return recommend(GraphParts(self.store, self.ontology, self.registry),
                          Linker(self.lexicon, self.ontology, self.store), idea, top=top,
-                         as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, paths=paths)
+                         as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, paths=paths)
 
     def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
              known_at: str | None = None) -> PathResult:
@@ -178,11 +177,10 @@ class RetrievalFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.retrieval.recommend import GraphParts, shortest_paths
-        now = now_us()
-        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        t = when(as_of, known_at)
         return shortest_paths(GraphParts(self.store, self.ontology, self.registry),
                               self.resolve(src, role="from"), self.resolve(dst, role="to"),
-                              as_of=now if a is None else a, known_at=k, now=now, max_hops=max_hops, limit=limit)
+                              as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, limit=limit)
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
              known_at: str | None = None, trace: bool = False, tokenizer: Any = None) -> PackResult:
@@ -227,11 +225,10 @@ class RetrievalFacade(MemoryBase):
         """
         from graphmem.retrieval.packing import PackParts, pack
         check_text(query, "query")
-        now = now_us()
-        a, k = self._time(as_of, "as_of", now), self._time(known_at, "known_at", now)
+        t = when(as_of, known_at)
         return pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
-                    budget_tokens=budget_tokens, max_items=max_items, as_of=now if a is None else a,
-                    known_at=k, now=now, trace=trace, tokenizer=tokenizer)
+                    budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
+                    known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer)
 
     def graph(self, as_of: str | None = None) -> nx.MultiDiGraph:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph.

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphmem.bulk import gc_paused
+from graphmem.memory.base import MemoryBase
 from graphmem.results import (
     ImportReport,
     WriteResult,
 )
 
-if TYPE_CHECKING:
-
-    pass
-
-from graphmem.memory.base import MemoryBase
-
 
 class WriteFacade(MemoryBase):
+    """assert, end, retract and import, through ``graphmem.write``."""
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None = None,
                 valid_to: str | None = None, sources: Iterable[str] = (), by: str = "operator",

@@ -31,7 +31,9 @@ class WriteUndo:
     records_from: int | None = None  # the same for record ids
     entities: list[str] = dataclasses.field(default_factory=list)  # refs this write created
     entities_before: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # ref -> [aliases, description]
-    retracted_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # fact id -> [at, reason]
+    # facts this write retracted: none was retracted before (write.validate.check_retraction refuses that),
+    # so taking the retraction back leaves the fact unretracted
+    retracted: list[int] = dataclasses.field(default_factory=list)
     records_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # rec id -> [extracted_at, mentions]
     counters: dict[str, int] = dataclasses.field(default_factory=dict)  # next_fact, next_record at the commit
 
@@ -45,12 +47,12 @@ class WriteUndo:
     def to_json(self) -> dict[str, Any]:
         return {"facts_from": self.facts_from, "records_from": self.records_from, "entities": self.entities,
                 "entities_before": self.entities_before,
-                "retracted_before": {str(k): v for k, v in self.retracted_before.items()},
+                "retracted": self.retracted,
                 "records_before": {str(k): v for k, v in self.records_before.items()}, "counters": self.counters}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> WriteUndo:
         return cls(doc.get("facts_from"), doc.get("records_from"), list(doc.get("entities") or []),
                    dict(doc.get("entities_before") or {}),
-                   {int(k): v for k, v in (doc.get("retracted_before") or {}).items()},
+                   [int(i) for i in doc.get("retracted") or []],
                    {int(k): v for k, v in (doc.get("records_before") or {}).items()}, dict(doc.get("counters") or {}))

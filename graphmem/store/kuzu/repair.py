@@ -55,7 +55,16 @@ class Repair(Schema):
         top = self._q("MATCH (a:Assertion) RETURN max(a.id)")[0][0]
         if top is not None and top >= self.next_fact_id():
             add("counter_behind", f"the next fact id is {self.next_fact_id()}, but {fact_ref(top)} exists", counter="next_fact")
-        records = {k: i for k, i in self._iter("MATCH (r:Record) RETURN r.key, r.id")}
+        records: dict[str, int] = {}
+        docs = tokens = 0
+        df: dict[str, int] = {}
+        for key, rid, text in self._iter("MATCH (r:Record) RETURN r.key, r.id, r.text"):  # one scan for both checks
+            records[key] = rid
+            words = terms(text)
+            docs += 1
+            tokens += len(words)
+            for t in set(words):
+                df[t] = df.get(t, 0) + 1
         top = max(records.values(), default=None)
         if top is not None and top >= self.next_record_id():
             add("counter_behind", f"the next record id is {self.next_record_id()}, but rec:{top} exists",
@@ -64,14 +73,6 @@ class Repair(Schema):
         for key in sorted(set(records) ^ set(keys) | {k for k in records if keys.get(k, records[k]) != records[k]}):
             add("record_key_mismatch", f"record key {key!r}: the records say {records.get(key)}, the key index says "
                 f"{keys.get(key)}", key=key)
-        docs = tokens = 0
-        df: dict[str, int] = {}
-        for (text,) in self._iter("MATCH (r:Record) RETURN r.text"):
-            words = terms(text)
-            docs += 1
-            tokens += len(words)
-            for t in set(words):
-                df[t] = df.get(t, 0) + 1
         counted = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))  # as stored, not cached
         if (docs, tokens) != counted:
             add("index_stats_mismatch", f"the full-text index counts {counted[0]} records of {counted[1]} terms; "
@@ -206,9 +207,8 @@ class Repair(Schema):
             out["statements"] = self._q(f"MATCH (a:Assertion) WHERE a.id >= {_int(undo.facts_from)} "
                                         "RETURN count(a)")[0][0]
             self._q(f"MATCH (a:Assertion) WHERE a.id >= {_int(undo.facts_from)} DELETE a")
-        for fid, (at, reason) in sorted(undo.retracted_before.items()):
-            self._q(f"MATCH (a:Assertion {{id: {_int(fid)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
-                    {"t": at, "r": reason})
+        for fid in sorted(set(undo.retracted)):  # a fact of this write is gone already; the match is then empty
+            self._q(f"MATCH (a:Assertion {{id: {_int(fid)}}}) SET a.retracted_at = NULL, a.retract_reason = NULL")
         if undo.records_from is not None:
             out["records"] = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(undo.records_from)} RETURN count(r)")[0][0]
             self._q(f"MATCH (r:Record) WHERE r.id >= {_int(undo.records_from)} DETACH DELETE r")

@@ -202,11 +202,7 @@ class StatementTables(Schema):
         return StatementFile(self)
 
     def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:
-        if fact_id not in self._undo.retracted_before and (self._undo.facts_from is None
-                                                           or fact_id < self._undo.facts_from):
-            rows = self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) RETURN a.retracted_at, a.retract_reason")
-            if rows:
-                self._undo.retracted_before[fact_id] = list(rows[0])
+        self._undo.retracted.append(fact_id)
         self._q(f"MATCH (a:Assertion {{id: {_int(fact_id)}}}) SET a.retracted_at = $t, a.retract_reason = $r",
                 {"t": at, "r": reason})
 
