@@ -177,7 +177,7 @@ def cold_child(store: str, ref: str) -> None:
     import graphmem
     m = graphmem.open(store, create=False)
     t2 = time.perf_counter()
-    doc = json.dumps(m.current(ref).to_json())
+    doc = json.dumps(m.current(ref).to_dict())
     t3 = time.perf_counter()
     m.close()
     t4 = time.perf_counter()
@@ -725,7 +725,7 @@ def table(res: dict[str, Any]) -> str:
         if "wall_ms" in bd:
             add("  API in a fresh process: wall", f"{bd['wall_ms']:.0f} ms")
             for k, label in (("import_cli_ms", "import graphmem.cli"), ("open_ms", "graphmem.open (kuzu + schema)"),
-                             ("current_ms", "current + to_json"), ("close_ms", "close"),
+                             ("current_ms", "current + to_dict"), ("close_ms", "close"),
                              ("startup_and_exit_ms", "interpreter start + exit")):
                 add(f"    {label}", f"{bd[k]:.0f} ms")
     if ic:

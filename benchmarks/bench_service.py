@@ -93,9 +93,9 @@ def in_process(store: Path, work: dict[str, list[tuple[str, str, dict[str, Any]]
     import graphmem
     out = {}
     with graphmem.open(store) as m:
-        fns = {"current": lambda p: m.current(p["subject"]).to_json(),
-               "search": lambda p: m.search(p["q"], limit=10).to_json(),
-               "assert": lambda p: m.assert_(p["subject"], p["predicate"], p["object"], by="agent").to_json()}
+        fns = {"current": lambda p: m.current(p["subject"]).to_dict(),
+               "search": lambda p: m.search(p["q"], limit=10).to_dict(),
+               "assert": lambda p: m.assert_(p["subject"], p["predicate"], p["object"], by="agent").to_dict()}
         for op, jobs in work.items():
             lat = []
             for _, _, params in jobs[-n:]:

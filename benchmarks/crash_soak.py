@@ -83,7 +83,7 @@ def state(store: Path) -> dict[str, Any]:
     with graphmem.open(store) as m:
         left = list((store / "tmp").glob("tmp*")) if (store / "tmp").exists() else []
         return {"statements": m.store.statement_count(), "records": m.store.record_count(),
-                "drift": not m.rebuild(check=True).ok, "errors": m.lint().to_json()["counts"]["error"],
+                "drift": not m.rebuild(check=True).ok, "errors": m.lint().to_dict()["counts"]["error"],
                 "tmp_left": len(left)}
 
 

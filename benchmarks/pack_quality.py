@@ -73,7 +73,7 @@ def check_gold(m: Any, qs: list[dict[str, Any]]) -> None:
                     bad.append(f"{x['q']!r}: {ref} does not exist at {as_of or 'now'}")
             else:
                 s = m.store.statement(int(ref[5:]))
-                held = m.current(s.subject, as_of=as_of).to_json()["facts"] if s else []
+                held = m.current(s.subject, as_of=as_of).to_dict()["facts"] if s else []
                 if not any(ref in f["assertions"] or ref in f.get("conflicts", []) for f in held):
                     bad.append(f"{x['q']!r}: {ref} is not current at {as_of or 'now'}")
     if bad:
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
                     at = parse_instant(as_of) if as_of else now_us()
                     gold = set(x["gold"])
                     gold_recs = {g for g in gold if g.startswith("rec:")}
-                    doc = m.pack(x["q"], budget_tokens=budget, as_of=as_of).to_json()
+                    doc = m.pack(x["q"], budget_tokens=budget, as_of=as_of).to_dict()
                     got = {c for item in doc["items"] for c in item["citations"]}
                     base = search_bundle(m, x["q"], budget, at)
                     rows["pack"].append(len(gold & got) / len(gold))

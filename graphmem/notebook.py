@@ -1,4 +1,5 @@
-"""Results as HTML tables in Jupyter: every result with ``to_json`` gets ``_repr_html_`` from here."""
+"""Results as HTML tables in Jupyter: every result with ``to_dict`` gets ``_repr_html_`` and ``to_json``
+from here."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ from typing import Any
 
 
 class HtmlRepr:
-    """Mixin: Jupyter shows the result as a table (no extra call); ``to_json`` stays the data."""
+    """Mixin: Jupyter shows the result as a table (no extra call); ``to_dict`` is the data as the
+    ``--json`` document, ``to_json`` its JSON text."""
 
     def _repr_html_(self) -> str:
-        return doc_html(self.to_json())  # type: ignore[attr-defined]
+        return doc_html(self.to_dict())  # type: ignore[attr-defined]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The JSON text of the ``--json`` document, as the CLI prints it (without the newline)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)  # type: ignore[attr-defined]
 
 
 def _table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> str:

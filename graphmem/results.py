@@ -24,10 +24,10 @@ class CurrentResult(HtmlRepr):
     known_at: int
     facts: tuple[Interval, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
                 "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
-                "facts": [iv.to_json() for iv in self.facts]}
+                "facts": [iv.to_dict() for iv in self.facts]}
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,10 @@ class TimelineResult(HtmlRepr):
     intervals: tuple[Interval, ...]
     events: tuple[dict[str, Any], ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
                 "known_at": format_instant(self.known_at),
-                "intervals": [iv.to_json() for iv in self.intervals], "events": list(self.events)}
+                "intervals": [iv.to_dict() for iv in self.intervals], "events": list(self.events)}
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,9 @@ class FactsResult(HtmlRepr):
     filters: dict[str, Any]
     facts: tuple[tuple[Entity, Interval], ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.facts.v1", "as_of": format_instant(self.as_of), "filters": self.filters,
-                "facts": [iv.to_json(subject=e.brief()) for e, iv in self.facts]}
+                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.facts]}
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,13 @@ class WhyResult(HtmlRepr):
     conflicts: tuple[int, ...]
     ended_by: tuple[int, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         st = self.statement
         return {
-            "schema": "graphmem.why.v1", "fact": st.to_json(),
+            "schema": "graphmem.why.v1", "fact": st.to_dict(),
             "subject": self.subject.brief() if self.subject else {"ref": st.subject},
             "sources": [self._source(s) for s in st.sources],
-            "in_view": [iv.to_json() for iv in self.intervals],
+            "in_view": [iv.to_dict() for iv in self.intervals],
             "supersedes": [fact_ref(i) for i in self.supersedes],
             "superseded_by": [fact_ref(i) for i in self.superseded_by],
             "conflicts": [fact_ref(i) for i in self.conflicts],
@@ -94,19 +94,19 @@ class WhyResult(HtmlRepr):
 
 
 @dataclass(frozen=True)
-class WriteResult:
+class WriteResult(HtmlRepr):
     """What a write created: refs of entities and statements."""
 
     action: str
     refs: tuple[str, ...]
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": f"graphmem.{self.action}.v1", "created": list(self.refs), **self.detail}
 
 
 @dataclass(frozen=True)
-class ImportReport:
+class ImportReport(HtmlRepr):
     lines: int
     entities_created: int
     entities_updated: int
@@ -122,7 +122,7 @@ class ImportReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
             "entities_created": self.entities_created, "entities_updated": self.entities_updated,
@@ -142,7 +142,7 @@ class LintIssue:
     subject: str | None = None
     record: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
         for k in ("fact", "subject", "record"):
             v = getattr(self, k)
@@ -179,13 +179,13 @@ class LintReport(HtmlRepr):
         rank = SEVERITY_RANK[check_fail_on(fail_on)]
         return any(SEVERITY_RANK[i.severity] >= rank for i in self.issues)
 
-    def to_json(self, fail_on: str = "error") -> dict[str, Any]:
+    def to_dict(self, fail_on: str = "error") -> dict[str, Any]:
         return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on), "fail_on": fail_on,
-                "counts": self.counts(), "issues": [i.to_json() for i in self.issues]}
+                "counts": self.counts(), "issues": [i.to_dict() for i in self.issues]}
 
 
 @dataclass(frozen=True)
-class RebuildReport:
+class RebuildReport(HtmlRepr):
     checked_only: bool
     drift: tuple[dict[str, Any], ...]
     counts: dict[str, int]
@@ -197,7 +197,7 @@ class RebuildReport:
     def ok(self) -> bool:
         return not self.drift and not self.problems
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         doc = {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
                "drift": list(self.drift), "problems": list(self.problems), "counts": self.counts,
                "seconds": round(self.seconds, 3)}
@@ -207,7 +207,7 @@ class RebuildReport:
 
 
 @dataclass(frozen=True)
-class MigrateReport:
+class MigrateReport(HtmlRepr):
     """What ``graphmem migrate`` did."""
 
     store: str
@@ -219,7 +219,7 @@ class MigrateReport:
     counts: dict[str, int]
     seconds: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.migrate.v1", "store": self.store, "from": self.from_version,
                 "to": self.to_version, "migrated": bool(self.steps), "steps": list(self.steps),
                 "backup": self.backup, "restarted": self.restarted, "counts": self.counts,
@@ -239,7 +239,7 @@ class SearchHit:
     scope: str | None
     importance: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_instant(self.ts),
                 "kind": self.kind, "source": self.source, "scope": self.scope, "importance": self.importance}
 
@@ -250,26 +250,26 @@ class SearchResult(HtmlRepr):
     terms: tuple[str, ...]
     hits: tuple[SearchHit, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
-                "results": [h.to_json() for h in self.hits]}
+                "results": [h.to_dict() for h in self.hits]}
 
 
 @dataclass(frozen=True)
-class ExtractResult:
+class ExtractResult(HtmlRepr):
     """Proposals per source (a record ref, or "text"), and what was written with --apply."""
 
     items: tuple[tuple[str, Any], ...]  # (source, Extraction)
     writes_performed: bool
     written: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         mentions, entities, assertions, skipped = [], [], [], []
         for source, ex in self.items:
             rec = source if source.startswith("rec:") else None
-            mentions += [{**m.to_json(), "record": rec} for m in ex.mentions]
-            entities += [{**e.to_json(), "record": rec} for e in ex.entities]
-            assertions += [p.to_json() for p in ex.assertions]
+            mentions += [{**m.to_dict(), "record": rec} for m in ex.mentions]
+            entities += [{**e.to_dict(), "record": rec} for e in ex.entities]
+            assertions += [p.to_dict() for p in ex.assertions]
             skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
                         for s in ex.skipped]
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
@@ -283,8 +283,8 @@ class EntityDoc(HtmlRepr):
 
     entity: Entity
 
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_json()}
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -293,30 +293,30 @@ class EntityList(HtmlRepr):
 
     entities: tuple[Entity, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entities.v1", "entities": [e.to_json() for e in self.entities]}
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.entities.v1", "entities": [e.to_dict() for e in self.entities]}
 
 
 @dataclass(frozen=True)
-class StoreInfo:
+class StoreInfo(HtmlRepr):
     """Where the store is and how much it holds (``init``)."""
 
     store: str
     statements: int
     entities: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
                 "entities": self.entities}
 
 
 @dataclass(frozen=True)
-class OntologyDoc:
+class OntologyDoc(HtmlRepr):
     """The loaded ontology (``ontology``)."""
 
     ontology: Ontology
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         ont = self.ontology
         return {"schema": "graphmem.ontology.v1",
                 "entity_types": [{"name": t.name, "prefix": t.prefix, "description": t.description}
@@ -326,12 +326,12 @@ class OntologyDoc:
 
 
 @dataclass(frozen=True)
-class RegistryDoc:
+class RegistryDoc(HtmlRepr):
     """The loaded predicate registry (``predicates``)."""
 
     registry: Registry
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.predicates.v1", "predicates": [
             {"name": p.name, "description": p.description, "subject_types": list(p.subject_types),
              "object": ({"entity_types": list(p.object_entity_types)} if p.entity_valued else
@@ -341,14 +341,14 @@ class RegistryDoc:
 
 
 @dataclass(frozen=True)
-class ExportDoc:
+class ExportDoc(HtmlRepr):
     """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
 
     format: str
     as_of: str | None
     text: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
         return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
                 "lines" if self.format == "jsonl" else "graphml": body}

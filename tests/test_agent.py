@@ -59,7 +59,7 @@ def test_agent_reads_and_writes_through_mcp(tmp_path: Path, demo_dir: Path) -> N
         assert ("Read-only" in t.description) == (t.name in READ), t.description
     assert "subject" in out["tools"]["current"].inputSchema["required"]
     with graphmem.open(demo_dir) as m:
-        assert out["current"] == m.current("atlas", as_of="2025-06-01", known_at="2026-01-01").to_json()
+        assert out["current"] == m.current("atlas", as_of="2025-06-01", known_at="2026-01-01").to_dict()
     assert out["pack"]["meta"]["used_tokens"] <= 200 and out["pack"]["bundle_text"]
     assert out["recommend"]["results"]
     fact = out["assert"]["created"][0]
@@ -68,7 +68,7 @@ def test_agent_reads_and_writes_through_mcp(tmp_path: Path, demo_dir: Path) -> N
     assert "Traceback" not in out["bad"].content[0].text
     assert out["search"]["results"][0]["snippet"].startswith("Ferry caches")
     with graphmem.open(store) as m:  # the writes landed in the store
-        assert any(fact in f["assertions"] for f in m.current("ferry", predicate="uses").to_json()["facts"])
+        assert any(fact in f["assertions"] for f in m.current("ferry", predicate="uses").to_dict()["facts"])
 
 
 def test_agent_cannot_write_without_allow_writes(tmp_path: Path, demo_dir: Path) -> None:
@@ -89,9 +89,9 @@ def test_agent_cannot_write_without_allow_writes(tmp_path: Path, demo_dir: Path)
     for name in ("assert", "ingest"):
         assert out[name].isError and name in out[name].content[0].text
     with graphmem.open(demo_dir) as m:
-        want = m.current("ferry", predicate="uses").to_json()
-        counts = {k: v for k, v in m.info().to_json().items() if k != "store"}
+        want = m.current("ferry", predicate="uses").to_dict()
+        counts = {k: v for k, v in m.info().to_dict().items() if k != "store"}
     assert out["current"]["facts"] == want["facts"]
     with graphmem.open(store) as m:  # nothing was written
-        assert {k: v for k, v in m.info().to_json().items() if k != "store"} == counts
-        assert m.search("quokkafish").to_json()["results"] == []
+        assert {k: v for k, v in m.info().to_dict().items() if k != "store"} == counts
+        assert m.search("quokkafish").to_dict()["results"] == []

@@ -65,7 +65,7 @@ def test_retract_keeps_history(atlas: graphmem.Memory) -> None:
     assert atlas.current("atlas", predicate="owner").facts[0].object == "person:ada-lovelace"
     atlas.retract(ok, "wrong")
     assert atlas.current("atlas", predicate="owner").facts == ()
-    why = atlas.why(ok).to_json()
+    why = atlas.why(ok).to_dict()
     assert why["retraction"]["reason"] == "wrong"
     with pytest.raises(BadInput, match="already retracted"):
         atlas.retract(ok)
@@ -74,7 +74,7 @@ def test_retract_keeps_history(atlas: graphmem.Memory) -> None:
 def test_conflict_reported_on_fact(atlas: graphmem.Memory) -> None:
     a = atlas.assert_("atlas", "priority", "p1", valid_from="2025-01-01").refs[0]
     b = atlas.assert_("atlas", "priority", "p2", valid_from="2025-01-01").refs[0]
-    facts = atlas.current("atlas", predicate="priority").to_json()["facts"]
+    facts = atlas.current("atlas", predicate="priority").to_dict()["facts"]
     assert [f["object"]["value"] for f in facts] == ["p2"]
     assert facts[0]["assertions"] == [b] and facts[0]["conflicts"] == [a]
     codes = [i.code for i in atlas.lint().issues]
@@ -84,7 +84,7 @@ def test_conflict_reported_on_fact(atlas: graphmem.Memory) -> None:
 def test_cut_short_valid_to_is_a_conflict(atlas: graphmem.Memory) -> None:
     a = atlas.assert_("atlas", "status", "active", valid_from="2025-01-01", valid_to="2025-12-01").refs[0]
     b = atlas.assert_("atlas", "status", "paused", valid_from="2025-06-01").refs[0]
-    ivs = atlas.timeline("atlas", predicate="status").to_json()["intervals"]
+    ivs = atlas.timeline("atlas", predicate="status").to_dict()["intervals"]
     assert ivs[0]["assertions"] == [a] and ivs[0]["valid_to"] == "2025-06-01T00:00:00Z"
     assert ivs[0]["conflicts"] == [b]
 
@@ -148,10 +148,10 @@ def test_cli_reference_is_current() -> None:
 def test_smaller_buffer_pool_reads_the_same(atlas: graphmem.Memory, store_path) -> None:  # type: ignore[no-untyped-def]
     atlas.assert_("Atlas", "status", "active", valid_from="2024-01-01")
     atlas.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
-    want = atlas.current("Atlas", as_of="2025-01-01").to_json()
+    want = atlas.current("Atlas", as_of="2025-01-01").to_dict()
     atlas.close()
     with graphmem.open(store_path, create=False, buffer_pool_mb=64) as m:
-        got = m.current("Atlas", as_of="2025-01-01").to_json()
+        got = m.current("Atlas", as_of="2025-01-01").to_dict()
         assert got["facts"] == want["facts"] and got["subject"] == want["subject"]
         assert {f["predicate"]: f["object"].get("ref", f["object"].get("value")) for f in got["facts"]} == {
             "status": "active", "uses": "tool:kuzu"}
@@ -230,7 +230,7 @@ def test_failure_in_an_empty_folder_removes_only_the_store_files(tmp_path) -> No
 @pytest.mark.parametrize("fail_on", ["bogus", "info", ""])
 def test_lint_fail_on_is_checked_by_the_library(atlas: graphmem.Memory, fail_on: str) -> None:
     report = atlas.lint()
-    for call in (report.to_json, report.fails):
+    for call in (report.to_dict, report.fails):
         with pytest.raises(BadInput, match=rf"^bad fail_on {fail_on!r}: expected error or warning$"):
             call(fail_on)
-    assert report.to_json("warning")["fail_on"] == "warning" and report.fails("error") is False
+    assert report.to_dict("warning")["fail_on"] == "warning" and report.fails("error") is False

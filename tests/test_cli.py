@@ -676,12 +676,12 @@ def test_api_documents_equal_the_cli_json(demo_ro: Path) -> None:
     """The read commands built their JSON in the CLI; the API now returns the same documents."""
     with graphmem.open(demo_ro, create=False) as m:
         api = {
-            ("entity", "show", "atlas"): m.show_entity("atlas").to_json(),
-            ("entity", "list", "--type", "Tool"): m.list_entities("Tool").to_json(),
-            ("ontology",): m.ontology_doc().to_json(),
-            ("predicates",): m.registry_doc().to_json(),
-            ("export",): m.export_doc().to_json(),
-            ("export", "--format", "graphml", "--as-of", "2025-06-01"): m.export_doc("graphml", "2025-06-01").to_json(),
+            ("entity", "show", "atlas"): m.show_entity("atlas").to_dict(),
+            ("entity", "list", "--type", "Tool"): m.list_entities("Tool").to_dict(),
+            ("ontology",): m.ontology_doc().to_dict(),
+            ("predicates",): m.registry_doc().to_dict(),
+            ("export",): m.export_doc().to_dict(),
+            ("export", "--format", "graphml", "--as-of", "2025-06-01"): m.export_doc("graphml", "2025-06-01").to_dict(),
         }
     for argv, want in api.items():
         assert doc(demo_ro, *argv, schema=want["schema"]) == want, argv
@@ -693,7 +693,7 @@ def test_api_documents_equal_the_cli_json(demo_ro: Path) -> None:
 def test_init_document_from_the_api(tmp_path: Path) -> None:
     with graphmem.open(tmp_path / "s") as m:
         m.add_entity("Tool", "Kuzu")
-        info = m.info().to_json()
+        info = m.info().to_dict()
     assert info == {"schema": "graphmem.init.v1", "store": str(tmp_path / "s"), "statements": 0, "entities": 1}
     assert doc(tmp_path / "s", "init", schema="graphmem.init.v1") == info
 

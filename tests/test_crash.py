@@ -42,7 +42,7 @@ def _sound(store: Path, lint_errors_before: int) -> graphmem.Memory:
     """The store opens, left no temporary files, its view matches its statements, lint finds nothing new."""
     m = graphmem.open(store)  # opening clears what a killed process left in tmp/
     assert m.rebuild(check=True).ok
-    assert m.lint().to_json()["counts"]["error"] <= lint_errors_before
+    assert m.lint().to_dict()["counts"]["error"] <= lint_errors_before
     assert not list((store / "tmp").glob("tmp*")) if (store / "tmp").exists() else True
     return m
 
@@ -52,7 +52,7 @@ def store(tmp_path: Path, demo_dir: Path) -> tuple[Path, int]:
     path = tmp_path / "store"
     shutil.copytree(demo_dir, path)
     with graphmem.open(path) as m:
-        errors = m.lint().to_json()["counts"]["error"]
+        errors = m.lint().to_dict()["counts"]["error"]
     return path, errors
 
 
@@ -228,9 +228,9 @@ def test_bulk_write_killed_while_committing_is_refused_then_repaired(store: tupl
             c.store.statement_count(), c.store.entity_count(), c.store.record_count())
         def seen(mem: graphmem.Memory) -> list[str]:  # without ids: the ids a lost write took are not reused
             if kind == "import-edges":
-                facts = mem.current("project:ledger").to_json()["facts"]
+                facts = mem.current("project:ledger").to_dict()["facts"]
             elif kind.startswith("import"):
-                facts = mem.current("tool:bulk-tool-7").to_json()["facts"]
+                facts = mem.current("tool:bulk-tool-7").to_dict()["facts"]
                 return [f"{f['predicate']} {json.dumps(f['object'])}" for f in facts]
             return [h.snippet for h in mem.search("ledger kuzu batch", limit=50).hits]
         assert seen(m) == seen(c) and seen(m)

@@ -67,11 +67,11 @@ def test_ingest_stores_every_line_in_order_with_its_fields(mem: graphmem.Memory)
     ))
     assert r.stored == ("rec:1", "rec:2", "rec:3")
     assert (r.lines, r.duplicates, r.errors) == (3, 0, ())
-    doc = r.to_json()
+    doc = r.to_dict()
     assert doc["schema"] == "graphmem.ingest.v1" and doc["ok"] is True and doc["stored"] == 3
     assert doc["records"] == ["rec:1", "rec:2", "rec:3"]
 
-    one = mem.record("rec:1").to_json()
+    one = mem.record("rec:1").to_dict()
     assert one["ref"] == "rec:1"
     assert one["id"] == "id:a-1"
     assert one["ts"] == "2025-03-04T03:06:07Z"  # converted to UTC
@@ -81,13 +81,13 @@ def test_ingest_stores_every_line_in_order_with_its_fields(mem: graphmem.Memory)
     assert one["text"] == "Atlas moves to Kuzu."
     assert one["truncated"] is False and one["redactions"] == {}
 
-    two = mem.record("rec:2").to_json()
+    two = mem.record("rec:2").to_dict()
     assert two["text"] == "A bare line."
     assert two["kind"] == "note"  # the default kind
     assert (two["source"], two["scope"], two["meta"]) == (None, None, {})
     assert two["ts"] == two["ingested_at"]  # no ts: the time it was ingested
 
-    three = mem.record("rec:3").to_json()
+    three = mem.record("rec:3").to_dict()
     assert (three["ts"], three["kind"], three["text"]) == ("2025-01-01T00:00:00Z", "tool_result", "pytest: 12 passed")
 
     # numbering continues in a later ingest
@@ -168,7 +168,7 @@ def test_secrets_are_redacted_before_storage(secret_store: tuple[graphmem.Memory
     m, report, blob = secret_store
     assert report.errors == ()
     assert report.redactions[kind] == 1
-    assert report.to_json()["redactions"][kind] == 1
+    assert report.to_dict()["redactions"][kind] == 1
     ref = report.stored[[s[0] for s in SECRETS].index(kind)]
     rec = m.record(ref)
     assert f"[REDACTED:{kind}]" in rec.text
@@ -176,12 +176,12 @@ def test_secrets_are_redacted_before_storage(secret_store: tuple[graphmem.Memory
     assert rec.redactions == {kind: 1}
     assert word in rec.text  # the rest of the line is kept
     # search shows the marker, never the secret
-    hits = m.search(word).to_json()["results"]
+    hits = m.search(word).to_dict()["results"]
     assert [h["ref"] for h in hits] == [ref]
     assert f"[REDACTED:{kind}]" in hits[0]["snippet"]
     assert secret not in hits[0]["snippet"]
     # the secret cannot be found and is nowhere in the store's files
-    assert m.search(secret).to_json()["results"] == []
+    assert m.search(secret).to_dict()["results"] == []
     assert secret.encode() not in blob
     assert secret.lower().encode() not in blob
     assert secret not in m.export() and secret not in m.export("graphml")
@@ -195,7 +195,7 @@ def test_no_redact_keeps_secrets(mem: graphmem.Memory, store_path: Path) -> None
         rec = mem.record(ref)
         assert rec.text == text
         assert rec.redactions == {}
-    assert [h["ref"] for h in mem.search("hunter2hunter2").to_json()["results"]] == [r.stored[-1]]
+    assert [h["ref"] for h in mem.search("hunter2hunter2").to_dict()["results"]] == [r.stored[-1]]
     mem.close()
     blob = store_bytes(store_path)
     assert b"hunter2hunter2" in blob
@@ -237,8 +237,8 @@ def test_long_text_is_cut_with_a_marker_and_keeps_hash_and_length(mem: graphmem.
     exact = "x" * (MAX_CHARS - 6) + " fits."
     assert len(original) > MAX_CHARS + 5000 and len(exact) == MAX_CHARS
     r = mem.ingest(jl({"text": original}, {"text": exact}))
-    assert r.truncated == 1 and r.to_json()["truncated"] == 1
-    cut = mem.record(r.stored[0]).to_json()
+    assert r.truncated == 1 and r.to_dict()["truncated"] == 1
+    cut = mem.record(r.stored[0]).to_dict()
     assert cut["truncated"] is True
     assert cut["text"].startswith(original[:MAX_CHARS])
     assert original[MAX_CHARS:MAX_CHARS + 100] not in cut["text"]
@@ -247,7 +247,7 @@ def test_long_text_is_cut_with_a_marker_and_keeps_hash_and_length(mem: graphmem.
     assert len(cut["text"]) < MAX_CHARS + 200
     assert cut["original_sha256"] == hashlib.sha256(original.encode("utf-8")).hexdigest()
     assert cut["original_chars"] == len(original)
-    whole = mem.record(r.stored[1]).to_json()
+    whole = mem.record(r.stored[1]).to_dict()
     assert whole["truncated"] is False and whole["text"] == exact
     assert whole["original_sha256"] == hashlib.sha256(exact.encode("utf-8")).hexdigest()
     assert whole["original_chars"] == MAX_CHARS
@@ -262,7 +262,7 @@ def test_importance_is_filled_deterministically(mem: graphmem.Memory) -> None:
     r = mem.ingest(jl({"id": "a", "kind": "note", "text": DECISIVE},
                       {"id": "b", "kind": "note", "text": DECISIVE},
                       {"id": "c", "kind": "message", "text": "ok thanks"}))
-    a, b, c = (mem.record(ref).to_json() for ref in r.stored)
+    a, b, c = (mem.record(ref).to_dict() for ref in r.stored)
     assert a["importance"] == b["importance"] == importance(DECISIVE, "note") == importance(DECISIVE, "note")
     assert a["importance"] >= 0.8 and a["importance_band"] == "must_remember"
     assert c["importance"] < 0.5 and c["importance_band"] == "ignore"
@@ -331,8 +331,8 @@ def test_bad_lines_are_reported_and_every_good_line_is_stored(mem: graphmem.Memo
         assert len(got[n]) < 300, f"{name}: reason should be one short line"
     assert texts(mem) == GOOD  # every good line, in order, and nothing of the bad ones
     assert r.stored == ("rec:1", "rec:2", "rec:3", "rec:4")
-    assert mem.record("rec:3").to_json()["ts"] == "2025-04-01T00:00:00Z"
-    doc = r.to_json()
+    assert mem.record("rec:3").to_dict()["ts"] == "2025-04-01T00:00:00Z"
+    doc = r.to_dict()
     assert doc["ok"] is False and doc["stored"] == 4
     assert [e["line"] for e in doc["errors"]] == sorted(where)
 
@@ -457,10 +457,10 @@ def test_bulk_ingest_with_multiline_texts_stores_and_indexes_all(mem: graphmem.M
     r = mem.ingest(jl(*objs))
     assert r.errors == () and len(r.stored) == 70
     for i, ref in enumerate(r.stored):
-        rec = mem.record(ref).to_json()
+        rec = mem.record(ref).to_dict()
         assert rec["text"] == objs[i]["text"], i
         assert rec["meta"] == objs[i]["meta"] and rec["source"] == f"chat:{i}" and rec["id"] == f"id:b{i}"
-        hits = [h["ref"] for h in mem.search(_tok(i)).to_json()["results"]]
+        hits = [h["ref"] for h in mem.search(_tok(i)).to_dict()["results"]]
         assert hits == [ref], (i, hits)
     # same fields through the row path (a few lines at a time) as through the bulk path
     other = graphmem.open(mem.path.parent / "row-store")
@@ -468,7 +468,7 @@ def test_bulk_ingest_with_multiline_texts_stores_and_indexes_all(mem: graphmem.M
         for k in range(0, 70, 10):
             other.ingest(jl(*objs[k:k + 10]))
         for ref in r.stored:
-            a, b = mem.record(ref).to_json(), other.record(ref).to_json()
+            a, b = mem.record(ref).to_dict(), other.record(ref).to_dict()
             a.pop("ingested_at"), b.pop("ingested_at")
             assert a == b
     finally:
@@ -483,9 +483,9 @@ def test_bulk_ingest_of_the_labelled_file(mem: graphmem.Memory) -> None:
     assert r.errors == ()
     assert len(r.stored) == len(rows)
     for ref, row in zip(r.stored, rows, strict=True):
-        rec = mem.record(ref).to_json()
+        rec = mem.record(ref).to_dict()
         assert rec["text"] == row["text"] and rec["meta"] == row["meta"] and rec["id"] == f"id:{row['id']}"
-    hits = [h["ref"] for h in mem.search("Tantivy", limit=100).to_json()["results"]]
+    hits = [h["ref"] for h in mem.search("Tantivy", limit=100).to_dict()["results"]]
     want = [ref for ref, row in zip(r.stored, rows, strict=True) if "tantivy" in row["text"].lower()]
     assert sorted(hits, key=lambda x: int(x[4:])) == want
     assert mem.ingest(LABELLED).duplicates == len(rows)
@@ -497,7 +497,7 @@ def test_bulk_ingest_of_the_labelled_file(mem: graphmem.Memory) -> None:
                          ids=["newline", "tab", "crlf"])
 def test_words_after_a_line_break_are_searchable(mem: graphmem.Memory, text: str, word: str) -> None:
     r = mem.ingest(jl({"text": text}))
-    assert [h["ref"] for h in mem.search(word).to_json()["results"]] == list(r.stored)
+    assert [h["ref"] for h in mem.search(word).to_dict()["results"]] == list(r.stored)
 
 
 @pytest.mark.parametrize(("query", "want"), [("abc123", [1]), ("2025", [3]), ("p95", [4])],
@@ -505,7 +505,7 @@ def test_words_after_a_line_break_are_searchable(mem: graphmem.Memory, text: str
 def test_numbers_are_searchable(mem: graphmem.Memory, query: str, want: list[int]) -> None:
     mem.ingest(jl({"text": "ticket abc123 done"}, {"text": "ticket abc456 open"}, {"text": "release 2025 plan"},
                   {"text": "latency p95 is 40 ms"}))
-    assert [h["ref"] for h in mem.search(query).to_json()["results"]] == [f"rec:{n}" for n in want]
+    assert [h["ref"] for h in mem.search(query).to_dict()["results"]] == [f"rec:{n}" for n in want]
 
 
 # search ------------------------------------------------------------------------------------
@@ -543,7 +543,7 @@ def search_cli_store(search_store: Path, tmp_path: Path) -> Path:
 
 
 def test_search_ranks_by_bm25(sm: graphmem.Memory) -> None:
-    res = sm.search("kuzu").to_json()
+    res = sm.search("kuzu").to_dict()
     refs = [h["ref"] for h in res["results"]]
     assert refs == ["rec:2", "rec:1"]  # repeated in a short record beats once among many words
     scores = [h["score"] for h in res["results"]]
@@ -553,7 +553,7 @@ def test_search_ranks_by_bm25(sm: graphmem.Memory) -> None:
 
 
 def test_search_snippet_shows_the_term_in_a_long_record(sm: graphmem.Memory) -> None:
-    (hit,) = sm.search("tantivy").to_json()["results"]
+    (hit,) = sm.search("tantivy").to_dict()["results"]
     assert hit["ref"] == "rec:5"
     assert "tantivy" in hit["snippet"]
     assert hit["snippet"].startswith("…")
@@ -587,10 +587,10 @@ def test_search_limit_and_determinism(search_cli_store: Path) -> None:
 
 
 def test_search_limit_is_a_prefix_of_the_ranking(sm: graphmem.Memory) -> None:
-    full = [h["ref"] for h in sm.search("tiebreak", limit=100).to_json()["results"]]
+    full = [h["ref"] for h in sm.search("tiebreak", limit=100).to_dict()["results"]]
     assert len(full) == 5
     for k in range(1, 5):
-        assert [h["ref"] for h in sm.search("tiebreak", limit=k).to_json()["results"]] == full[:k], k
+        assert [h["ref"] for h in sm.search("tiebreak", limit=k).to_dict()["results"]] == full[:k], k
 
 
 @pytest.mark.parametrize(("query", "must_find"), [
@@ -696,7 +696,7 @@ def test_trust_tiers(src_store: Path, by: str, sources: list[str], trust: str) -
 
 
 def _codes(m: graphmem.Memory) -> list[dict[str, Any]]:
-    issues: list[dict[str, Any]] = m.lint().to_json()["issues"]
+    issues: list[dict[str, Any]] = m.lint().to_dict()["issues"]
     return issues
 
 
@@ -717,7 +717,7 @@ def test_lint_dangling_source(atlas: graphmem.Memory) -> None:
     assert fact == "fact:1"
     assert not [i for i in _codes(atlas) if i["code"] == "dangling_source"]
     atlas.store._q("MATCH (a:Assertion {id: 1}) SET a.sources = '[\"rec:999\"]'")
-    doc = atlas.lint().to_json()
+    doc = atlas.lint().to_dict()
     dangling = [i for i in doc["issues"] if i["code"] == "dangling_source"]
     assert len(dangling) == 1
     assert dangling[0]["severity"] == "error" and dangling[0]["fact"] == "fact:1"
@@ -739,7 +739,7 @@ def test_lint_stale_fact(mem: graphmem.Memory) -> None:
          "valid_from": "2020-06-01", "recorded_at": "2020-06-01", "sources": [fresh]},
     ]
     report = mem.import_jsonl([json.dumps(x) for x in lines])
-    assert report.ok, report.to_json()
+    assert report.ok, report.to_dict()
     # newer evidence for delta: the same value asserted again today
     mem.assert_("delta", "status", "active", sources=["https://notes.example.org/today"])
     stale = [i for i in _codes(mem) if i["code"] == "stale_fact"]
@@ -757,5 +757,5 @@ def test_bulk_load_keeps_tricky_text_exactly(tmp_path: Path) -> None:
     r = m.ingest(lines)
     assert len(r.stored) == 60 and not r.errors
     assert [m.record(ref).text for ref in r.stored] == [json.loads(x)["text"] for x in lines]
-    assert [h["ref"] for h in m.search("backslash", limit=100).to_json()["results"]] == [
+    assert [h["ref"] for h in m.search("backslash", limit=100).to_dict()["results"]] == [
         f"rec:{i + 1}" for i in range(60) if i % len(tricky) == 7]

@@ -55,11 +55,11 @@ def demo_path(demo_dir: Path, tmp_path: Path) -> Path:
 
 
 def props(res: Any) -> set[tuple[str, str, Any, str]]:
-    return {(a["subject"], a["predicate"], a["object"], a["valid_from"]) for a in res.to_json()["assertions"]}
+    return {(a["subject"], a["predicate"], a["object"], a["valid_from"]) for a in res.to_dict()["assertions"]}
 
 
 def ment_refs(res: Any) -> set[str]:
-    return {x["ref"] for x in res.to_json()["mentions"]}
+    return {x["ref"] for x in res.to_dict()["mentions"]}
 
 
 # extract_text: proposals --------------------------------------------------------------------
@@ -88,7 +88,7 @@ CASES: list[tuple[str, str, set[str], set[tuple[str, str, Any, str]]]] = [
 def test_extract_text_proposals(dm: graphmem.Memory, text: str, mentions: set[str],
                                 assertions: set[tuple[str, str, Any, str]]) -> None:
     res = dm.extract_text(text, at=AT)
-    doc = res.to_json()
+    doc = res.to_dict()
     assert doc["schema"] == "graphmem.extract.v1"
     assert doc["writes_performed"] is False and doc["written"] == [] and doc["records"] == []
     assert ment_refs(res) == mentions
@@ -110,7 +110,7 @@ def test_extract_text_proposals(dm: graphmem.Memory, text: str, mentions: set[st
     ("Tidewater will use DuckDB next quarter.", "hedge", ["project:tidewater", "uses", "tool:duckdb"]),
 ], ids=["no-longer", "doesnt", "question", "maybe", "will"])
 def test_skipped_clauses_say_why(dm: graphmem.Memory, text: str, reason: str, would: list[str]) -> None:
-    doc = dm.extract_text(text, at=AT).to_json()
+    doc = dm.extract_text(text, at=AT).to_dict()
     assert doc["assertions"] == []
     assert [(x["reason"], x["would_propose"]) for x in doc["skipped"]] == [(reason, [would])]
 
@@ -122,19 +122,19 @@ def test_a_negation_reaches_only_its_own_clause(dm: graphmem.Memory) -> None:
 
 def test_blocked_by_gives_no_status(dm: graphmem.Memory) -> None:
     res = dm.extract_text("Quill is blocked by graph-core", at=AT)
-    assert [a["predicate"] for a in res.to_json()["assertions"]] == ["blocked_by"]
+    assert [a["predicate"] for a in res.to_dict()["assertions"]] == ["blocked_by"]
     plain = dm.extract_text("Quill is blocked.", at=AT)
     assert props(plain) == {("project:quill", "status", "blocked", AT_ISO)}
 
 
 def test_switch_gives_no_assertion_about_the_old_tool(dm: graphmem.Memory) -> None:
     res = dm.extract_text("We switched Beacon from Elasticsearch to Tantivy on 2025-09-01", at=AT)
-    assert all(a["object"] != "tool:elasticsearch" for a in res.to_json()["assertions"])
+    assert all(a["object"] != "tool:elasticsearch" for a in res.to_dict()["assertions"])
 
 
 def test_unknown_tool_after_switched_to_is_an_entity_proposal(dm: graphmem.Memory) -> None:
     res = dm.extract_text("Atlas switched to Memgraph last week.", at=AT)
-    doc = res.to_json()
+    doc = res.to_dict()
     assert doc["assertions"] == []
     assert ment_refs(res) == {"project:atlas"}
     (ent,) = doc["entities"]
@@ -146,7 +146,7 @@ def test_unknown_tool_after_switched_to_is_an_entity_proposal(dm: graphmem.Memor
 
 def test_extraction_is_deterministic(dm: graphmem.Memory) -> None:
     text = "Tidewater is built on DuckDB and depends on Ledger. Sextant is paused; Harbor uses Kubernetes."
-    assert dm.extract_text(text, at=AT).to_json() == dm.extract_text(text, at=AT).to_json()
+    assert dm.extract_text(text, at=AT).to_dict() == dm.extract_text(text, at=AT).to_dict()
 
 
 def test_extract_without_apply_writes_nothing(demo: graphmem.Memory) -> None:
@@ -156,16 +156,16 @@ def test_extract_without_apply_writes_nothing(demo: graphmem.Memory) -> None:
     edges = mentions_of(demo)
     stmts = demo.store.statement_count()
     res = demo.extract_text("Tidewater is built on DuckDB. Harbor uses Kubernetes.", at=AT)
-    assert res.to_json()["writes_performed"] is False and res.to_json()["assertions"]
+    assert res.to_dict()["writes_performed"] is False and res.to_dict()["assertions"]
     res = demo.extract_records([rec])
-    doc = res.to_json()
+    doc = res.to_dict()
     assert doc["writes_performed"] is False and doc["written"] == [] and doc["records"] == [rec]
     assert {(a["subject"], a["predicate"], a["object"]) for a in doc["assertions"]} == {
         ("project:tidewater", "uses", "tool:duckdb"), ("project:sextant", "status", "paused")}
     assert all(a["evidence"] == rec for a in doc["assertions"])
     assert {m["record"] for m in doc["mentions"]} == {rec}
     res = demo.extract_pending()
-    assert res.to_json()["writes_performed"] is False
+    assert res.to_dict()["writes_performed"] is False
     assert demo.export() == before
     assert demo.store.pending_record_ids() == pending
     assert mentions_of(demo) == edges
@@ -182,9 +182,9 @@ APPLY_TEXTS = ["Atlas uses Kuzu as its store.",                         # alread
 def test_apply_writes_mentions_and_assertions(demo: graphmem.Memory) -> None:
     refs = list(demo.ingest(jl(*({"text": t, "ts": "2026-01-10"} for t in APPLY_TEXTS))).stored)
     ids = [rid(r) for r in refs]
-    atlas_before = [iv["assertions"] for iv in demo.current("atlas").to_json()["facts"]]
+    atlas_before = [iv["assertions"] for iv in demo.current("atlas").to_dict()["facts"]]
     res = demo.extract_records(refs, apply=True)
-    doc = res.to_json()
+    doc = res.to_dict()
     assert doc["writes_performed"] is True
     assert set(mentions_of(demo, ids)) == {
         (ids[0], "project:atlas"), (ids[0], "tool:kuzu"),
@@ -194,7 +194,7 @@ def test_apply_writes_mentions_and_assertions(demo: graphmem.Memory) -> None:
     assert len(written) == 3, doc
     seen = set()
     for fact in written:
-        w = demo.why(fact).to_json()
+        w = demo.why(fact).to_dict()
         f = w["fact"]
         assert f["asserted_by"] == "extractor"
         assert f["trust"] == "low"
@@ -207,14 +207,14 @@ def test_apply_writes_mentions_and_assertions(demo: graphmem.Memory) -> None:
                     ("project:sextant", "status", "paused", refs[1], "2026-01-10T00:00:00Z"),
                     ("project:quill", "blocked_by", "repo:graph-core", refs[2], "2026-01-10T00:00:00Z")}
     # the proposal that already held wrote nothing
-    assert [iv["assertions"] for iv in demo.current("atlas").to_json()["facts"]] == atlas_before
+    assert [iv["assertions"] for iv in demo.current("atlas").to_dict()["facts"]] == atlas_before
     # the view and the graph show the new facts
-    uses = demo.current("tidewater", predicate="uses").to_json()["facts"]
+    uses = demo.current("tidewater", predicate="uses").to_dict()["facts"]
     assert any(f["object"]["ref"] == "tool:duckdb" and refs[1] in f["sources"] and set(f["assertions"]) & set(written)
                for f in uses)
     assert not set(ids) & set(demo.store.pending_record_ids())
     # lint tells extractor facts apart only by trust; they cite their record, so no missing_source
-    issues = demo.lint().to_json()["issues"]
+    issues = demo.lint().to_dict()["issues"]
     assert not [i for i in issues if i.get("fact") in written and i["code"] in ("missing_source", "dangling_source")]
 
 
@@ -222,29 +222,29 @@ def test_extract_pending_apply_then_nothing_is_pending(demo: graphmem.Memory) ->
     refs = list(demo.ingest(jl(*({"text": t, "ts": "2026-01-10"} for t in APPLY_TEXTS))).stored)
     assert demo.store.pending_record_ids()  # the demo's own records and the new ones
     res = demo.extract_pending(apply=True)
-    doc = res.to_json()
+    doc = res.to_dict()
     assert set(refs) <= set(doc["records"])
     assert doc["writes_performed"] is True
     again = demo.extract_pending()
-    assert again.to_json()["records"] == [] and again.to_json()["assertions"] == []
+    assert again.to_dict()["records"] == [] and again.to_dict()["assertions"] == []
     assert demo.store.pending_record_ids() == []
-    assert demo.extract_pending(apply=True).to_json()["written"] == []
+    assert demo.extract_pending(apply=True).to_dict()["written"] == []
     # a record ingested later is pending again, alone
     new = demo.ingest(jl({"text": "Harbor uses Kubernetes.", "ts": "2026-01-11"})).stored[0]
-    assert demo.extract_pending().to_json()["records"] == [new]
+    assert demo.extract_pending().to_dict()["records"] == [new]
 
 
 def test_reapply_does_not_duplicate_assertions(demo: graphmem.Memory) -> None:
     refs = list(demo.ingest(jl(*({"text": t, "ts": "2026-01-10"} for t in APPLY_TEXTS))).stored)
-    first = demo.extract_records(refs, apply=True).to_json()["written"]
+    first = demo.extract_records(refs, apply=True).to_dict()["written"]
     assert first
     n = demo.store.statement_count()
     view = demo.export()
-    second = demo.extract_records(refs, apply=True).to_json()
+    second = demo.extract_records(refs, apply=True).to_dict()
     assert second["written"] == []
     assert demo.store.statement_count() == n
     assert demo.export().count('"asserted_by": "extractor"') == view.count('"asserted_by": "extractor"')
-    assert not [i for i in demo.lint().to_json()["issues"] if i["code"] == "duplicate_assertion"
+    assert not [i for i in demo.lint().to_dict()["issues"] if i["code"] == "duplicate_assertion"
                 and i["fact"] in first]
 
 
@@ -260,7 +260,7 @@ def test_reapply_does_not_duplicate_mentions(demo: graphmem.Memory) -> None:
 def test_one_batch_proposing_the_same_fact_twice_writes_it_once(demo: graphmem.Memory) -> None:
     refs = list(demo.ingest(jl({"text": "Tidewater is built on DuckDB.", "ts": "2026-01-10"},
                                {"text": "Reminder: Tidewater uses DuckDB.", "ts": "2026-01-10"})).stored)
-    written = demo.extract_records(refs, apply=True).to_json()["written"]
+    written = demo.extract_records(refs, apply=True).to_dict()["written"]
     assert len(written) == 1
     # both records still mention the entities
     assert {r for r, _ in mentions_of(demo, [rid(x) for x in refs])} == {rid(x) for x in refs}
@@ -268,17 +268,17 @@ def test_one_batch_proposing_the_same_fact_twice_writes_it_once(demo: graphmem.M
 
 def test_extract_text_apply_stores_the_text_as_a_record(demo: graphmem.Memory) -> None:
     n = demo.store.record_count()
-    doc = demo.extract_text("Harbor depends on platform-infra.", at="2026-01-12", apply=True).to_json()
+    doc = demo.extract_text("Harbor depends on platform-infra.", at="2026-01-12", apply=True).to_dict()
     assert demo.store.record_count() == n + 1
     (ref,) = doc["records"]
     assert demo.record(ref).text == "Harbor depends on platform-infra."
     (fact,) = doc["written"]
-    f = demo.why(fact).to_json()["fact"]
+    f = demo.why(fact).to_dict()["fact"]
     assert (f["subject"], f["predicate"], f["object"]["ref"]) == ("project:harbor", "depends_on",
                                                                    "repo:platform-infra")
     assert f["sources"] == [ref] and f["asserted_by"] == "extractor" and f["trust"] == "low"
     # the same text again is the same record, and the fact already holds
-    again = demo.extract_text("Harbor depends on platform-infra.", at="2026-01-12", apply=True).to_json()
+    again = demo.extract_text("Harbor depends on platform-infra.", at="2026-01-12", apply=True).to_dict()
     assert again["records"] == [ref] and again["written"] == []
     assert demo.store.record_count() == n + 1
 
@@ -370,9 +370,9 @@ def test_library_ingest_with_extract_is_the_cli_document(demo_dir: Path, tmp_pat
     with graphmem.open(by_lib) as m:
         report = m.ingest(f, extract=True)
         assert report.extraction is not None and report.extraction.written
-        got = report.to_json()
+        got = report.to_dict()
         again = m.ingest(f, extract=True)  # nothing new: nothing to extract
-        assert again.extraction is None and "extraction" not in again.to_json()
+        assert again.extraction is None and "extraction" not in again.to_dict()
     assert list(got) == list(want)  # the same keys in the same order, extraction last
     assert {**got, "seconds": 0} == {**want, "seconds": 0}
 

@@ -73,7 +73,7 @@ def test_large_import_retracts_facts_of_the_same_file_and_of_the_store(exported:
     assert "already retracted" in report.errors[0][1]
     assert m.why(f"fact:{first + 1}").statement.retracted_at is not None
     assert m.why("fact:1").statement.retracted_at is not None
-    now = m.current("project:atlas", predicate="status").to_json()["facts"]
+    now = m.current("project:atlas", predicate="status").to_dict()["facts"]
     assert [x["object"]["value"] for x in now] == ["paused"]
     assert m.rebuild(check=True).drift == ()
 
@@ -155,7 +155,7 @@ def test_two_core_import_equals_one_core(tmp_path: Path, monkeypatch: pytest.Mon
     f, _ = _two_core_file(tmp_path)
     r_seq, r_two, seq, two, adopted = _sequential_and_two_core(f, tmp_path, monkeypatch)
     assert adopted and 0 < adopted[0] < 400  # the second half came from the child
-    assert r_two.to_json() | {"seconds": 0} == r_seq.to_json() | {"seconds": 0}
+    assert r_two.to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
     assert r_two.errors == () and r_two.statements == 401 and r_two.retractions == 1
     assert _state(two) == _state(seq)
     # fact:1390 in the file is its 391st statement, read by the child
@@ -172,7 +172,7 @@ def test_two_core_import_with_a_bad_line_equals_one_core(tmp_path: Path, monkeyp
                                                 '"object": "x"}'})
     r_seq, r_two, seq, two, adopted = _sequential_and_two_core(f, tmp_path, monkeypatch)
     assert [n for n, _ in r_two.errors] == [where + 1] and "nope" in r_two.errors[0][1]
-    assert r_two.to_json() | {"seconds": 0} == r_seq.to_json() | {"seconds": 0}
+    assert r_two.to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
     assert _state(two) == _state(seq)
     assert bool(adopted) == (where > 230)  # an error before the middle: the second half is read again here
     assert not list((tmp_path / "two" / "tmp").glob("*"))
@@ -229,6 +229,6 @@ def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: 
     report = large.import_jsonl(f)
     assert report.errors == () and read_back == [1]  # the view came from the bulk files
     assert _state(large) == _state(small)
-    assert large.timeline("Odd", known_at="2026-01-01").to_json() == small.timeline("Odd", known_at="2026-01-01").to_json()
+    assert large.timeline("Odd", known_at="2026-01-01").to_dict() == small.timeline("Odd", known_at="2026-01-01").to_dict()
     assert large.rebuild(check=True).drift == ()
     assert not list((tmp_path / "large" / "tmp").glob("*"))

@@ -26,7 +26,7 @@ def rich(atlas: graphmem.Memory) -> graphmem.Memory:
 
 def test_a_healthy_store_has_no_problems(rich: graphmem.Memory) -> None:
     r = rich.rebuild(check=True)
-    assert r.ok and r.problems == () and r.to_json()["problems"] == []
+    assert r.ok and r.problems == () and r.to_dict()["problems"] == []
 
 
 DAMAGE: dict[str, tuple[Callable[[graphmem.Memory], Any], str]] = {
@@ -53,4 +53,4 @@ def test_the_check_names_each_damage(rich: graphmem.Memory, damage: str) -> None
     r = rich.rebuild(check=True)
     codes = {p["code"] for p in r.problems}
     assert code in codes and not r.ok, (damage, r.problems)
-    assert r.to_json()["ok"] is False
+    assert r.to_dict()["ok"] is False

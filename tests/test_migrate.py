@@ -37,8 +37,8 @@ def source(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             m.add_entity("Tool", f"Relic {i}")
             m.assert_("Old Works", "uses", f"Relic {i}", valid_from=t, recorded_at="2000-01-01T00:00:00.000001Z")
         m.end("Old Works", "uses", "Relic 2", at="1969-12-31T23:59:59.999900Z")
-        m.retract(m.assert_("Old Works", "status", "paused", valid_from="1969-06-01").to_json()["fact"]["fact"], "typo")
-        assert m.extract_pending(apply=True).to_json()["records"]
+        m.retract(m.assert_("Old Works", "status", "paused", valid_from="1969-06-01").to_dict()["fact"]["fact"], "typo")
+        assert m.extract_pending(apply=True).to_dict()["records"]
     return path
 
 
@@ -48,13 +48,13 @@ def _state(path: Path) -> dict[str, Any]:
         refs = sorted(e.ref for e in m.store.all_entities())
         return {
             "export": m.export_doc("jsonl", None).text,
-            "views": {r: [m.current(r, as_of=t).to_json()["facts"] for t in ("1969-12-31T23:59:59.999600Z", "2025-05-01")]
+            "views": {r: [m.current(r, as_of=t).to_dict()["facts"] for t in ("1969-12-31T23:59:59.999600Z", "2025-05-01")]
                       for r in refs},
-            "timelines": {r: m.timeline(r).to_json()["intervals"] for r in refs},
+            "timelines": {r: m.timeline(r).to_dict()["intervals"] for r in refs},
             "facts": [s.id for s in m.store.all_statements()],
             "mentions": m.store.all_mentions(),
-            "search": [m.search(q, limit=20).to_json()["results"] for q in QUERIES],
-            "lint": m.lint().to_json()["counts"],
+            "search": [m.search(q, limit=20).to_dict()["results"] for q in QUERIES],
+            "lint": m.lint().to_dict()["counts"],
             "next": (m.store.next_fact_id(), m.store.next_record_id()),
         }
 
@@ -92,7 +92,7 @@ def test_migrate_keeps_everything(source: Path, tmp_path: Path, version: int) ->
         m.ingest([json.dumps({"id": "after-migrate", "ts": "2026-03-01T00:00:00Z", "kind": "note",
                               "text": "Old Works now runs on zeppelins"}).encode()])
         assert [h.ref for h in m.search("zeppelins").hits] == [f"rec:{expected['next'][1]}"]
-        assert m.current("Old Works", predicate="status").to_json()["facts"][0]["object"]["value"] == "active"
+        assert m.current("Old Works", predicate="status").to_dict()["facts"][0]["object"]["value"] == "active"
 
     again = cli(old, "migrate", "--json")  # a current store is left alone
     assert again.code == 0 and not again.json()["migrated"] and again.json()["backup"] is None

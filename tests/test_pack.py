@@ -106,7 +106,7 @@ def _resolves(m: graphmem.Memory, ref: str, item: dict[str, Any], as_of: str, kn
     s = m.store.statement(int(ref[5:]))
     assert s is not None and s.op == "assert" and s.visible_at(k), f"{ref} is not visible at {known_at}"
     if item["lane"] in ("facts", "guidance"):  # current at as_of, as known at known_at
-        held = m.current(s.subject, as_of=as_of, known_at=known_at).to_json()["facts"]
+        held = m.current(s.subject, as_of=as_of, known_at=known_at).to_dict()["facts"]
         assert any(ref in f["assertions"] for f in held), f"{ref} is not current at {as_of} known at {known_at}"
         assert s.valid_from <= a and (s.valid_to is None or s.valid_to > a)
 
@@ -124,9 +124,9 @@ def test_pack_properties(tmp_path_factory: pytest.TempPathFactory, data: tuple[l
     with _open(tmp_path_factory.mktemp("pack") / "s", lines, records) as m:
         kw: dict[str, Any] = {"budget_tokens": budget, "as_of": as_of, "known_at": known_at or "2099-01-01",
                               "trace": True}
-        doc = m.pack(query, **kw).to_json()
+        doc = m.pack(query, **kw).to_dict()
         check_pack(m, doc, as_of, known_at)
-        assert json.dumps(m.pack(query, **kw).to_json()) == json.dumps(doc)
+        assert json.dumps(m.pack(query, **kw).to_dict()) == json.dumps(doc)
 
 
 # -- examples -------------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def _lines(doc: dict[str, Any]) -> list[str]:
 
 
 def test_bundle_groups_guidance_facts_evidence_with_citations(lab: graphmem.Memory) -> None:
-    doc = lab.pack("Ledger database Kuzu", budget_tokens=1000, as_of="2025-09-01").to_json()
+    doc = lab.pack("Ledger database Kuzu", budget_tokens=1000, as_of="2025-09-01").to_dict()
     lines = _lines(doc)
     assert lines[0] == "Guidance:" and "Rule: Ledger must not store card numbers in Kuzu." in lines[1]
     assert lines[1].endswith("[rec:3]")
@@ -163,14 +163,14 @@ def test_bundle_groups_guidance_facts_evidence_with_citations(lab: graphmem.Memo
     evidence = lines[lines.index("Evidence:") + 1:]
     assert evidence and all(line.startswith("- 2025-") and line.endswith("]") for line in evidence)
     assert not any("Lunch" in line for line in lines)
-    check_pack(lab, lab.pack("Ledger database Kuzu", as_of="2025-09-01", trace=True).to_json(), "2025-09-01", None)
+    check_pack(lab, lab.pack("Ledger database Kuzu", as_of="2025-09-01", trace=True).to_dict(), "2025-09-01", None)
 
 
 def test_as_of_before_migration_packs_the_old_tool(lab: graphmem.Memory) -> None:
-    before = lab.pack("Ledger", as_of="2025-03-01", trace=True).to_json()
+    before = lab.pack("Ledger", as_of="2025-03-01", trace=True).to_dict()
     assert any(line.startswith("- Ledger uses: Oracle") for line in _lines(before))
     assert not any(line.startswith("- Ledger uses: Kuzu") for line in _lines(before))
-    after = lab.pack("Ledger", as_of="2025-09-01", trace=True).to_json()
+    after = lab.pack("Ledger", as_of="2025-09-01", trace=True).to_dict()
     assert not any(line.startswith("- Ledger uses: Oracle") for line in _lines(after))
     facts = next(x for x in after["trace"]["lanes"] if x["lane"] == "facts")["candidates"]
     oracle = [c for c in facts if c["text"].startswith("Ledger uses: Oracle")]
@@ -181,9 +181,9 @@ def test_as_of_before_migration_packs_the_old_tool(lab: graphmem.Memory) -> None
 
 
 def test_retracted_fact_is_traced_not_packed(lab: graphmem.Memory) -> None:
-    fact = lab.assert_("atlas", "uses", "kuzu").to_json()["created"][0]
+    fact = lab.assert_("atlas", "uses", "kuzu").to_dict()["created"][0]
     lab.retract(fact, "wrong project")
-    doc = lab.pack("Atlas", trace=True).to_json()
+    doc = lab.pack("Atlas", trace=True).to_dict()
     assert fact not in doc["bundle_text"]
     facts = next(x for x in doc["trace"]["lanes"] if x["lane"] == "facts")["candidates"]
     assert [c["reasons"] for c in facts if c["ref"] == fact] == [["retracted"]]
@@ -192,7 +192,7 @@ def test_retracted_fact_is_traced_not_packed(lab: graphmem.Memory) -> None:
 def test_conflict_brings_its_dissent_line(lab: graphmem.Memory) -> None:
     lab.assert_("atlas", "owner", "ada", valid_from="2025-02-01")
     lab.assert_("atlas", "owner", "bo", valid_from="2025-02-01")
-    doc = lab.pack("Atlas owner", as_of="2025-03-01").to_json()
+    doc = lab.pack("Atlas owner", as_of="2025-03-01").to_dict()
     lines = _lines(doc)
     owner = next(i for i, line in enumerate(lines) if line.startswith("- Atlas owner: Bo"))
     assert lines[owner + 1].startswith("  ! dissent: fact:4 says Atlas owner: Ada (person:ada)")
@@ -202,7 +202,7 @@ def test_conflict_brings_its_dissent_line(lab: graphmem.Memory) -> None:
 def test_low_trust_ranks_below_and_says_so(lab: graphmem.Memory) -> None:
     lab.assert_("atlas", "uses", "oracle", valid_from="2025-01-01", by="extractor", sources=["rec:1"])
     lab.assert_("atlas", "status", "active", valid_from="2025-01-01")
-    doc = lab.pack("Atlas", as_of="2025-03-01", trace=True).to_json()
+    doc = lab.pack("Atlas", as_of="2025-03-01", trace=True).to_dict()
     facts = {c["text"].split(",")[0]: c for c in next(x for x in doc["trace"]["lanes"] if x["lane"] == "facts")["candidates"]}
     low, high = facts["Atlas uses: Oracle (tool:oracle)"], facts["Atlas status: active"]
     assert "low_trust" in low["reasons"] and low["score"] < high["score"]
@@ -210,7 +210,7 @@ def test_low_trust_ranks_below_and_says_so(lab: graphmem.Memory) -> None:
 
 
 def test_tiny_budget_gives_an_empty_bundle_and_says_why(lab: graphmem.Memory) -> None:
-    doc = lab.pack("Ledger Kuzu", budget_tokens=5, trace=True).to_json()
+    doc = lab.pack("Ledger Kuzu", budget_tokens=5, trace=True).to_dict()
     assert doc["bundle_text"] == "" and doc["items"] == [] and doc["meta"]["used_tokens"] == 0
     assert "holds nothing" in doc["trace"]["message"]
     assert all(not c["included"] for lane in doc["trace"]["lanes"] for c in lane["candidates"])
@@ -218,7 +218,7 @@ def test_tiny_budget_gives_an_empty_bundle_and_says_why(lab: graphmem.Memory) ->
 
 def test_guidance_is_never_crowded_out(lab: graphmem.Memory) -> None:
     for budget in (30, 60, 120):
-        doc = lab.pack("Ledger Kuzu Oracle June", budget_tokens=budget, trace=True).to_json()
+        doc = lab.pack("Ledger Kuzu Oracle June", budget_tokens=budget, trace=True).to_dict()
         guidance = next(x for x in doc["trace"]["lanes"] if x["lane"] == "guidance")["candidates"]
         rule = next(c for c in guidance if c["ref"] == "rec:3")
         fits = count_tokens("Guidance:\n- " + rule["text"] + " [rec:3]") <= budget
@@ -228,7 +228,7 @@ def test_guidance_is_never_crowded_out(lab: graphmem.Memory) -> None:
 
 
 def test_max_items(lab: graphmem.Memory) -> None:
-    doc = lab.pack("Ledger Kuzu Oracle", max_items=2, trace=True).to_json()
+    doc = lab.pack("Ledger Kuzu Oracle", max_items=2, trace=True).to_dict()
     assert len(doc["items"]) == 2
     assert any("max_items" in c["reasons"] for lane in doc["trace"]["lanes"] for c in lane["candidates"])
 
@@ -236,14 +236,14 @@ def test_max_items(lab: graphmem.Memory) -> None:
 def test_a_plugged_in_counter(lab: graphmem.Memory) -> None:
     def words(text: str) -> int:
         return len(text.split())
-    doc = lab.pack("Ledger Kuzu", budget_tokens=40, tokenizer=words).to_json()
+    doc = lab.pack("Ledger Kuzu", budget_tokens=40, tokenizer=words).to_dict()
     assert doc["meta"]["tokenizer"] == "words" and doc["meta"]["used_tokens"] == words(doc["bundle_text"]) <= 40
 
 
 @pytest.mark.parametrize("query", ['"Ledger" AND (Kuzu OR *) NOT -x', "Ledger über Kùzu — 数据库 ✓", "x" * 5000,
                                    "ledger' OR 1=1; DROP TABLE Record; --"])
 def test_odd_queries_get_an_answer(lab: graphmem.Memory, query: str) -> None:
-    doc = lab.pack(query, trace=True).to_json()
+    doc = lab.pack(query, trace=True).to_dict()
     assert doc["schema"] == "graphmem.context-pack.v1"
     assert doc["bundle_text"] or doc["meta"]["message"]
 

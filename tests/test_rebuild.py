@@ -93,11 +93,11 @@ def test_instants_before_1970_keep_their_microseconds(mem: graphmem.Memory) -> N
     times = ["1850-03-01T00:00:00.000250Z", "1969-12-31T23:59:59.999500Z", "1969-12-31T23:59:58.000001Z"]
     for i, t in enumerate(times):
         mem.assert_("Old", "status", ["active", "paused", "done"][i], valid_from=t, recorded_at="1970-01-02T00:00:00Z")
-    before = mem.timeline("Old").to_json()["intervals"]
+    before = mem.timeline("Old").to_dict()["intervals"]
     assert mem.rebuild(check=True).drift == ()
     mem.store._q("MATCH (s:Subject) SET s.view = '[]'")
     mem.rebuild()
-    assert mem.timeline("Old").to_json()["intervals"] == before
+    assert mem.timeline("Old").to_dict()["intervals"] == before
     starts = [iv["valid_from"] for iv in before]
     assert starts == ["1850-03-01T00:00:00.000250Z", "1969-12-31T23:59:58.000001Z", "1969-12-31T23:59:59.999500Z"]
 

@@ -105,7 +105,7 @@ def _check_paths(m: graphmem.Memory, doc: dict[str, Any], as_of: str, known_at: 
 def _check_step(m: graphmem.Memory, s: dict[str, Any], as_of: str, known_at: str | None, a: int, k: int | None,
                 now_graph: Any) -> None:
     subject, obj = (s["from"], s["to"]) if s["direction"] == "forward" else (s["to"], s["from"])
-    held = m.current(subject, as_of=as_of, known_at=known_at).to_json()["facts"]
+    held = m.current(subject, as_of=as_of, known_at=known_at).to_dict()["facts"]
     preds = {f["predicate"] for f in held if f["object"].get("ref") == obj}
     edge_preds = {p for p in preds if m.registry.predicates[p].edge == s["edge"]}
     assert edge_preds, f"{subject} -{s['edge']}-> {obj} does not hold at {as_of} known at {known_at}"
@@ -127,9 +127,9 @@ def test_paths_are_real_cited_and_repeatable(tmp_path_factory: pytest.TempPathFa
     known_at = _at(known_day, 20) if known_day is not None else None
     with _store(tmp_path_factory.mktemp("rec") / "s", lines) as m:
         kw: dict[str, Any] = {"as_of": as_of, "known_at": known_at or "2099-01-01", "top": 100, "max_hops": 3}
-        doc = m.recommend(idea, **kw).to_json()
+        doc = m.recommend(idea, **kw).to_dict()
         _check_paths(m, doc, as_of, known_at)
-        assert json.dumps(m.recommend(idea, **kw).to_json()) == json.dumps(doc)
+        assert json.dumps(m.recommend(idea, **kw).to_dict()) == json.dumps(doc)
         # every project next to a seed at as_of (as known now) is found; nothing else without a path
         if known_at is None:
             g = m.graph(as_of)
@@ -142,7 +142,7 @@ def test_paths_are_real_cited_and_repeatable(tmp_path_factory: pytest.TempPathFa
             best = doc["results"][0]["paths"][0]
             src, dst = best["seed"], doc["results"][0]["project"]["ref"]
             if src != dst:
-                pdoc = m.paths(src, dst, as_of=as_of, known_at=known_at or "2099-01-01").to_json()
+                pdoc = m.paths(src, dst, as_of=as_of, known_at=known_at or "2099-01-01").to_dict()
                 assert pdoc["paths"], "recommend found a path that path does not"
                 assert pdoc["hops"] <= len(best["steps"])
                 for p in pdoc["paths"]:
@@ -178,7 +178,7 @@ def _refs(doc: dict[str, Any]) -> list[str]:
 
 
 def test_two_hops_idea_reaches_project_through_a_tool(lab: graphmem.Memory) -> None:
-    doc = lab.recommend("vector search").to_json()
+    doc = lab.recommend("vector search").to_dict()
     assert doc["seeds"][0]["ref"] == "concept:vector-search" and doc["seeds"][0]["match"] == "name"
     assert _refs(doc) == ["project:atlas", "project:ledger"]
     best = doc["results"][0]["paths"][0]
@@ -189,18 +189,18 @@ def test_two_hops_idea_reaches_project_through_a_tool(lab: graphmem.Memory) -> N
 
 
 def test_as_of_before_migration_gives_the_old_tools_projects(lab: graphmem.Memory) -> None:
-    assert _refs(lab.recommend("Oracle", as_of="2025-03-01").to_json()) == ["project:ledger"]
-    after = lab.recommend("Oracle", as_of="2025-09-01").to_json()
+    assert _refs(lab.recommend("Oracle", as_of="2025-03-01").to_dict()) == ["project:ledger"]
+    after = lab.recommend("Oracle", as_of="2025-09-01").to_dict()
     assert after["results"] == [] and "no project" in after["message"]
-    assert "project:ledger" in _refs(lab.recommend("Kuzu", as_of="2025-09-01").to_json())
-    assert _refs(lab.recommend("Kuzu", as_of="2025-03-01").to_json()) == ["project:atlas"]
+    assert "project:ledger" in _refs(lab.recommend("Kuzu", as_of="2025-09-01").to_dict())
+    assert _refs(lab.recommend("Kuzu", as_of="2025-03-01").to_dict()) == ["project:atlas"]
 
 
 def test_status_penalty_ranks_down_and_says_why(lab: graphmem.Memory) -> None:
-    base = {r["project"]["ref"]: r for r in lab.recommend("Tantivy").to_json()["results"]}
+    base = {r["project"]["ref"]: r for r in lab.recommend("Tantivy").to_dict()["results"]}
     assert base["project:beacon"]["score"] == base["project:ferry"]["score"]
     lab.assert_("ferry", "status", "done")
-    doc = lab.recommend("Tantivy").to_json()
+    doc = lab.recommend("Tantivy").to_dict()
     assert _refs(doc) == ["project:beacon", "project:ferry"]
     ferry = doc["results"][1]
     assert ferry["status"] == "done" and ferry["penalty"]["reason"] == "status is done at as_of"
@@ -212,19 +212,19 @@ def test_hub_damping_a_tool_many_projects_use_says_less(lab: graphmem.Memory) ->
     lab.add_entity("Concept", "Search")
     lab.assert_("tantivy", "relates to", "search")
     lab.assert_("kuzu", "relates to", "search")
-    doc = lab.recommend("search").to_json()
+    doc = lab.recommend("search").to_dict()
     by = {r["project"]["ref"]: r["score"] for r in doc["results"]}
     # Tantivy serves two projects, Kuzu two as well: equal; add a third to Tantivy and its projects drop
     lab.add_entity("Project", "Gull")
     lab.assert_("gull", "uses", "tantivy")
-    after = {r["project"]["ref"]: r["score"] for r in lab.recommend("search").to_json()["results"]}
+    after = {r["project"]["ref"]: r["score"] for r in lab.recommend("search").to_dict()["results"]}
     assert after["project:beacon"] < by["project:beacon"]
     assert after["project:atlas"] == pytest.approx(by["project:atlas"], abs=2e-6)
 
 
 def test_several_paths_add_up_and_say_which_carried_the_score(lab: graphmem.Memory) -> None:
     lab.assert_("atlas", "relates to", "vector search")
-    doc = lab.recommend("vector search", paths=5).to_json()
+    doc = lab.recommend("vector search", paths=5).to_dict()
     atlas = doc["results"][0]
     assert atlas["project"]["ref"] == "project:atlas" and atlas["paths_counted"] == 2
     assert atlas["raw_score"] == pytest.approx(sum(p["contribution"] for p in atlas["paths"]), abs=2e-6)
@@ -234,7 +234,7 @@ def test_several_paths_add_up_and_say_which_carried_the_score(lab: graphmem.Memo
 
 
 def test_a_project_the_idea_names_is_found_by_a_path_of_no_steps(lab: graphmem.Memory) -> None:
-    doc = lab.recommend("Ledger and vector search").to_json()
+    doc = lab.recommend("Ledger and vector search").to_dict()
     ledger = next(r for r in doc["results"] if r["project"]["ref"] == "project:ledger")
     assert ledger["rank"] == 1
     named = ledger["paths"][0]
@@ -242,11 +242,11 @@ def test_a_project_the_idea_names_is_found_by_a_path_of_no_steps(lab: graphmem.M
 
 
 def test_retracted_edge_never_appears(lab: graphmem.Memory) -> None:
-    fact = lab.assert_("beacon", "uses", "kuzu").to_json()["created"][0]
-    assert "project:beacon" in _refs(lab.recommend("Kuzu").to_json())
+    fact = lab.assert_("beacon", "uses", "kuzu").to_dict()["created"][0]
+    assert "project:beacon" in _refs(lab.recommend("Kuzu").to_dict())
     lab.retract(fact, "wrong")
-    assert "project:beacon" not in _refs(lab.recommend("Kuzu").to_json())
-    assert lab.paths("beacon", "kuzu").to_json()["paths"] == []
+    assert "project:beacon" not in _refs(lab.recommend("Kuzu").to_dict())
+    assert lab.paths("beacon", "kuzu").to_dict()["paths"] == []
 
 
 def test_lemmas_reach_another_inflection(atlas: graphmem.Memory) -> None:
@@ -255,14 +255,14 @@ def test_lemmas_reach_another_inflection(atlas: graphmem.Memory) -> None:
 
 
 def test_known_at_sees_what_was_recorded_then(lab: graphmem.Memory, store_path: Path) -> None:
-    doc = lab.recommend("Kuzu", known_at="2020-01-01").to_json()
+    doc = lab.recommend("Kuzu", known_at="2020-01-01").to_dict()
     assert doc["results"] == [] and doc["known_at"] == "2020-01-01T00:00:00Z"
 
 
 @pytest.mark.parametrize("idea", ['"Kuzu" AND (vector OR search) NOT *', "Kùzu — 图数据库 für Graphen ✓",
                                   "kuzu' OR 1=1; DROP TABLE Project; --", "x" * 3 + " Kuzu " + "lorem " * 1660])
 def test_odd_ideas_get_an_answer(lab: graphmem.Memory, idea: str) -> None:
-    doc = lab.recommend(idea).to_json()
+    doc = lab.recommend(idea).to_dict()
     assert doc["schema"] == "graphmem.recommend.v1"
     assert doc["results"] or doc["message"]
 

@@ -117,7 +117,7 @@ def test_endpoint_answers_with_the_cli_document(server: Server, method: str, pat
 def test_same_document_as_the_library(server: Server, demo_dir: Path) -> None:
     got = server.get("/current", subject="atlas", as_of="2025-06-01", known_at="2026-01-01").json()
     with graphmem.open(demo_dir) as m:
-        want = m.current("atlas", as_of="2025-06-01", known_at="2026-01-01").to_json()
+        want = m.current("atlas", as_of="2025-06-01", known_at="2026-01-01").to_dict()
     assert got == want
 
 

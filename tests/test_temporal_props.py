@@ -410,8 +410,8 @@ ALL_REFS = tuple(f"{etype.lower()}:{name.lower()}" for etype, name in ENTITIES)
 
 def store_snapshot(m: graphmem.Memory, known_at: str | None = None, times: list[str] = FEW_TIME_TEXT) -> dict[str, Any]:
     """timeline JSON of every entity and current JSON of the subjects, without the as_of/known_at stamps."""
-    return {ref: {"timeline": _without(m.timeline(ref, known_at=known_at).to_json(), "known_at"),
-                  "current": [_without(m.current(ref, as_of=t, known_at=known_at).to_json(), "as_of", "known_at")
+    return {ref: {"timeline": _without(m.timeline(ref, known_at=known_at).to_dict(), "known_at"),
+                  "current": [_without(m.current(ref, as_of=t, known_at=known_at).to_dict(), "as_of", "known_at")
                               for t in (times if ref in STORE_SUBJECTS else ())]}
             for ref in ALL_REFS}
 
@@ -562,8 +562,8 @@ def test_import_with_past_record_times(lines: list[dict[str, Any]], data: st.Dat
         assert m2.export() == exported
         for k_text in known_ats:
             for subj in STORE_SUBJECTS:
-                tl1 = m1.timeline(subj, known_at=k_text).to_json()
-                tl2 = m2.timeline(subj, known_at=k_text).to_json()
+                tl1 = m1.timeline(subj, known_at=k_text).to_dict()
+                tl2 = m2.timeline(subj, known_at=k_text).to_dict()
                 assert _without(tl2, "known_at") == _without(tl1, "known_at"), k_text
 
 
@@ -577,12 +577,12 @@ def test_store_tie_example(tmp_path: Path) -> None:
         a2 = m.assert_("project:atlas", "status", "active", valid_from="2025-01-05", valid_to="2025-01-07").refs[0]
 
         def now_at(day: str, known_at: str | None = None) -> list[tuple[Any, ...]]:
-            facts = m.current("project:atlas", as_of=day, known_at=known_at).to_json()["facts"]
+            facts = m.current("project:atlas", as_of=day, known_at=known_at).to_dict()["facts"]
             return [(f["object"]["value"], f["assertions"], f["conflicts"]) for f in facts]
 
         assert now_at("2025-01-08") == [("paused", [p], [])]
         assert now_at("2025-01-06") == [("active", [a1, a2], [p])]
-        timeline = m.timeline("project:atlas", predicate="status").to_json()["intervals"]
+        timeline = m.timeline("project:atlas", predicate="status").to_dict()["intervals"]
         assert [(iv["object"]["value"], iv["valid_from"], iv["valid_to"]) for iv in timeline] == [
             ("active", "2025-01-01T00:00:00Z", "2025-01-07T00:00:00Z"), ("paused", "2025-01-07T00:00:00Z", None)]
         issues = [i for i in m.lint().issues if i.code == "single_value_conflict"]

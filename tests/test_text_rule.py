@@ -56,7 +56,7 @@ def test_every_python_write_redacts(atlas: graphmem.Memory) -> None:
     out = m.export()
     assert not _leaks(out), _leaks(out)
     assert "[REDACTED:url_password]" in out and "[REDACTED:aws_access_key]" in out
-    assert not _leaks(json.dumps(m.pack("atlas deployed vault", budget_tokens=2000).to_json()))
+    assert not _leaks(json.dumps(m.pack("atlas deployed vault", budget_tokens=2000).to_dict()))
 
 
 def test_a_secret_record_id_still_keys_one_record(mem: graphmem.Memory) -> None:

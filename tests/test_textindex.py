@@ -79,7 +79,7 @@ def test_bm25_top_is_exact(data: st.DataObject) -> None:
 
 
 def _hits(m: graphmem.Memory, q: str) -> list[tuple[str, float]]:
-    return [(h["ref"], h["score"]) for h in m.search(q, limit=50).to_json()["results"]]
+    return [(h["ref"], h["score"]) for h in m.search(q, limit=50).to_dict()["results"]]
 
 
 def test_index_kept_in_batches_equals_one_built_at_once(tmp_path: Path) -> None:
@@ -116,4 +116,4 @@ def test_blocks_stay_few_under_one_record_per_call(tmp_path: Path) -> None:
     assert sum(sizes) == 130 and len(sizes) <= 8
     n_blocks = m.store.cypher("MATCH (p:Posting) WHERE p.key STARTS WITH 'share ' RETURN count(p)")[0][0]
     assert n_blocks == len(sizes)  # merged blocks are gone, not left behind
-    assert [h["ref"] for h in m.search("shared", limit=200).to_json()["results"]] == [f"rec:{i}" for i in range(1, 131)]
+    assert [h["ref"] for h in m.search("shared", limit=200).to_dict()["results"]] == [f"rec:{i}" for i in range(1, 131)]

@@ -81,10 +81,10 @@ def test_a_time_the_parser_accepts_is_written_read_exported_and_imported(tmp_pat
                   valid_to=text if us > MIN_US else None)
         if format_instant(us).endswith("T00:00:00Z"):  # a date value
             m.assert_("atlas", "deadline", text)
-        now = m.current("atlas", as_of=text).to_json()
+        now = m.current("atlas", as_of=text).to_dict()
         assert any(f["assertions"] == [fid] for f in now["facts"])
-        assert m.timeline("atlas").to_json()["intervals"]
-        assert m.why(fid).to_json()["fact"]["valid_from"] == format_instant(us)
+        assert m.timeline("atlas").to_dict()["intervals"]
+        assert m.why(fid).to_dict()["fact"]["valid_from"] == format_instant(us)
         m.facts(as_of=text)
         m.pack("atlas", as_of=text)
         out = m.export()

@@ -161,11 +161,11 @@ def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, A
         fr = m.facts(predicate="plays_for", object=club, as_of=as_of)
         who = {"club": club, "club_name": clubs[0].object_name, "as_of": as_of,
                "ms": (time.perf_counter() - t0) * 1000, "players": len(fr.facts),
-               "first": [f"{e.ref} ({e.name}) {brief(iv.to_json())}" for e, iv in fr.facts[:5]]}
+               "first": [f"{e.ref} ({e.name}) {brief(iv.to_dict())}" for e, iv in fr.facts[:5]]}
     res["sample"] = {
         **sample,
-        "current": {"ms": t_cur, "facts": [brief(iv.to_json()) for iv in cur.facts]},
-        "timeline_plays_for": {"ms": t_tl, "intervals": [brief(iv.to_json()) for iv in tl.intervals],
+        "current": {"ms": t_cur, "facts": [brief(iv.to_dict()) for iv in cur.facts]},
+        "timeline_plays_for": {"ms": t_tl, "intervals": [brief(iv.to_dict()) for iv in tl.intervals],
                                "events": len(tl.events),
                                "statements": [f"{e.get('fact')} {(e.get('object') or {}).get('name')} "
                                               f"[{str(e.get('valid_from'))[:10]}, {(e.get('valid_to') or '...')[:10]})"

@@ -208,7 +208,7 @@ def evaluate(sections: dict[str, Section], libs: list[Library], share: float, se
                 base.append(rank_of_first_hit(bm25(idea), right))
                 if len(examples) < 5 and doc.results:
                     examples.append({"library": lib.name, "section": lib.section, "idea": idea, "top": ranked[:3],
-                                     "best_path": doc.results[0].paths[0].to_json()["line"]})
+                                     "best_path": doc.results[0].paths[0].to_dict()["line"]})
         finally:
             m.close()
     times.sort()

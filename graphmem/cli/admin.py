@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
 def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Create the store (idempotent)."""
     with errors(), memory(ctx, create=True) as m:
-        emit(ctx, m.info().to_json(), lambda d: render.out(f"store ready at {d['store']} ({d['entities']} entities, "
+        emit(ctx, m.info().to_dict(), lambda d: render.out(f"store ready at {d['store']} ({d['entities']} entities, "
                                             f"{d['statements']} statements)"))
 
 
@@ -44,7 +44,7 @@ def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
     from graphmem.ontology.schema import load_ontology
     from graphmem.results import OntologyDoc
     with errors():
-        doc = OntologyDoc(load_ontology(schema_dirs(store_path(ctx), opts(ctx).ontology)[0])).to_json()
+        doc = OntologyDoc(load_ontology(schema_dirs(store_path(ctx), opts(ctx).ontology)[0])).to_dict()
 
         def human(d: dict[str, Any]) -> None:
             render.table(["entity type", "ref prefix", "description"],
@@ -63,7 +63,7 @@ def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
     with errors():
         o = opts(ctx)
         ont_dirs, pred_dirs = schema_dirs(store_path(ctx), o.ontology, o.predicates)
-        doc = RegistryDoc(load_registry(load_ontology(ont_dirs), pred_dirs)).to_json()
+        doc = RegistryDoc(load_registry(load_ontology(ont_dirs), pred_dirs)).to_dict()
         emit(ctx, doc, lambda d: render.table(["predicate", "card.", "subjects", "object", "edge", "aliases"], [
             [p["name"], p["cardinality"], ", ".join(p["subject_types"]),
              ", ".join(p["object"].get("entity_types") or [p["object"]["type"]] + (
@@ -84,7 +84,7 @@ def import_(
         with memory(ctx, create=True) as m:
             source = sys.stdin.buffer if file == "-" else file
             r = m.import_jsonl(source, strict=strict)
-            doc = r.to_json()
+            doc = r.to_dict()
 
             def human(d: dict[str, Any]) -> None:
                 verb = "imported" if d["written"] else "nothing written (--strict)"
@@ -112,7 +112,7 @@ def lint(
         check_fail_on(fail_on, "--fail-on")
         with memory(ctx) as m:
             report = m.lint()
-            emit(ctx, report.to_json(fail_on), render.lint)
+            emit(ctx, report.to_dict(fail_on), render.lint)
             if report.fails(fail_on):
                 raise typer.Exit(1)
 
@@ -158,7 +158,7 @@ def rebuild(
             render.out(f"recomputed {d['counts'].get('subjects', 0)} subjects, "
                        f"{d['counts'].get('intervals', 0)} intervals, {d['counts'].get('edges', 0)} edges; "
                        f"rewrote {d['counts'].get('rewritten', 0)} that differed, in {d['seconds']} s")
-        emit(ctx, r.to_json(), human)
+        emit(ctx, r.to_dict(), human)
         if not r.ok:
             raise typer.Exit(1)
 
@@ -175,7 +175,7 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
     with errors():
         o = opts(ctx)
         r = run(store_path(ctx), ontology_dirs=o.ontology, predicate_dirs=o.predicates)
-        emit(ctx, r.to_json(), lambda d: render.out(
+        emit(ctx, r.to_dict(), lambda d: render.out(
             f"store {d['store']} is at layout {d['to']}; nothing to do" if not d["migrated"] else
             f"migrated {d['store']} from layout {d['from']} to {d['to']} ({', '.join(d['steps'])}); "
             f"{d['counts']['entities']} entities, {d['counts']['statements']} statements, "
@@ -196,7 +196,7 @@ def export(
     with errors(), memory(ctx) as m:
         doc = m.export_doc(format_, as_of)
         if wants_json(ctx):
-            emit(ctx, doc.to_json(), lambda d: None)
+            emit(ctx, doc.to_dict(), lambda d: None)
         else:
             sys.stdout.write(doc.text)
 

@@ -24,7 +24,7 @@ def add(
     """Add an entity; prints its ref."""
     with errors(), memory(ctx, create=True) as m:
         r = m.add_entity(type_, name, alias or [], description)
-        emit(ctx, r.to_json(), lambda d: render.out(d["created"][0]))
+        emit(ctx, r.to_dict(), lambda d: render.out(d["created"][0]))
 
 
 @app.command("show")
@@ -35,7 +35,7 @@ def show(
 ) -> None:
     """Show one entity."""
     with errors(), memory(ctx, lookup=True) as m:
-        doc = m.show_entity(ref).to_json()
+        doc = m.show_entity(ref).to_dict()
 
         def human(d: dict[str, Any]) -> None:
             x = d["entity"]
@@ -56,6 +56,6 @@ def list_(
 ) -> None:
     """List entities, by type then ref."""
     with errors(), memory(ctx) as m:
-        doc = m.list_entities(type_, match).to_json()
+        doc = m.list_entities(type_, match).to_dict()
         emit(ctx, doc, lambda d: render.table(["ref", "type", "name", "aliases"], [
             [e["ref"], e["type"], e["name"], ", ".join(e["aliases"])] for e in d["entities"]]))

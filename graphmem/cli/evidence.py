@@ -33,7 +33,7 @@ def ingest(
             fail(f"cannot read records file {file!r}: no such file")
         with memory(ctx, create=True) as m:
             r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_)
-            emit(ctx, r.to_json(), render.ingest)
+            emit(ctx, r.to_dict(), render.ingest)
             for n, reason in r.errors[:20]:
                 sys.stderr.write(f"graphmem: line {n}: {reason}\n")
             if len(r.errors) > 20:
@@ -48,7 +48,7 @@ def search(
 ) -> None:
     """Full-text (BM25) search over evidence records, best first."""
     with errors(), memory(ctx) as m:
-        emit(ctx, m.search(query, limit=limit).to_json(), render.search)
+        emit(ctx, m.search(query, limit=limit).to_dict(), render.search)
 
 
 def extract(
@@ -74,4 +74,4 @@ def extract(
                 r = m.extract_text(text, apply=apply)
             else:
                 r = m.extract_pending(apply=apply)
-            emit(ctx, r.to_json(), render.extract)
+            emit(ctx, r.to_dict(), render.extract)

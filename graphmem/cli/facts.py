@@ -42,7 +42,7 @@ def assert_(
     """Record that SUBJECT PREDICATE OBJECT holds; prints its fact:N."""
     with errors(), memory(ctx, create=True) as m:
         r = m.assert_(subject, predicate, obj, valid_from=from_, valid_to=to, sources=source or [], by=by)
-        emit(ctx, r.to_json(), _written)
+        emit(ctx, r.to_dict(), _written)
 
 
 def end(
@@ -61,7 +61,7 @@ def end(
             from graphmem.errors import BadTime
             raise BadTime("missing --at: expected the time at which the value stops holding (date, datetime or now)")
         r = m.end(subject, predicate, obj, at=at, sources=source or [], by=by)
-        emit(ctx, r.to_json(), _written)
+        emit(ctx, r.to_dict(), _written)
 
 
 def retract(
@@ -73,7 +73,7 @@ def retract(
     """Withdraw a statement from now on (it stays in the history)."""
     with errors(), memory(ctx, create=True) as m:
         r = m.retract(fact, reason)
-        emit(ctx, r.to_json(), _written)
+        emit(ctx, r.to_dict(), _written)
 
 
 def current(
@@ -86,7 +86,7 @@ def current(
 ) -> None:
     """What holds for SUBJECT at --as-of, as known at --known-at."""
     with errors(), memory(ctx, lookup=True) as m:
-        emit(ctx, m.current(subject, as_of=as_of, known_at=known_at, predicate=predicate).to_json(), render.current)
+        emit(ctx, m.current(subject, as_of=as_of, known_at=known_at, predicate=predicate).to_dict(), render.current)
 
 
 def timeline(
@@ -98,7 +98,7 @@ def timeline(
 ) -> None:
     """Every interval of SUBJECT, in order, and the statements behind them."""
     with errors(), memory(ctx, lookup=True) as m:
-        emit(ctx, m.timeline(subject, predicate=predicate, known_at=known_at).to_json(), render.timeline)
+        emit(ctx, m.timeline(subject, predicate=predicate, known_at=known_at).to_dict(), render.timeline)
 
 
 def facts(
@@ -112,7 +112,7 @@ def facts(
     """Facts holding at --as-of, filtered by field ("which projects use Kuzu now?")."""
     with errors(), memory(ctx) as m:
         r = m.facts(predicate=predicate, object=obj, subject_type=subject_type, as_of=as_of)
-        emit(ctx, r.to_json(), render.facts)
+        emit(ctx, r.to_dict(), render.facts)
 
 
 def why(
@@ -122,4 +122,4 @@ def why(
 ) -> None:
     """The receipts of one statement: sources, supersession, conflicts, retraction."""
     with errors(), memory(ctx, lookup=True) as m:
-        emit(ctx, m.why(fact).to_json(), render.why)
+        emit(ctx, m.why(fact).to_dict(), render.why)

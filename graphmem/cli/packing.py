@@ -31,4 +31,4 @@ def pack(
     with errors(), memory(ctx, lookup=True) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
                    trace=trace)
-        emit(ctx, r.to_json(), render.pack)
+        emit(ctx, r.to_dict(), render.pack)

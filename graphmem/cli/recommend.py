@@ -30,7 +30,7 @@ def recommend(
     """The projects IDEA fits best, each with the graph paths that carry its score."""
     with errors(), memory(ctx) as m:
         r = m.recommend(idea, top=top, as_of=as_of, known_at=known_at, max_hops=max_hops, paths=paths)
-        emit(ctx, r.to_json(), render.recommend)
+        emit(ctx, r.to_dict(), render.recommend)
 
 
 def path(
@@ -46,4 +46,4 @@ def path(
     """The shortest explained paths between FROM and TO, along edges valid then in either direction."""
     with errors(), memory(ctx, lookup=True) as m:
         r = m.paths(src, dst, max_hops=max_hops, limit=limit, as_of=as_of, known_at=known_at)
-        emit(ctx, r.to_json(), render.path)
+        emit(ctx, r.to_dict(), render.path)

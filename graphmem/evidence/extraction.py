@@ -96,7 +96,7 @@ class Mention:
     span: tuple[int, int]
     text: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"ref": self.ref, "name": self.name, "span": list(self.span), "text": self.text, "rule": "name-or-alias"}
 
 
@@ -114,7 +114,7 @@ class Proposal:
     def key(self) -> tuple[str, str, str]:
         return (self.subject, self.predicate, str(self.object))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"subject": self.subject, "predicate": self.predicate, "object": self.object,
                 "object_kind": self.object_kind, "valid_from": format_instant(self.valid_from),
                 "evidence": self.evidence, "span": list(self.span), "rule": self.rule}
@@ -127,7 +127,7 @@ class EntityProposal:
     span: tuple[int, int]
     rule: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "name": self.name, "span": list(self.span), "rule": self.rule}
 
 

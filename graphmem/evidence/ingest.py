@@ -48,7 +48,7 @@ class IngestReport:
     seconds: float
     extraction: ExtractResult | None = None  # with ingest(extract=True): what was extracted from the new records
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"schema": "graphmem.ingest.v1", "ok": not self.errors, "lines": self.lines,
                                "stored": len(self.stored), "records": list(self.stored[:1000]),
                                "records_truncated_list": len(self.stored) > 1000, "duplicates": self.duplicates,
@@ -56,7 +56,7 @@ class IngestReport:
                                "redactions": dict(sorted(self.redactions.items())), "truncated": self.truncated,
                                "seconds": round(self.seconds, 3)}
         if self.extraction is not None:
-            doc["extraction"] = self.extraction.to_json()
+            doc["extraction"] = self.extraction.to_dict()
         return doc
 
 

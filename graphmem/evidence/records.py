@@ -118,7 +118,7 @@ class Record:
     def ref(self) -> str:
         return f"rec:{self.id}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"ref": self.ref, "id": self.key, "ts": format_instant(self.ts), "kind": self.kind,
                 "source": self.source, "scope": self.scope, "importance": self.importance,
                 "importance_band": importance_band(self.importance), "meta": self.meta, "text": self.text,

@@ -31,7 +31,7 @@ class Entity:
     aliases: tuple[str, ...] = ()
     description: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"ref": self.ref, "type": self.type, "name": self.name,
                 "aliases": list(self.aliases), "description": self.description}
 
@@ -76,7 +76,7 @@ class Statement(NamedTuple):
     def object_json(self) -> dict[str, Any] | None:
         return object_json(self.object_kind, self.object, self.object_name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "fact": self.ref, "op": self.op, "subject": self.subject, "predicate": self.predicate,
             "object": self.object_json(),
@@ -125,7 +125,7 @@ class Interval(NamedTuple):
         return (self.subject, self.predicate, self.object_kind, str(self.object), self.valid_from,
                 self.valid_to, self.assertions, self.sources, self.conflicts)
 
-    def to_json(self, subject: dict[str, Any] | None = None) -> dict[str, Any]:
+    def to_dict(self, subject: dict[str, Any] | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {}
         if subject is not None:
             d["subject"] = subject

@@ -57,7 +57,7 @@ class Seed:
     weight: float
     records: tuple[str, ...] = ()  # ``record``: the records that mention it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"ref": self.ref, "type": self.type, "name": self.name, "match": self.match,
                              "span": list(self.span) if self.span else None, "matched": self.matched,
                              "weight": round(self.weight, 6)}

@@ -138,7 +138,7 @@ class PackResult(HtmlRepr):
     message: str | None
     with_trace: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "schema": "graphmem.context-pack.v1",
             "meta": {"query": self.query, "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),

@@ -53,7 +53,7 @@ class Step:
     valid_from: int
     valid_to: int | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"from": self.src, "edge": self.edge, "to": self.dst,
                 "direction": "forward" if self.forward else "backward", "fact": fact_ref(self.fact),
                 "valid_from": format_instant(self.valid_from), "valid_to": format_instant(self.valid_to)}
@@ -85,9 +85,9 @@ class ScoredPath:
     weight: float  # the path's own weight (seed weight, edges, hops, hub damping)
     contribution: float  # what it adds to the project's score
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed.ref, "weight": round(self.weight, 6), "contribution": round(self.contribution, 6),
-                "steps": [s.to_json() for s in self.steps],
+                "steps": [s.to_dict() for s in self.steps],
                 "line": " ".join([seed_line(self.seed), *(f"{s.arrow()} {s.dst}" for s in self.steps)])}
 
 
@@ -102,13 +102,13 @@ class Recommendation:
     paths: tuple[ScoredPath, ...]
     paths_counted: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         shown = sum(p.contribution for p in self.paths)
         return {"rank": self.rank, "project": self.project.brief(), "score": round(self.score, 6),
                 "raw_score": round(self.raw_score, 6), "status": self.status, "penalty": self.penalty,
                 "paths_counted": self.paths_counted,
                 "shown_share": round(shown / self.raw_score, 6) if self.raw_score else 0.0,
-                "paths": [p.to_json() for p in self.paths]}
+                "paths": [p.to_dict() for p in self.paths]}
 
 
 @dataclass(frozen=True)
@@ -122,10 +122,10 @@ class RecommendResult(HtmlRepr):
     results: tuple[Recommendation, ...]
     message: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.recommend.v1", "idea": self.idea, "as_of": format_instant(self.as_of),
                 "known_at": format_instant(self.known_at), "top": self.top, "max_hops": self.max_hops,
-                "seeds": [s.to_json() for s in self.seeds], "results": [r.to_json() for r in self.results],
+                "seeds": [s.to_dict() for s in self.seeds], "results": [r.to_dict() for r in self.results],
                 "message": self.message}
 
 
@@ -139,11 +139,11 @@ class PathResult(HtmlRepr):
     paths: tuple[tuple[Step, ...], ...]
     message: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.path.v1", "from": self.src.brief(), "to": self.dst.brief(),
                 "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
                 "max_hops": self.max_hops, "hops": len(self.paths[0]) if self.paths else None,
-                "paths": [{"steps": [s.to_json() for s in p], "line": path_line(self.src.ref, p)} for p in self.paths],
+                "paths": [{"steps": [s.to_dict() for s in p], "line": path_line(self.src.ref, p)} for p in self.paths],
                 "message": self.message}
 
 

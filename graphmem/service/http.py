@@ -48,7 +48,7 @@ class Endpoint:
     method: str  # GET reads its parameters from the query string, POST from a JSON object body
     path: str
     summary: str
-    call: Callable[[Any, dict[str, Any]], Any]  # (memory, params) -> result with to_json(), or a dict
+    call: Callable[[Any, dict[str, Any]], Any]  # (memory, params) -> result with to_dict(), or a dict
     params: tuple[Param, ...] = ()
     write: bool = False
     body: str = "json"  # json, or jsonl (the body is JSON lines, as for import and ingest)
@@ -61,7 +61,7 @@ SUBJECT = Param("subject", required=True, description="Entity ref, name or alias
 
 
 def _doc(r: Any) -> dict[str, Any]:
-    doc = r if isinstance(r, dict) else r.to_json()
+    doc = r if isinstance(r, dict) else r.to_dict()
     assert isinstance(doc, dict)
     return doc
 
@@ -80,7 +80,7 @@ def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
     fail_on = check_fail_on(p.get("fail_on") or "error")  # before the whole-store pass
-    return _doc(m.lint().to_json(fail_on))
+    return _doc(m.lint().to_dict(fail_on))
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -359,7 +359,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
 
     async def health(request: Request) -> Response:
         try:
-            info = await run_in_threadpool(run, lambda m: m.info().to_json(), False)
+            info = await run_in_threadpool(run, lambda m: m.info().to_dict(), False)
         except GraphmemError as e:
             return error(error_status(e), type(e).__name__, str(e))
         return JSONResponse({"schema": "graphmem.health.v1", "status": "ok", **{k: v for k, v in info.items()

@@ -41,7 +41,7 @@ def build_server(store: Path, *, allow_writes: bool = False) -> tuple[Any, dict[
             if "m" not in held:
                 held["m"] = Memory(store, create=True)
             r = fn(held["m"])
-            doc: dict[str, Any] = r if isinstance(r, dict) else r.to_json()
+            doc: dict[str, Any] = r if isinstance(r, dict) else r.to_dict()
             return doc
         except GraphmemError as e:
             raise ValueError(str(e)) from None

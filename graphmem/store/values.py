@@ -44,7 +44,7 @@ class WriteUndo:
     def new_record(self, rec_id: int) -> bool:
         return self.records_from is not None and rec_id >= self.records_from
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"facts_from": self.facts_from, "records_from": self.records_from, "entities": self.entities,
                 "entities_before": self.entities_before,
                 "retracted": self.retracted,

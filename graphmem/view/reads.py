@@ -71,7 +71,7 @@ class Reads:
             if pred is not None and s.predicate != pred:
                 continue
             if s.recorded_at <= kk:
-                d = s.to_json()
+                d = s.to_dict()
                 d["event"] = s.op
                 if s.retracted_at is not None and s.retracted_at > kk:
                     d["retracted_at"] = None

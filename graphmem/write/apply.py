@@ -116,14 +116,14 @@ class Writer:
         e = self.checks.new_entity(type_name, name, aliases, description)
         with self.store.transaction():
             self.store.add_entity(e, now_us())
-        return WriteResult("entity", (e.ref,), {"entity": e.to_json()})
+        return WriteResult("entity", (e.ref,), {"entity": e.to_dict()})
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
         st = self.checks.assertion(self.store.next_fact_id(), subject, predicate, obj, valid_from, valid_to,
                                    sources, by, recorded_at, now_us())
         apply(self.store, self.registry, [st])
-        return WriteResult("assert", (st.ref,), {"fact": st.to_json()})
+        return WriteResult("assert", (st.ref,), {"fact": st.to_dict()})
 
     def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str) -> WriteResult:
         st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us())
@@ -133,7 +133,7 @@ class Writer:
             raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}; expected a value that "
                            "holds then (see 'graphmem timeline')")
         apply(self.store, self.registry, [st])
-        return WriteResult("end", (st.ref,), {"fact": st.to_json(), "closed": [iv.to_json() for iv in held]})
+        return WriteResult("end", (st.ref,), {"fact": st.to_dict(), "closed": [iv.to_dict() for iv in held]})
 
     def retract(self, fact: str, reason: str | None) -> WriteResult:
         fid = parse_fact_ref(fact)

@@ -160,7 +160,7 @@ class StoreBase:
         of a committed transaction and keep others. The mark is removed once the checkpoint is done."""
         self._undo.counters = {"next_fact": self.next_fact_id(), "next_record": self.next_record_id()}
         write_mark(self.path / COMMIT_MARK, {"pid": os.getpid(), "at": datetime.datetime.now(datetime.UTC).isoformat(),
-                                             "undo": self._undo.to_json()})
+                                             "undo": self._undo.to_dict()})
 
     def clear_commit_mark(self) -> None:
         self._repairing = False
