@@ -49,7 +49,7 @@ from graphmem.results import (
 if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type checkers
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
-    from graphmem.evidence.records import Record
+    from graphmem.model.records import Record
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult

@@ -38,14 +38,7 @@ KUZU_HOME = "graphmem.store.kuzu"  # the only modules that import kuzu
 
 # Imports that break a rule above today, each with why it is still there. They are exempt from the
 # layer rules and from the cycle rule; the test fails when one is gone, so the list only shrinks.
-KNOWN: dict[tuple[str, str], str] = {
-    # still to break: the engine decodes records into evidence's Record and keeps the full-text index
-    # with its pure functions (terms, postings, BM25); both would move to model/ or into the engine
-    ("graphmem.store.kuzu.records", "graphmem.evidence.records"): "the store builds Record values",
-    ("graphmem.store.kuzu.base", "graphmem.evidence.textindex"): "the store caches decoded Postings",
-    ("graphmem.store.kuzu.postings", "graphmem.evidence.textindex"): "the store ranks records by BM25",
-    ("graphmem.store.kuzu.repair", "graphmem.evidence.textindex"): "the repair re-indexes the records",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:

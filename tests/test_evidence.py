@@ -18,7 +18,8 @@ from helpers import cli, jl, one_clear_line
 
 import graphmem
 from graphmem.evidence.ingest import MAX_LINE_BYTES
-from graphmem.evidence.records import MAX_CHARS, importance, importance_band
+from graphmem.evidence.records import MAX_CHARS, importance
+from graphmem.model.records import importance_band
 from graphmem.write.validate import trust_for
 
 # helpers -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The full-text index (graphmem/evidence/textindex.py and its tables in store.py): terms, postings, BM25, upkeep."""
+"""The full-text index (graphmem/model/textindex.py and its tables in graphmem/store/kuzu/postings.py): terms, postings, BM25, upkeep."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphmem
-from graphmem.evidence.textindex import K1, B, Postings, bm25_top, idf, merge_plan, postings_of, terms, weights
+from graphmem.model.textindex import K1, B, Postings, bm25_top, idf, merge_plan, postings_of, terms, weights
 
 
 def test_terms_split_lower_and_stem() -> None:

@@ -168,8 +168,8 @@ def scores(ranks: list[int | None]) -> dict[str, float]:
 def evaluate(sections: dict[str, Section], libs: list[Library], share: float, seed: int) -> dict[str, Any]:
     """One split: build the store without the held-out libraries, ask with each one's description."""
     import graphmem
-    from graphmem.evidence.textindex import bm25_top, postings_of, terms, weights
     from graphmem.memory import slug
+    from graphmem.model.textindex import bm25_top, postings_of, terms, weights
     kept, held, tools = split(sections, libs, share, seed)
     with tempfile.TemporaryDirectory() as tmp:
         m = graphmem.open(Path(tmp) / "store")

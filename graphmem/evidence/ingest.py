@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput, GraphmemError
-from graphmem.evidence.records import MAX_CHARS, Record, parse_record
+from graphmem.evidence.records import MAX_CHARS, parse_record
 from graphmem.model.jsonio import loads
+from graphmem.model.records import Record
 from graphmem.model.times import now_us
 
 if TYPE_CHECKING:

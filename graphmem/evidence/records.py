@@ -8,12 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.errors import BadInput
+from graphmem.model.records import Record
 from graphmem.model.text import check_text, find_bad_text, redact
-from graphmem.model.times import format_instant, parse_instant
+from graphmem.model.times import parse_instant
 
 MAX_CHARS = 16_000  # a record's text is cut to this many characters, with a marker
 TRUNCATION_MARKER = "\n[TRUNCATED: {n} more characters; sha256 of the original kept]"
@@ -89,42 +89,6 @@ def importance(text: str, kind: str | None) -> float:
     if words > 40:
         score += 0.05
     return round(max(0.0, min(1.0, score)), 2)
-
-
-def importance_band(score: float) -> str:
-    return "must_remember" if score >= 0.8 else "nice_to_have" if score >= 0.5 else "ignore"
-
-
-@dataclass(frozen=True)
-class Record:
-    """One evidence record as stored; ``id`` is N of ``rec:N``."""
-
-    id: int
-    key: str
-    text: str
-    ts: int
-    kind: str
-    source: str | None = None
-    scope: str | None = None
-    importance: float = 0.0
-    meta: dict[str, Any] = field(default_factory=dict)
-    original_sha256: str = ""
-    original_chars: int = 0
-    truncated: bool = False
-    redactions: dict[str, int] = field(default_factory=dict)
-    ingested_at: int = 0
-
-    @property
-    def ref(self) -> str:
-        return f"rec:{self.id}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ref": self.ref, "id": self.key, "ts": format_instant(self.ts), "kind": self.kind,
-                "source": self.source, "scope": self.scope, "importance": self.importance,
-                "importance_band": importance_band(self.importance), "meta": self.meta, "text": self.text,
-                "truncated": self.truncated, "original_sha256": self.original_sha256,
-                "original_chars": self.original_chars, "redactions": self.redactions,
-                "ingested_at": format_instant(self.ingested_at)}
 
 
 def opt_str(obj: dict[str, Any], key: str) -> str | None:

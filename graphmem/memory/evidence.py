@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
-    from graphmem.evidence.records import Record
+    from graphmem.model.records import Record
 
 EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
 
@@ -131,7 +131,7 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         check_int(limit, "limit", 1, 1000)
-        from graphmem.evidence.textindex import query_terms
+        from graphmem.model.textindex import query_terms
         terms = search_terms(check_text(query, "query"))
         hits = self.store.search_records(query_terms(terms), limit)
         return SearchResult(query, tuple(terms), tuple(

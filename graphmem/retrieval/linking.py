@@ -108,7 +108,7 @@ class Lexicon:
     BM25 index over names, aliases and descriptions."""
 
     def __init__(self, entities: Iterable[Entity]) -> None:
-        from graphmem.evidence.textindex import postings_of
+        from graphmem.model.textindex import postings_of
         self.entities: list[Entity] = sorted(entities, key=lambda e: e.ref)
         self.by_ref = {e.ref: e for e in self.entities}
         self.names: dict[str, list[tuple[str, str]]] = defaultdict(list)  # word key -> (ref, name|alias)
@@ -133,7 +133,7 @@ class Lexicon:
         """Entities whose names, aliases or descriptions share some of the words ``ws``, by BM25:
         (entity, score, the words that matched), best first, ties by ref; each scores at least
         TEXT_FLOOR of the best."""
-        from graphmem.evidence.textindex import bm25_top, terms, weights
+        from graphmem.model.textindex import bm25_top, terms, weights
         by_term: dict[str, list[str]] = defaultdict(list)
         for w in ws:
             stems = terms(w)
@@ -226,7 +226,7 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
 
 def _record_seeds(store: RecordMentions, text: str, exclude: set[str]) -> list[tuple[str, float, list[str]]]:
     """Entities mentioned by the best records for ``text``: (ref, weight, record refs), by weight."""
-    from graphmem.evidence.textindex import query_terms
+    from graphmem.model.textindex import query_terms
     try:
         query = search_terms(text)
     except BadInput:

@@ -196,7 +196,7 @@ class _Packer:
 
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
-        from graphmem.evidence.textindex import query_terms
+        from graphmem.model.textindex import query_terms
         hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL)
         if not hits:
             return []

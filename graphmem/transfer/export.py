@@ -16,7 +16,7 @@ from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, now_us, parse_instant
 
 if TYPE_CHECKING:
-    from graphmem.evidence.records import Record
+    from graphmem.model.records import Record
 
 FORMATS = ("jsonl", "graphml")
 

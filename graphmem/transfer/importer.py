@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.bulk import forked_map
 from graphmem.errors import BadInput, GraphmemError
-from graphmem.evidence.records import Record, opt_str, parse_record
+from graphmem.evidence.records import opt_str, parse_record
 from graphmem.model import Entity, Interval, Statement
 from graphmem.model.jsonio import loads
+from graphmem.model.records import Record
 from graphmem.model.text import clean
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry

@@ -23,7 +23,7 @@ from graphmem.write.validate import Checks, check_retraction
 
 if TYPE_CHECKING:
     from graphmem.evidence.extraction import Extraction
-    from graphmem.evidence.records import Record
+    from graphmem.model.records import Record
     from graphmem.ontology.schema import Registry
     from graphmem.store import StatementFile, Store
 

@@ -31,8 +31,8 @@ from graphmem.store.values import WriteUndo
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
     import numpy as np
 
-    from graphmem.evidence.textindex import Postings
     from graphmem.model import Entity, Statement
+    from graphmem.model.textindex import Postings
 
 
 SCHEMA_VERSION = 3  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds

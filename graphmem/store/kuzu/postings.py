@@ -1,5 +1,5 @@
 """The tables of graphmem's full-text index (``Term`` and ``Posting``; the index itself is
-``graphmem/evidence/textindex.py``): postings written as records come, read and kept decoded for
+``graphmem/model/textindex.py``): postings written as records come, read and kept decoded for
 search, and BM25 ranking over them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from graphmem.store.kuzu.schema import Schema
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
     import numpy as np
 
-    from graphmem.evidence.textindex import Postings
+    from graphmem.model.textindex import Postings
 
 
 _POSTINGS_HELD_MAX = 8_000_000  # decoded postings kept in memory (8 bytes each)
@@ -29,7 +29,7 @@ _POSTING_DROP = "MATCH (p:Posting {key: $k}) DELETE p"
 class PostingTables(Schema):
     """The full-text index's rows and the postings held in memory."""
 
-    # full-text index (graphmem/evidence/textindex.py) -------------------------------------------
+    # full-text index (graphmem/model/textindex.py) -------------------------------------------
 
     def _index_texts(self, records: list[tuple[int, str]]) -> None:
         """Add records (rising ids, above every indexed one) to the full-text index, in the caller's transaction.
@@ -38,7 +38,7 @@ class PostingTables(Schema):
         Each batch appends one block per term it holds, merged with the last blocks as
         ``textindex.merge_plan`` says, so a term keeps about log2(postings) blocks.
         """
-        from graphmem.evidence.textindex import Postings, merge_plan, postings_of
+        from graphmem.model.textindex import Postings, merge_plan, postings_of
         added, docs, tokens = postings_of(records)
         old = self._term_blocks(list(added))
         new_terms: list[list[str]] = []
@@ -102,7 +102,7 @@ class PostingTables(Schema):
         return {t: [int(x) for x in b.split(",")] for t, b in rows}
 
     def _block(self, term: str, i: int) -> Postings:
-        from graphmem.evidence.textindex import Postings
+        from graphmem.model.textindex import Postings
         rows = self._q(_POSTING, {"k": f"{term} {i}"})
         if not rows:
             raise StoreUnavailable(f"store {str(self.path)!r}: full-text index block {term!r} {i} is missing")
@@ -115,7 +115,7 @@ class PostingTables(Schema):
 
     def term_postings(self, term: str) -> tuple[Postings, np.ndarray] | None:
         """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
-        from graphmem.evidence.textindex import Postings, weights
+        from graphmem.model.textindex import Postings, weights
         rows = self._q(_TERM, {"t": term})
         if not rows:
             return None
@@ -147,7 +147,7 @@ class PostingTables(Schema):
 
     def rank_records(self, terms: list[str], limit: int) -> list[tuple[int, float]]:
         """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first."""
-        from graphmem.evidence.textindex import bm25_top
+        from graphmem.model.textindex import bm25_top
         found = [self.term_postings(t) for t in terms]
         return bm25_top([(p.ids, w) for p, w in filter(None, found)], limit)
 

@@ -69,7 +69,7 @@ class RecordTables(Schema):
         self._index_texts([(r.id, r.text) for r in records])
 
     def record(self, rec_id: int) -> Any:
-        from graphmem.evidence.records import Record
+        from graphmem.model.records import Record
         rows = self._q(_RECORD, {"r": f"rec:{_int(rec_id)}"})
         if not rows:
             return None
@@ -77,7 +77,7 @@ class RecordTables(Schema):
 
     def records_between(self, lo: int, hi: int) -> dict[int, Any]:
         """Records with ids in [lo, hi], in one scan (cheaper than many key lookups for a batch)."""
-        from graphmem.evidence.records import Record
+        from graphmem.model.records import Record
         rows = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(lo)} AND r.id <= {_int(hi)} RETURN {_RCOLS}")
         return {r[0]: self._record_from_row(r, Record) for r in rows}
 
@@ -92,7 +92,7 @@ class RecordTables(Schema):
         return [r[0] for r in self._q(f"MATCH (r:Record) WHERE r.extracted_at IS NULL RETURN r.id ORDER BY r.id{lim}")]
 
     def all_records(self) -> Iterator[Any]:
-        from graphmem.evidence.records import Record
+        from graphmem.model.records import Record
         for r in self._iter(f"MATCH (r:Record) RETURN {_RCOLS} ORDER BY r.id"):
             yield self._record_from_row(r, Record)
 

@@ -31,7 +31,7 @@ class Repair(Schema):
         exist, id counters behind the ids in use, record keys and the full-text index out of step with
         the records, and times no reader can hold. Each problem: ``code``, ``message`` and what it is
         about; at most ``limit`` of a kind."""
-        from graphmem.evidence.textindex import terms
+        from graphmem.model.textindex import terms
         from graphmem.model.times import MAX_US, MIN_US
 
         out: list[dict[str, Any]] = []

@@ -1,6 +1,7 @@
 """The full-text index over evidence records (SPEC 7): words, postings and BM25.
 
-Pure functions; ``store.py`` keeps the postings in Kuzu and caches decoded ones.
+Pure functions, shared by the storage engines (which keep the postings: ``store/kuzu/postings.py``)
+and the readers that rank or link by terms (evidence, retrieval).
 
 A record's terms are its words (split at any character that is not a letter or a digit,
 so "p95", "2025" and "graph-core" are searchable), lower-cased and reduced to their
