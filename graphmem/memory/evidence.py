@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
 from graphmem.model.text import check_text
 from graphmem.model.times import now_us, parse_instant
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from graphmem.evidence.ingest import IngestReport
     from graphmem.model.records import Record
 
-EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
 
 
 
@@ -153,13 +153,7 @@ class EvidenceFacade(MemoryBase):
         True
         >>> m.close()
         """
-        from graphmem.evidence.extraction import Extractor
-        count = self.store.entity_count()
-        if self._extractor is None or self._extractor_entities != count:
-            self._extractor = Extractor(self.ontology, self.registry, list(self.store.all_entities()))
-            self._extractor_entities = count
-        extractor: Extractor = self._extractor
-        return extractor
+        return self._extractors.get(self.store, self.ontology, self.registry)
 
     def extract_text(self, text: str, *, at: str | None = None, apply: bool = False) -> ExtractResult:
         """Proposals from free text; with ``apply``, the text is first stored as a record.
@@ -167,7 +161,7 @@ class EvidenceFacade(MemoryBase):
         Parameters
         ----------
         text : str
-            At most ``EXTRACT_MAX_CHARS`` characters.
+            At most ``EXTRACT_MAX_CHARS`` (100,000) characters.
         at : str, optional
             The time the text speaks of (default: now); proposals start then.
         apply : bool, default False
@@ -196,25 +190,11 @@ class EvidenceFacade(MemoryBase):
         ('fact:1',)
         >>> m.close()
         """
-        if not isinstance(text, str) or not text.strip():
-            raise BadInput("empty text: expected something to extract from")
-        check_text(text, "text")
-        if len(text) > EXTRACT_MAX_CHARS:
-            raise BadInput(f"text of {len(text):,} characters is too long to extract from: expected at most "
-                           f"{EXTRACT_MAX_CHARS:,} (ingest it as records, which are bounded, then extract --pending)")
+        check_extract_text(text)
         if apply:
-            report = self.ingest([__import__("json").dumps({"text": text, "ts": at, "kind": "note"}).encode()])
-            if report.errors:
-                raise BadInput(report.errors[0][1])
-            ref = report.stored[0] if report.stored else None
-            if ref is None:  # the same text was stored before: extract from that record
-                from graphmem.evidence.records import parse_record
-                key = parse_record({"text": text, "ts": at, "kind": "note"}, now=now_us()).key
-                ref = f"rec:{self.store.record_ids_for_keys([key])[key]}"
-            return self.extract_records([ref], apply=True)
+            return self.extract_records([store_note(self.store, text, at)], apply=True)
         when = parse_instant(at, what="at") if at else now_us()
-        ex = self.extractor().extract(text, default_time=when)
-        return ExtractResult((("text", ex),), False, ())
+        return ExtractResult((("text", self.extractor().extract(text, default_time=when)),), False, ())
 
     def extract_records(self, refs: list[str], *, apply: bool = False) -> ExtractResult:
         """Proposals from stored records; with ``apply``, write mentions and assertions citing them.
@@ -246,11 +226,7 @@ class EvidenceFacade(MemoryBase):
         (('fact:1',), ('rec:1',))
         >>> m.close()
         """
-        ids = [parse_record_ref(r) for r in refs]
-        batch = self.store.records_between(min(ids), max(ids)) if len(ids) > 20 else {}
-        recs = [batch[i] if i in batch else self.record(f"rec:{i}") for i in ids]
-        extractor = self.extractor()
-        items = [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref)) for rec in recs]
+        items = propose(self.extractor(), load_records(self.store, [parse_record_ref(r) for r in refs]))
         written = self._writer.extractions(items) if apply else []
         return ExtractResult(tuple((rec.ref, ex) for rec, ex in items), apply, tuple(written))
 
