@@ -264,17 +264,19 @@ class ExtractResult(HtmlRepr):
     written: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        mentions, entities, assertions, skipped = [], [], [], []
+        mentions, entities, assertions, ends, skipped = [], [], [], [], []
         for source, ex in self.items:
             rec = source if source.startswith("rec:") else None
             mentions += [{**m.to_dict(), "record": rec} for m in ex.mentions]
             entities += [{**e.to_dict(), "record": rec} for e in ex.entities]
             assertions += [p.to_dict() for p in ex.assertions]
+            ends += [p.to_dict() for p in ex.ends]
             skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
                         for s in ex.skipped]
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
-                "entities": entities, "assertions": assertions, "skipped": skipped, "written": list(self.written)}
+                "entities": entities, "assertions": assertions, "ends": ends, "skipped": skipped,
+                "written": list(self.written)}
 
 
 @dataclass(frozen=True)

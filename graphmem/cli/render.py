@@ -164,6 +164,11 @@ def extract(doc: dict[str, Any]) -> None:
     table(["subject", "predicate", "object", "valid_from", "evidence", "rule"],
           [[a["subject"], a["predicate"], a["object"], day(a["valid_from"]), a["evidence"] or "-", a["rule"]]
            for a in doc["assertions"]])
+    if doc.get("ends"):
+        heading("proposed ends (what stopped holding)")
+        table(["subject", "predicate", "object", "at", "evidence", "rule"],
+              [[a["subject"], a["predicate"], a["object"], day(a["valid_from"]), a["evidence"] or "-", a["rule"]]
+               for a in doc["ends"]])
     if doc["entities"]:
         heading("proposed new entities")
         table(["type", "name", "record", "rule"], [[e["type"], e["name"], e["record"] or "-", e["rule"]]
