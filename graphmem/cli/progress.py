@@ -2,12 +2,16 @@
 
 A ``Bar`` is the library's ``Progress`` callback (``graphmem.model.progress``). It draws nothing unless
 stderr is a terminal, and nothing before the command has run for a second; rich is imported only when
-the bar first shows, so quick and piped commands never load it. The bar is drawn in this thread only
-(no refresh thread: whole-store work forks, and a fork must not find a drawing thread holding a lock).
+the bar first shows, so quick and piped commands never load it.
+
+Whole-store work forks (``graphmem.bulk``) while rich's refresh thread may be drawing: before a fork
+the bar's locks are taken, so the child never starts with a lock that thread held, and the child
+never draws (the library calls back from the parent only).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -15,7 +19,8 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 DELAY = 1.0  # seconds of work before a bar shows
-_REDRAW = 0.1  # seconds between two redraws
+
+_showing: list[Bar] = []  # the bar on screen, for the fork hooks
 
 
 class Bar:
@@ -29,25 +34,21 @@ class Bar:
         self.shown: Any = None  # the rich Progress, once shown
         self.task: Any = None
         self.name: str | None = None
-        self.drawn = 0.0
 
     def __call__(self, task: str, done: int, total: int | None = None) -> None:
         if not self.on:
             return
-        now = time.monotonic()
         if self.shown is None:
-            if now - self.start < self.delay:
+            if time.monotonic() - self.start < self.delay:
                 return
             self._show()
-        new = task != self.name
-        if new:
+        if task != self.name:  # a new phase: a new line (rich keeps a task's total when given None)
+            if self.task is not None:
+                self.shown.remove_task(self.task)
             self.name = task
-            self.shown.reset(self.task, total=total, completed=done, description=task)
+            self.task = self.shown.add_task(task, total=total, completed=done)
         else:
             self.shown.update(self.task, total=total, completed=done)
-        if new or now - self.drawn >= _REDRAW or (total is not None and done >= total):
-            self.shown.refresh()
-            self.drawn = now
 
     def _show(self) -> None:
         from rich.console import Console
@@ -55,15 +56,41 @@ class Bar:
 
         console = Console(file=self.stream, force_terminal=True, highlight=False)
         self.shown = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                              TimeElapsedColumn(), console=console, transient=True, auto_refresh=False)
+                              TimeElapsedColumn(), console=console, transient=True, refresh_per_second=5)
+        _hooks()
+        _showing.append(self)
         self.shown.start()
-        self.task = self.shown.add_task("", total=None)
 
     def close(self) -> None:
         """Take the bar off the terminal (before the command prints its result)."""
         if self.shown is not None:
             self.shown.stop()
+            _showing.remove(self)
             self.shown = None
+
+    def _locks(self) -> list[Any]:
+        return [self.shown.live._lock, self.shown.console._lock]
+
+
+def _before_fork() -> None:
+    for b in _showing:
+        for lock in b._locks():
+            lock.acquire()
+
+
+def _after_fork() -> None:
+    for b in _showing:
+        for lock in reversed(b._locks()):
+            lock.release()
+
+
+_hooked: list[bool] = []
+
+
+def _hooks() -> None:
+    if not _hooked and hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+        _hooked.append(True)
 
 
 @contextmanager
