@@ -469,3 +469,15 @@ def test_allow_host_and_allow_origin(tmp_path: Path, demo_dir: Path) -> None:
 ])
 def test_bad_allow_options(tmp_path: Path, args: list[str], names: list[str]) -> None:
     one_clear_line(cli(tmp_path / "s", "serve", *args), 2, names)
+
+
+def test_lint_code_and_limit_over_http(server: Server) -> None:
+    full = server.get("/lint").json()
+    code = full["summary"][0]["code"]
+    r = server.get("/lint", code=code, limit=1)
+    assert r.status_code == 200, r.text
+    d = r.json()
+    assert d["codes"] == [code] and d["limit"] == 1 and len(d["issues"]) == 1
+    assert d["matched"] == full["summary"][0]["count"] and d["more"] == d["matched"] - 1
+    bad = server.get("/lint", code="nope")
+    assert bad.status_code == 400 and bad.json()["message"].startswith("unknown lint code 'nope': expected one of ")

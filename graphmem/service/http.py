@@ -25,7 +25,7 @@ from typing import Any
 from graphmem.config import SERVER_FILE, NewStore, server_holding
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
-from graphmem.results import check_fail_on
+from graphmem.results import check_fail_on, check_lint_codes
 from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
 
 MAX_BODY = 16 * 2**20
@@ -79,8 +79,9 @@ def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    fail_on = check_fail_on(p.get("fail_on") or "error")  # before the whole-store pass
-    return _doc(m.lint().to_dict(fail_on))
+    fail_on = check_fail_on(p.get("fail_on") or "error")  # before the whole-store pass, as the codes
+    codes = check_lint_codes([c for v in p["code"] for c in v.split(",")]) if p.get("code") else None
+    return _doc(m.lint().to_dict(fail_on, codes=codes, limit=p.get("limit")))
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -132,7 +133,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              (Param("text", required=True, description=f"At most {EXTRACT_MAX_CHARS:,} characters"), Param("at"),
               Param("apply", "boolean")), write=True),
     Endpoint("GET", "/lint", "Check the store", _lint,
-             (Param("fail_on", description="error or warning"),)),
+             (Param("fail_on", description="error or warning"),
+              Param("code", "array", description="Only issues of these lint codes (comma-separated)"),
+              Param("limit", "integer", description="At most this many issues (default all)"))),
     Endpoint("GET", "/rebuild-check", "Compare the view with a rebuild, without writing",
              lambda m, p: m.rebuild(check=True)),
     Endpoint("GET", "/export", "The store as JSONL or GraphML", lambda m, p: m.export_doc(p.get("format") or "jsonl",
