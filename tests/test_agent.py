@@ -177,3 +177,39 @@ def test_pack_answers_with_the_bundle_text_and_its_refs(demo_dir: Path) -> None:
     assert "https://" in refs and "rec:" in refs  # where each fact comes from
     assert out["empty"].content[0].text.startswith("(empty bundle) a budget of 5 tokens holds nothing")
     assert out["bad"].isError and out["bad"].content[0].text == "bad format 'yaml': expected text or json"
+
+
+# Where the two surfaces differ on purpose (docs/service.md): MCP shows query for HTTP's q (both take
+# either), has no by (an agent's statements are by: agent), takes ingest's records as a parameter (HTTP:
+# JSON lines in the body) and pack's format (text or json).
+MCP_ONLY = {"format", "records"}
+HTTP_ONLY = {"by"}
+RENAMED = {"q": "query"}
+
+
+def test_tools_and_endpoints_have_the_same_parameters(demo_dir: Path) -> None:
+    from graphmem.service.http import openapi
+
+    async def script(s: Any) -> dict[str, Any]:
+        return {"tools": {t.name: t for t in (await s.list_tools()).tools}}
+
+    tools = asyncio.run(_session(demo_dir, script, "--allow-writes"))["tools"]
+    spec = openapi()["paths"]
+    ops = {op["operationId"]: op for path in spec.values() for op in path.values() if "operationId" in op}
+    assert set(tools) <= set(ops)  # every tool is an endpoint too
+    for name, tool in tools.items():
+        op = ops[name]
+        http = {p["name"]: p for p in op.get("parameters", [])}
+        body = op.get("requestBody", {}).get("content", {}).get("application/json")
+        if body and "properties" in body["schema"]:  # a JSON object (import and ingest: JSON lines)
+            http |= {k: v | {"required": k in body["schema"]["required"]}
+                     for k, v in body["schema"]["properties"].items()}
+        want = {RENAMED.get(k, k) for k in http} - HTTP_ONLY
+        assert set(tool.inputSchema["properties"]) - MCP_ONLY == want, name
+        for k, p in http.items():
+            if k in HTTP_ONLY:
+                continue
+            mcp = tool.inputSchema["properties"][RENAMED.get(k, k)]
+            assert mcp["description"] == p["description"], (name, k)
+            assert (RENAMED.get(k, k) in tool.inputSchema["required"]) == p["required"], (name, k)
+            assert mcp.get("default") == (p.get("schema") or p).get("default"), (name, k)
