@@ -118,6 +118,7 @@ def test_server_names_itself_and_describes_every_tool_and_parameter(tmp_path: Pa
     assert "by" not in out["tools"]["assert"].inputSchema["properties"]  # an agent's statements are by: agent
     assert out["tools"]["pack"].inputSchema["properties"]["format"]["enum"] == ["text", "json"]
     assert out["tools"]["path"].inputSchema["required"] == ["from", "to"]
+    assert out["tools"]["assert"].inputSchema["properties"]["object"]["type"] == "string"  # as it was
 
 
 def test_path_entity_lookup_and_lint_tools(demo_dir: Path) -> None:
@@ -132,6 +133,7 @@ def test_path_entity_lookup_and_lint_tools(demo_dir: Path) -> None:
             "lint_all": _doc(await s.call_tool("lint", {"fail_on": "warning"})),
             "bad_type": await s.call_tool("entities", {"type": "Spaceship"}),
             "bad_limit": await s.call_tool("lint", {"limit": "lots"}),
+            "negative": await s.call_tool("entities", {"limit": -1}),
             "unknown": await s.call_tool("path", {"from": "quill", "to": "nowhere-land"}),
         }
 
@@ -149,6 +151,7 @@ def test_path_entity_lookup_and_lint_tools(demo_dir: Path) -> None:
     assert out["lint"]["counts"] == lint["counts"]  # the counts cover every issue
     assert out["bad_type"].isError and "Spaceship" in out["bad_type"].content[0].text
     assert out["bad_limit"].content[0].text == "bad limit 'lots': expected a whole number"
+    assert out["negative"].content[0].text == "bad limit -1: expected a whole number, 0 or more"
     assert out["unknown"].isError and "nowhere-land" in out["unknown"].content[0].text
 
 
@@ -213,3 +216,21 @@ def test_tools_and_endpoints_have_the_same_parameters(demo_dir: Path) -> None:
             assert mcp["description"] == p["description"], (name, k)
             assert (RENAMED.get(k, k) in tool.inputSchema["required"]) == p["required"], (name, k)
             assert mcp.get("default") == (p.get("schema") or p).get("default"), (name, k)
+
+
+def test_pack_text_names_every_kind_of_citation() -> None:
+    from graphmem.service.operations import pack_text
+    doc = {"bundle_text": "- Atlas has 3 stars [fact:7; rec:2]", "meta": {"message": None}, "citations": [
+        {"ref": "fact:7", "kind": "fact", "subject": "project:atlas", "predicate": "stars",
+         "object": {"kind": "literal", "value": 3}, "valid_from": "2025-01-06T00:00:00Z", "valid_to": None,
+         "asserted_by": "agent", "trust": "low", "sources": []},
+        {"ref": "fact:8", "kind": "fact", "subject": None, "predicate": None, "object": None, "valid_from": None,
+         "valid_to": None, "asserted_by": None, "trust": None, "sources": []},
+        {"ref": "rec:2", "kind": "record", "ts": "2025-01-06T09:00:00Z", "record_kind": "note", "source": None},
+        {"ref": "tool:kuzu", "kind": "entity", "type": "Tool", "name": "Kuzu"}]}
+    assert pack_text(doc).split("\n") == [
+        "- Atlas has 3 stars [fact:7; rec:2]", "", "Refs:",
+        "- fact:7: project:atlas stars 3, from 2025-01-06, by agent (low trust); sources: none",
+        "- fact:8: not found in the store",
+        "- rec:2: note from an unnamed source, 2025-01-06T09:00:00Z",
+        "- tool:kuzu: Tool Kuzu"]

@@ -30,6 +30,7 @@ class Param:
     description: str = ""
     default: Any = None  # filled in when the client leaves the parameter out; the schemas show it
     choices: tuple[str, ...] = ()
+    minimum: int | None = None  # the least an integer may be (the library checks its own numbers)
     alias: str = ""  # a second name, taken on both surfaces; MCP's schema shows it (query for q)
     surfaces: tuple[str, ...] = BOTH  # where the parameter is offered
 
@@ -37,14 +38,17 @@ class Param:
         """The name the schema of ``surface`` shows."""
         return self.alias if surface == "mcp" and self.alias else self.name
 
-    def schema(self) -> dict[str, Any]:
-        """The parameter's JSON Schema (OpenAPI 3.1 and MCP input schemas are JSON Schema)."""
+    def schema(self, surface: str = "http") -> dict[str, Any]:
+        """The parameter's JSON Schema (OpenAPI 3.1 and MCP input schemas are JSON Schema). A value is text in
+        a tool's schema, as it always was there (some clients take no list of types); numbers are taken too."""
         s: dict[str, Any] = ({"type": "array", "items": {"type": "string"}} if self.kind == "array" else
                              {"type": "array", "items": {"type": "object"}} if self.kind == "records" else
-                             {"type": ["string", "number", "boolean"]} if self.kind == "value" else
-                             {"type": self.kind})
+                             {"type": ["string", "number", "boolean"]} if self.kind == "value" and surface == "http"
+                             else {"type": "string"} if self.kind == "value" else {"type": self.kind})
         if self.choices:
             s["enum"] = list(self.choices)
+        if self.minimum is not None:
+            s["minimum"] = self.minimum
         if self.default is not None:
             s["default"] = self.default
         return s | {"description": self.description}
@@ -73,7 +77,7 @@ class Operation:
     def input_schema(self, surface: str) -> dict[str, Any]:
         """The JSON Schema of the parameters as an object (an MCP tool's input, a POST's JSON body)."""
         params = self.offered(surface)
-        return {"type": "object", "properties": {p.shown(surface): p.schema() for p in params},
+        return {"type": "object", "properties": {p.shown(surface): p.schema(surface) for p in params},
                 "required": [p.shown(surface) for p in params if p.required], "additionalProperties": False}
 
 
@@ -91,12 +95,6 @@ FORMAT = Param("format", default="text", choices=("text", "json"), description=(
 def document(r: Any) -> dict[str, Any]:
     doc = r if isinstance(r, dict) else r.to_dict()
     assert isinstance(doc, dict)
-    return doc
-
-
-def _first(doc: dict[str, Any], key: str, limit: int | None) -> dict[str, Any]:
-    if limit is not None:
-        doc[key] = doc[key][:limit]
     return doc
 
 
@@ -123,18 +121,27 @@ def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 def pack_text(doc: dict[str, Any]) -> str:
     """A context pack as an agent reads it: the bundle, then each cited ref and where it comes from."""
     if not doc["bundle_text"]:
-        return f"(empty bundle) {doc['meta']['message'] or 'nothing fits'}"
-    lines = [doc["bundle_text"], "", "Refs:"]
-    for c in doc["citations"]:
-        if c["kind"] == "fact":
-            obj = c["object"].get("ref") or json.dumps(c["object"].get("value"), ensure_ascii=False)
-            since = (c["valid_from"] or "")[:10]
-            lines.append(f"- {c['ref']}: {c['subject']} {c['predicate']} {obj}, from {since}, by {c['asserted_by']} "
-                         f"({c['trust']} trust); sources: {', '.join(c['sources']) or 'none'}")
-        else:
-            lines.append(f"- {c['ref']}: {c.get('record_kind') or 'record'} from {c.get('source') or 'unknown'}, "
-                         f"{c.get('ts') or 'undated'}")
-    return "\n".join(lines)
+        return f"(empty bundle) {doc['meta']['message'] or 'nothing fits the budget'}"
+    return "\n".join([doc["bundle_text"], "", "Refs:", *(f"- {c['ref']}: {_cited(c)}" for c in doc["citations"])])
+
+
+def _cited(c: dict[str, Any]) -> str:
+    if c["kind"] == "fact" and c.get("subject"):
+        obj = c["object"] or {}
+        shown = obj.get("ref") or json.dumps(obj.get("value"), ensure_ascii=False)
+        return (f"{c['subject']} {c['predicate']} {shown}, from {(c['valid_from'] or '')[:10]}, by {c['asserted_by']} "
+                f"({c['trust']} trust); sources: {', '.join(c['sources']) or 'none'}")
+    if c["kind"] == "record" and c.get("ts"):
+        return f"{c['record_kind']} from {c['source'] or 'an unnamed source'}, {c['ts']}"
+    if c["kind"] == "entity" and c.get("name"):
+        return f"{c['type']} {c['name']}"
+    return "not found in the store"
+
+
+def _first(doc: dict[str, Any], key: str, limit: int | None) -> dict[str, Any]:
+    if limit is not None:
+        doc[key] = doc[key][:limit]
+    return doc
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -169,7 +176,7 @@ OPERATIONS: tuple[Operation, ...] = (
               lambda m, p: _first(document(m.list_entities(p.get("type"), p.get("match"))), "entities", p.get("limit")),
               (Param("type", description="Only entities of this type (Project, Tool, Person, ...)"),
                Param("match", description="Text the name, an alias or the ref contains (case does not matter)"),
-               Param("limit", "integer", description="At most this many entities (default all)"))),
+               Param("limit", "integer", minimum=0, description="At most this many entities (default all)"))),
     Operation("add_entity", "POST", "/entities", "Add an entity (or aliases to an existing one) (graphmem.entity.v1)",
               lambda m, p: m.add_entity(p["type"], p["name"], p.get("aliases") or [], p.get("description") or ""),
               (Param("type", required=True, description="Its entity type (Project, Tool, ...)"),
@@ -227,7 +234,7 @@ OPERATIONS: tuple[Operation, ...] = (
                      description="The severity that makes ok false"),
                Param("code", description="Only issues with this code (e.g. stale_fact, single_value_conflict); "
                                          "counts cover every issue"),
-               Param("limit", "integer", description="At most this many issues (default all); counts cover every "
+               Param("limit", "integer", minimum=0, description="At most this many issues (default all); counts cover every "
                                                      "issue")),
               guide="On a large store, read counts.by_code first, then ask for one code with a limit."),
     Operation("rebuild_check", "GET", "/rebuild-check", "Compare the view with a rebuild, without writing "
@@ -302,6 +309,8 @@ def _value(p: Param, name: str, v: Any, from_text: bool) -> Any:
                 raise BadInput(f"bad {name} {show(v)}: expected a whole number") from None
         if not isinstance(v, int) or isinstance(v, bool):
             raise BadInput(f"bad {name} {show(v)}: expected a whole number")
+        if p.minimum is not None and v < p.minimum:
+            raise BadInput(f"bad {name} {v}: expected a whole number, {p.minimum} or more")
     elif p.kind == "boolean":
         if from_text and isinstance(v, str):
             if v not in ("true", "false", "1", "0"):
