@@ -17,6 +17,7 @@ from graphmem.errors import (
     ConfigError,
     GraphmemError,
     ImportFailed,
+    MissingExtra,
     StoreUnavailable,
     TypeMismatch,
     UnknownEntity,
@@ -24,6 +25,7 @@ from graphmem.errors import (
 )
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
+from graphmem.model.facts import Event, Fact
 from graphmem.results import (
     CurrentResult,
     EntityDoc,
@@ -71,14 +73,14 @@ __all__ = [
     # the facade
     "Memory", "migrate", "open",
     # values and results
-    "CurrentResult", "Entity", "EntityDoc", "EntityList", "ExportDoc", "ExtractResult", "Extractor",
-    "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
+    "CurrentResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult", "Extractor",
+    "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
     "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
     "RegistryDoc", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
     "WhyResult", "WriteResult",
     # errors
     "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed",
-    "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
+    "MissingExtra", "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
     "__version__",
 ]
 

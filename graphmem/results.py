@@ -1,87 +1,204 @@
-"""Result values returned by the Python API; each converts to the CLI's JSON."""
+"""Result values returned by the Python API; each converts to the CLI's JSON.
+
+A result keeps what the fact view computed (``view``: intervals with integer instants and ids, the form
+``to_dict`` writes) and hands out its public form on first access: ``Fact`` and ``Event`` values, with
+timezone-aware UTC datetimes and ``fact:N`` refs (``graphmem.model.facts``). Converting only what is
+read keeps ``current`` and ``facts`` as fast as the view; ``to_dict`` and ``to_json`` are unchanged.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
+import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_instant
-from graphmem.notebook import HtmlRepr
+from graphmem.model import Entity, Interval, Statement
+from graphmem.model.facts import Event, Fact, event_doc
+from graphmem.model.times import format_datetime, format_instant
+from graphmem.notebook import (
+    EVENT_COLUMNS,
+    FACT_COLUMNS,
+    HtmlRepr,
+    clip,
+    day,
+    event_row,
+    fact_line,
+    fact_row,
+    frame,
+    plot_facts,
+    plural,
+    rows_of,
+    who,
+)
 
 if TYPE_CHECKING:
     from graphmem.ontology.schema import Ontology, Registry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CurrentResult(HtmlRepr):
-    """What holds for one subject; ``subject`` carries ref, type and name (aliases are not loaded)."""
+    """What holds for ``subject`` at ``as_of`` as known at ``known_at``: ``facts`` are Fact values.
+
+    ``subject`` carries ref, type and name (aliases are not loaded); ``view`` holds the same facts as the
+    view's intervals.
+    """
 
     subject: Entity
-    as_of: int
-    known_at: int
-    facts: tuple[Interval, ...]
+    as_of: _dt.datetime
+    known_at: _dt.datetime
+    view: tuple[Interval, ...]
+
+    @cached_property
+    def facts(self) -> tuple[Fact, ...]:
+        """The facts that hold, by predicate then start."""
+        return tuple(map(Fact.of, self.view))
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
-                "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
-                "facts": [iv.to_dict() for iv in self.facts]}
+                "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
+                "facts": [iv.to_dict() for iv in self.view]}
+
+    def _summary(self) -> str:
+        return (f"{who(self.subject)} as of {day(self.as_of)}, known at {day(self.known_at)}: "
+                f"{plural(len(self.view), 'fact')}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return [fact_line(Fact.of(iv)) for iv in self.view[:limit]], len(self.view)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return FACT_COLUMNS, [fact_row(f) for f in self.facts]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TimelineResult(HtmlRepr):
+    """Every interval of ``subject`` (``intervals``, Fact values, by predicate then start) and the statements
+    and retractions behind them (``events``, Event values, in record order), as known at ``known_at``."""
+
     subject: Entity
-    known_at: int
-    intervals: tuple[Interval, ...]
-    events: tuple[dict[str, Any], ...]
+    known_at: _dt.datetime
+    view: tuple[Interval, ...]
+    log: tuple[tuple[str, Statement], ...]  # (event, statement): assert, end or retract, in record order
+
+    @cached_property
+    def intervals(self) -> tuple[Fact, ...]:
+        """Every interval, past ones included."""
+        return tuple(map(Fact.of, self.view))
+
+    @cached_property
+    def events(self) -> tuple[Event, ...]:
+        """Each assertion, end and retraction, by record time."""
+        return tuple(Event.retraction(st) if ev == "retract" else Event.of(st) for ev, st in self.log)
+
+    def plot(self, *, predicates: list[str] | None = None, ax: Any = None, now: _dt.datetime | None = None) -> Any:
+        """The intervals as bars over time (only ``predicates``, if given); returns the matplotlib Axes.
+
+        An open interval runs to ``now`` (default: the current time), drawn lighter. Needs matplotlib
+        (``pip install 'graphmem[notebook]'``).
+        """
+        facts = [f for f in self.intervals if predicates is None or f.predicate in predicates]
+        return plot_facts(facts, f"{who(self.subject)} over time", ax=ax, now=now)
+
+    def to_frame(self, events: bool = False) -> Any:
+        """The intervals (or, with ``events``, the events) as a pandas DataFrame."""
+        if not events:
+            return super().to_frame()
+        return frame(EVENT_COLUMNS, [event_row(e) for e in self.events])
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
-                "known_at": format_instant(self.known_at),
-                "intervals": [iv.to_dict() for iv in self.intervals], "events": list(self.events)}
+                "known_at": format_datetime(self.known_at),
+                "intervals": [iv.to_dict() for iv in self.view], "events": [event_doc(e, s) for e, s in self.log]}
+
+    def _summary(self) -> str:
+        return (f"{who(self.subject)}, known at {day(self.known_at)}: {plural(len(self.view), 'interval')}, "
+                f"{plural(len(self.log), 'event')}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return [fact_line(Fact.of(iv)) for iv in self.view[:limit]], len(self.view)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return FACT_COLUMNS, [fact_row(f) for f in self.intervals]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FactsResult(HtmlRepr):
-    """Facts with their subjects; each subject carries ref, type and name (aliases are not loaded)."""
+    """Facts with their subjects at ``as_of``: ``facts`` are Fact values (``fact.subject`` a ref), ``subjects``
+    the Entity of each subject ref (ref, type and name; aliases are not loaded)."""
 
-    as_of: int | None
+    as_of: _dt.datetime
     filters: dict[str, Any]
-    facts: tuple[tuple[Entity, Interval], ...]
+    view: tuple[tuple[Entity, Interval], ...]
+
+    @cached_property
+    def facts(self) -> tuple[Fact, ...]:
+        """The facts, by subject, predicate and start."""
+        return tuple(Fact.of(iv) for _, iv in self.view)
+
+    @cached_property
+    def subjects(self) -> dict[str, Entity]:
+        """Each subject of ``facts`` by its ref."""
+        return {e.ref: e for e, _ in self.view}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.facts.v1", "as_of": format_instant(self.as_of), "filters": self.filters,
-                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.facts]}
+        return {"schema": "graphmem.facts.v1", "as_of": format_datetime(self.as_of), "filters": self.filters,
+                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view]}
+
+    def _summary(self) -> str:
+        shown = {k: v for k, v in self.filters.items() if v is not None}
+        where = "".join(f", {k}={v}" for k, v in shown.items())
+        return f"{plural(len(self.view), 'fact')} as of {day(self.as_of)}{where}"
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return [f"{e.ref} {fact_line(Fact.of(iv))}" for e, iv in self.view[:limit]], len(self.view)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return (["subject", "subject_name", "subject_type", *FACT_COLUMNS],
+                [[e.ref, e.name, e.type, *fact_row(Fact.of(iv))] for e, iv in self.view])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class WhyResult(HtmlRepr):
-    statement: Statement
+    """The receipts of one statement: ``statement`` (an Event), its ``subject``, the cited ``records``, the facts
+    it is part of (``in_view``), and the ``fact:N`` refs it supersedes, is superseded by, conflicts with or is
+    ended by."""
+
+    stored: Statement
     subject: Entity | None
     records: dict[str, Any]  # cited record ref -> Record, or None when it does not resolve
-    intervals: tuple[Interval, ...]
-    supersedes: tuple[int, ...]
-    superseded_by: tuple[int, ...]
-    conflicts: tuple[int, ...]
-    ended_by: tuple[int, ...]
+    view: tuple[Interval, ...]
+    supersedes: tuple[str, ...]
+    superseded_by: tuple[str, ...]
+    conflicts: tuple[str, ...]
+    ended_by: tuple[str, ...]
+
+    @cached_property
+    def statement(self) -> Event:
+        """The statement asked about."""
+        return Event.of(self.stored)
+
+    @cached_property
+    def in_view(self) -> tuple[Fact, ...]:
+        """The facts of the view this statement is behind."""
+        return tuple(map(Fact.of, self.view))
 
     def to_dict(self) -> dict[str, Any]:
-        st = self.statement
+        st = self.stored
         return {
             "schema": "graphmem.why.v1", "fact": st.to_dict(),
             "subject": self.subject.brief() if self.subject else {"ref": st.subject},
             "sources": [self._source(s) for s in st.sources],
-            "in_view": [iv.to_dict() for iv in self.intervals],
-            "supersedes": [fact_ref(i) for i in self.supersedes],
-            "superseded_by": [fact_ref(i) for i in self.superseded_by],
-            "conflicts": [fact_ref(i) for i in self.conflicts],
-            "ended_by": [fact_ref(i) for i in self.ended_by],
+            "in_view": [iv.to_dict() for iv in self.view],
+            "supersedes": list(self.supersedes),
+            "superseded_by": list(self.superseded_by),
+            "conflicts": list(self.conflicts),
+            "ended_by": list(self.ended_by),
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
         }
-
 
     def _source(self, ref: str) -> dict[str, Any]:
         if not ref.startswith("rec:"):
@@ -92,8 +209,22 @@ class WhyResult(HtmlRepr):
         return {"ref": ref, "kind": "record", "resolved": True, "ts": format_instant(rec.ts), "record_kind": rec.kind,
                 "source": rec.source, "text": rec.text}
 
+    def _summary(self) -> str:
+        return repr(self.statement).removeprefix("Event(").removesuffix(")")
 
-@dataclass(frozen=True)
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        lines = [f"in view: {fact_line(f)}" for f in self.in_view]
+        lines += [f"source: {s}" for s in self.stored.sources]
+        for name in ("supersedes", "superseded_by", "conflicts", "ended_by"):
+            if getattr(self, name):
+                lines.append(f"{name.replace('_', ' ')}: {' '.join(getattr(self, name))}")
+        return lines[:limit], len(lines)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return EVENT_COLUMNS, [event_row(self.statement)]
+
+
+@dataclass(frozen=True, repr=False)
 class WriteResult(HtmlRepr):
     """What a write created: refs of entities and statements."""
 
@@ -104,16 +235,19 @@ class WriteResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": f"graphmem.{self.action}.v1", "created": list(self.refs), **self.detail}
 
+    def _summary(self) -> str:
+        return f"{self.action}: {' '.join(self.refs) or 'nothing created'}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class ImportReport(HtmlRepr):
     lines: int
     entities_created: int
     entities_updated: int
     statements: int
     retractions: int
-    first_fact: int | None
-    last_fact: int | None
+    first_fact: str | None  # fact:N, the first and last statement written
+    last_fact: str | None
     errors: tuple[tuple[int, str], ...]
     written: bool
     seconds: float = 0.0
@@ -127,10 +261,22 @@ class ImportReport(HtmlRepr):
             "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
             "entities_created": self.entities_created, "entities_updated": self.entities_updated,
             "statements": self.statements, "retractions": self.retractions,
-            "facts": None if self.first_fact is None else [fact_ref(self.first_fact), fact_ref(self.last_fact or 0)],
+            "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
             "errors": [{"line": n, "reason": r} for n, r in self.errors],
             "seconds": round(self.seconds, 3),
         }
+
+    def _summary(self) -> str:
+        done = "written" if self.written else "nothing written"
+        span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
+        return (f"{plural(self.lines, 'line')}, {plural(self.statements, 'statement')}{span}, "
+                f"{plural(self.entities_created, 'entity')} created, {plural(len(self.errors), 'error')}: {done}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["line", "reason"], [[n, r] for n, r in self.errors]
 
 
 @dataclass(frozen=True)
@@ -161,7 +307,7 @@ def check_fail_on(fail_on: str, what: str = "fail_on") -> str:
     return fail_on
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LintReport(HtmlRepr):
     issues: tuple[LintIssue, ...]
     checked: dict[str, int]
@@ -183,8 +329,20 @@ class LintReport(HtmlRepr):
         return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on), "fail_on": fail_on,
                 "counts": self.counts(), "issues": [i.to_dict() for i in self.issues]}
 
+    def _summary(self) -> str:
+        c = self.counts()
+        codes = ", ".join(f"{k} {v}" for k, v in c["by_code"].items())
+        return f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}" + (f": {codes}" if codes else "")
 
-@dataclass(frozen=True)
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.issues, limit, lambda i: f"{i.severity} {i.code}: {i.message}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        cols = ["code", "severity", "message", "fact", "subject", "record"]
+        return cols, [[getattr(i, c) for c in cols] for i in self.issues]
+
+
+@dataclass(frozen=True, repr=False)
 class RebuildReport(HtmlRepr):
     checked_only: bool
     drift: tuple[dict[str, Any], ...]
@@ -205,8 +363,13 @@ class RebuildReport(HtmlRepr):
             doc["repaired"] = self.repaired
         return doc
 
+    def _summary(self) -> str:
+        what = "check" if self.checked_only else "rebuild"
+        return (f"{what}: {plural(len(self.drift), 'subject')} drifted, {plural(len(self.problems), 'problem')}, "
+                f"{self.seconds:.3f} s")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class MigrateReport(HtmlRepr):
     """What ``graphmem migrate`` did."""
 
@@ -225,6 +388,9 @@ class MigrateReport(HtmlRepr):
                 "backup": self.backup, "restarted": self.restarted, "counts": self.counts,
                 "seconds": round(self.seconds, 3)}
 
+    def _summary(self) -> str:
+        return f"{self.store}: layout {self.from_version} to {self.to_version}, {plural(len(self.steps), 'step')}"
+
 
 @dataclass(frozen=True)
 class SearchHit:
@@ -233,29 +399,47 @@ class SearchHit:
     ref: str
     score: float  # BM25
     snippet: str
-    ts: int
+    ts: _dt.datetime  # the record's time, UTC
     kind: str
     source: str | None
     scope: str | None
     importance: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_instant(self.ts),
+        return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_datetime(self.ts),
                 "kind": self.kind, "source": self.source, "scope": self.scope, "importance": self.importance}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SearchResult(HtmlRepr):
+    """Records ranked for ``query`` (``results``, SearchHit values, best first) and the ``terms`` looked up."""
+
     query: str
     terms: tuple[str, ...]
-    hits: tuple[SearchHit, ...]
+    results: tuple[SearchHit, ...]
+
+    @property
+    def hits(self) -> tuple[SearchHit, ...]:
+        """Deprecated: ``results``, the name the JSON document uses."""
+        warnings.warn("SearchResult.hits is deprecated; use .results", DeprecationWarning, stacklevel=2)
+        return self.results
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
-                "results": [h.to_dict() for h in self.hits]}
+                "results": [h.to_dict() for h in self.results]}
+
+    def _summary(self) -> str:
+        return f"{self.query!r}: {plural(len(self.results), 'record')}"
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.results, limit, lambda h: f"{h.ref} {h.score:.3f} {day(h.ts)} {clip(h.snippet, 80)}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        cols = ["ref", "score", "ts", "kind", "source", "scope", "importance", "snippet"]
+        return cols, [[getattr(h, c) for c in cols] for h in self.results]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ExtractResult(HtmlRepr):
     """Proposals per source (a record ref, or "text"), and what was written with --apply."""
 
@@ -276,8 +460,18 @@ class ExtractResult(HtmlRepr):
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
                 "entities": entities, "assertions": assertions, "skipped": skipped, "written": list(self.written)}
 
+    def _summary(self) -> str:
+        n = sum(len(ex.assertions) for _, ex in self.items)
+        done = f"written {' '.join(self.written)}" if self.written else "nothing written"
+        return f"{plural(len(self.items), 'source')}, {plural(n, 'proposed assertion')}: {done}"
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        rows = [p.to_dict() for _, ex in self.items for p in ex.assertions]
+        cols = ["subject", "predicate", "object", "valid_from", "evidence", "span", "rule"]
+        return cols, [[r.get(c) for c in cols] for r in rows]
+
+
+@dataclass(frozen=True, repr=False)
 class EntityDoc(HtmlRepr):
     """One entity, as ``entity show`` prints it."""
 
@@ -286,8 +480,15 @@ class EntityDoc(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict()}
 
+    def _summary(self) -> str:
+        e = self.entity
+        return f"{e.type} {who(e)}" + (f", aliases {', '.join(e.aliases)}" if e.aliases else "")
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return _entity_frame((self.entity,))
+
+
+@dataclass(frozen=True, repr=False)
 class EntityList(HtmlRepr):
     """Entities by type then ref, as ``entity list`` prints them."""
 
@@ -296,8 +497,22 @@ class EntityList(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.entities.v1", "entities": [e.to_dict() for e in self.entities]}
 
+    def _summary(self) -> str:
+        return plural(len(self.entities), "entity", "entities")
 
-@dataclass(frozen=True)
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.entities, limit, lambda e: f"{e.type} {who(e)}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return _entity_frame(self.entities)
+
+
+def _entity_frame(entities: tuple[Entity, ...]) -> tuple[list[str], list[list[Any]]]:
+    return ["ref", "type", "name", "aliases", "description"], [[e.ref, e.type, e.name, list(e.aliases), e.description]
+                                                                for e in entities]
+
+
+@dataclass(frozen=True, repr=False)
 class StoreInfo(HtmlRepr):
     """Where the store is and how much it holds (``init``)."""
 
@@ -309,8 +524,11 @@ class StoreInfo(HtmlRepr):
         return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
                 "entities": self.entities}
 
+    def _summary(self) -> str:
+        return f"{self.store}: {plural(self.entities, 'entity', 'entities')}, {plural(self.statements, 'statement')}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class OntologyDoc(HtmlRepr):
     """The loaded ontology (``ontology``)."""
 
@@ -324,8 +542,16 @@ class OntologyDoc(HtmlRepr):
                 "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
                                for e in ont.edge_types.values()]}
 
+    def _summary(self) -> str:
+        return (f"{plural(len(self.ontology.entity_types), 'entity type')}, "
+                f"{plural(len(self.ontology.edge_types), 'edge type')}")
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["name", "prefix", "description"], [[t.name, t.prefix, t.description]
+                                                   for t in self.ontology.entity_types.values()]
+
+
+@dataclass(frozen=True, repr=False)
 class RegistryDoc(HtmlRepr):
     """The loaded predicate registry (``predicates``)."""
 
@@ -339,8 +565,15 @@ class RegistryDoc(HtmlRepr):
              "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
             for p in self.registry.predicates.values()]}
 
+    def _summary(self) -> str:
+        return plural(len(self.registry.predicates), "predicate")
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        cols = ["name", "description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after"]
+        return cols, [[d[c] for c in cols] for d in self.to_dict()["predicates"]]
+
+
+@dataclass(frozen=True, repr=False)
 class ExportDoc(HtmlRepr):
     """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
 
@@ -352,3 +585,7 @@ class ExportDoc(HtmlRepr):
         body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
         return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
                 "lines" if self.format == "jsonl" else "graphml": body}
+
+    def _summary(self) -> str:
+        size = plural(self.text.count("\n"), "line") if self.format == "jsonl" else plural(len(self.text), "character")
+        return f"{self.format}, {size}" + (f", as of {self.as_of}" if self.as_of else "")
