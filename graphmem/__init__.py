@@ -25,7 +25,6 @@ from graphmem.errors import (
 )
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
-from graphmem.model.facts import Event, Fact
 from graphmem.results import (
     CurrentResult,
     EntityDoc,
@@ -52,12 +51,15 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
     from graphmem.evidence.records import Record
+    from graphmem.model.facts import Event, Fact
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult
 
 # loaded on first access: their modules are not needed to open a store and answer ``current``
 _LAZY = {
+    "Event": "graphmem.model.facts",
+    "Fact": "graphmem.model.facts",
     "Extractor": "graphmem.evidence.extraction",
     "IngestReport": "graphmem.evidence.ingest",
     "Record": "graphmem.evidence.records",

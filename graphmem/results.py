@@ -11,32 +11,26 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import graphmem.notebook as nb
 from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement
-from graphmem.model.facts import Event, Fact, event_doc
 from graphmem.model.times import format_datetime, format_instant
-from graphmem.notebook import (
-    EVENT_COLUMNS,
-    FACT_COLUMNS,
-    HtmlRepr,
-    clip,
-    day,
-    event_row,
-    fact_line,
-    fact_row,
-    frame,
-    plot_facts,
-    plural,
-    rows_of,
-    who,
-)
+from graphmem.notebook import HtmlRepr
 
 if TYPE_CHECKING:
+    from graphmem.model.facts import Event, Fact
     from graphmem.ontology.schema import Ontology, Registry
+
+
+def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
+    """The public form of view intervals (graphmem.model.facts loads on first use: ``--json`` never needs it)."""
+    from graphmem.model.facts import Fact
+    return tuple(map(Fact.of, view))
 
 
 @dataclass(frozen=True, repr=False)
@@ -55,7 +49,7 @@ class CurrentResult(HtmlRepr):
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
         """The facts that hold, by predicate then start."""
-        return tuple(map(Fact.of, self.view))
+        return _facts(self.view)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
@@ -63,14 +57,14 @@ class CurrentResult(HtmlRepr):
                 "facts": [iv.to_dict() for iv in self.view]}
 
     def _summary(self) -> str:
-        return (f"{who(self.subject)} as of {day(self.as_of)}, known at {day(self.known_at)}: "
-                f"{plural(len(self.view), 'fact')}")
+        return (f"{nb.who(self.subject)} as of {nb.day(self.as_of)}, known at {nb.day(self.known_at)}: "
+                f"{nb.plural(len(self.view), 'fact')}")
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return [fact_line(Fact.of(iv)) for iv in self.view[:limit]], len(self.view)
+        return [nb.fact_line(f) for f in _facts(self.view[:limit])], len(self.view)
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return FACT_COLUMNS, [fact_row(f) for f in self.facts]
+        return nb.FACT_COLUMNS, [nb.fact_row(f) for f in self.facts]
 
 
 @dataclass(frozen=True, repr=False)
@@ -86,11 +80,12 @@ class TimelineResult(HtmlRepr):
     @cached_property
     def intervals(self) -> tuple[Fact, ...]:
         """Every interval, past ones included."""
-        return tuple(map(Fact.of, self.view))
+        return _facts(self.view)
 
     @cached_property
     def events(self) -> tuple[Event, ...]:
         """Each assertion, end and retraction, by record time."""
+        from graphmem.model.facts import Event
         return tuple(Event.retraction(st) if ev == "retract" else Event.of(st) for ev, st in self.log)
 
     def plot(self, *, predicates: list[str] | None = None, ax: Any = None, now: _dt.datetime | None = None) -> Any:
@@ -100,28 +95,33 @@ class TimelineResult(HtmlRepr):
         (``pip install 'graphmem[notebook]'``).
         """
         facts = [f for f in self.intervals if predicates is None or f.predicate in predicates]
-        return plot_facts(facts, f"{who(self.subject)} over time", ax=ax, now=now)
+        return nb.plot_facts(facts, f"{nb.who(self.subject)} over time", ax=ax, now=now)
 
     def to_frame(self, events: bool = False) -> Any:
         """The intervals (or, with ``events``, the events) as a pandas DataFrame."""
         if not events:
             return super().to_frame()
-        return frame(EVENT_COLUMNS, [event_row(e) for e in self.events])
+        return nb.frame(nb.EVENT_COLUMNS, [nb.event_row(e) for e in self.events])
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
                 "known_at": format_datetime(self.known_at),
-                "intervals": [iv.to_dict() for iv in self.view], "events": [event_doc(e, s) for e, s in self.log]}
+                "intervals": [iv.to_dict() for iv in self.view], "events": _event_docs(self.log)}
 
     def _summary(self) -> str:
-        return (f"{who(self.subject)}, known at {day(self.known_at)}: {plural(len(self.view), 'interval')}, "
-                f"{plural(len(self.log), 'event')}")
+        return (f"{nb.who(self.subject)}, known at {nb.day(self.known_at)}: {nb.plural(len(self.view), 'interval')}, "
+                f"{nb.plural(len(self.log), 'event')}")
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return [fact_line(Fact.of(iv)) for iv in self.view[:limit]], len(self.view)
+        return [nb.fact_line(f) for f in _facts(self.view[:limit])], len(self.view)
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return FACT_COLUMNS, [fact_row(f) for f in self.intervals]
+        return nb.FACT_COLUMNS, [nb.fact_row(f) for f in self.intervals]
+
+
+def _event_docs(log: tuple[tuple[str, Statement], ...]) -> list[dict[str, Any]]:
+    from graphmem.model.facts import event_doc
+    return [event_doc(e, s) for e, s in log]
 
 
 @dataclass(frozen=True, repr=False)
@@ -136,7 +136,7 @@ class FactsResult(HtmlRepr):
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
         """The facts, by subject, predicate and start."""
-        return tuple(Fact.of(iv) for _, iv in self.view)
+        return _facts(iv for _, iv in self.view)
 
     @cached_property
     def subjects(self) -> dict[str, Entity]:
@@ -150,14 +150,15 @@ class FactsResult(HtmlRepr):
     def _summary(self) -> str:
         shown = {k: v for k, v in self.filters.items() if v is not None}
         where = "".join(f", {k}={v}" for k, v in shown.items())
-        return f"{plural(len(self.view), 'fact')} as of {day(self.as_of)}{where}"
+        return f"{nb.plural(len(self.view), 'fact')} as of {nb.day(self.as_of)}{where}"
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return [f"{e.ref} {fact_line(Fact.of(iv))}" for e, iv in self.view[:limit]], len(self.view)
+        shown = self.view[:limit]
+        return [f"{e.ref} {nb.fact_line(f)}" for (e, _), f in zip(shown, _facts(iv for _, iv in shown), strict=True)], len(self.view)
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return (["subject", "subject_name", "subject_type", *FACT_COLUMNS],
-                [[e.ref, e.name, e.type, *fact_row(Fact.of(iv))] for e, iv in self.view])
+        return (["subject", "subject_name", "subject_type", *nb.FACT_COLUMNS],
+                [[e.ref, e.name, e.type, *nb.fact_row(f)] for (e, _), f in zip(self.view, self.facts, strict=True)])
 
 
 @dataclass(frozen=True, repr=False)
@@ -178,12 +179,13 @@ class WhyResult(HtmlRepr):
     @cached_property
     def statement(self) -> Event:
         """The statement asked about."""
+        from graphmem.model.facts import Event
         return Event.of(self.stored)
 
     @cached_property
     def in_view(self) -> tuple[Fact, ...]:
         """The facts of the view this statement is behind."""
-        return tuple(map(Fact.of, self.view))
+        return _facts(self.view)
 
     def to_dict(self) -> dict[str, Any]:
         st = self.stored
@@ -213,7 +215,7 @@ class WhyResult(HtmlRepr):
         return repr(self.statement).removeprefix("Event(").removesuffix(")")
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        lines = [f"in view: {fact_line(f)}" for f in self.in_view]
+        lines = [f"in view: {nb.fact_line(f)}" for f in self.in_view]
         lines += [f"source: {s}" for s in self.stored.sources]
         for name in ("supersedes", "superseded_by", "conflicts", "ended_by"):
             if getattr(self, name):
@@ -221,7 +223,7 @@ class WhyResult(HtmlRepr):
         return lines[:limit], len(lines)
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return EVENT_COLUMNS, [event_row(self.statement)]
+        return nb.EVENT_COLUMNS, [nb.event_row(self.statement)]
 
 
 @dataclass(frozen=True, repr=False)
@@ -269,11 +271,11 @@ class ImportReport(HtmlRepr):
     def _summary(self) -> str:
         done = "written" if self.written else "nothing written"
         span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
-        return (f"{plural(self.lines, 'line')}, {plural(self.statements, 'statement')}{span}, "
-                f"{plural(self.entities_created, 'entity')} created, {plural(len(self.errors), 'error')}: {done}")
+        return (f"{nb.plural(self.lines, 'line')}, {nb.plural(self.statements, 'statement')}{span}, "
+                f"{nb.plural(self.entities_created, 'entity')} created, {nb.plural(len(self.errors), 'error')}: {done}")
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
+        return nb.rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         return ["line", "reason"], [[n, r] for n, r in self.errors]
@@ -332,10 +334,10 @@ class LintReport(HtmlRepr):
     def _summary(self) -> str:
         c = self.counts()
         codes = ", ".join(f"{k} {v}" for k, v in c["by_code"].items())
-        return f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}" + (f": {codes}" if codes else "")
+        return f"{nb.plural(c['error'], 'error')}, {nb.plural(c['warning'], 'warning')}" + (f": {codes}" if codes else "")
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return rows_of(self.issues, limit, lambda i: f"{i.severity} {i.code}: {i.message}")
+        return nb.rows_of(self.issues, limit, lambda i: f"{i.severity} {i.code}: {i.message}")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         cols = ["code", "severity", "message", "fact", "subject", "record"]
@@ -365,7 +367,7 @@ class RebuildReport(HtmlRepr):
 
     def _summary(self) -> str:
         what = "check" if self.checked_only else "rebuild"
-        return (f"{what}: {plural(len(self.drift), 'subject')} drifted, {plural(len(self.problems), 'problem')}, "
+        return (f"{what}: {nb.plural(len(self.drift), 'subject')} drifted, {nb.plural(len(self.problems), 'problem')}, "
                 f"{self.seconds:.3f} s")
 
 
@@ -389,7 +391,7 @@ class MigrateReport(HtmlRepr):
                 "seconds": round(self.seconds, 3)}
 
     def _summary(self) -> str:
-        return f"{self.store}: layout {self.from_version} to {self.to_version}, {plural(len(self.steps), 'step')}"
+        return f"{self.store}: layout {self.from_version} to {self.to_version}, {nb.plural(len(self.steps), 'step')}"
 
 
 @dataclass(frozen=True)
@@ -429,10 +431,10 @@ class SearchResult(HtmlRepr):
                 "results": [h.to_dict() for h in self.results]}
 
     def _summary(self) -> str:
-        return f"{self.query!r}: {plural(len(self.results), 'record')}"
+        return f"{self.query!r}: {nb.plural(len(self.results), 'record')}"
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return rows_of(self.results, limit, lambda h: f"{h.ref} {h.score:.3f} {day(h.ts)} {clip(h.snippet, 80)}")
+        return nb.rows_of(self.results, limit, lambda h: f"{h.ref} {h.score:.3f} {nb.day(h.ts)} {nb.clip(h.snippet, 80)}")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         cols = ["ref", "score", "ts", "kind", "source", "scope", "importance", "snippet"]
@@ -463,7 +465,7 @@ class ExtractResult(HtmlRepr):
     def _summary(self) -> str:
         n = sum(len(ex.assertions) for _, ex in self.items)
         done = f"written {' '.join(self.written)}" if self.written else "nothing written"
-        return f"{plural(len(self.items), 'source')}, {plural(n, 'proposed assertion')}: {done}"
+        return f"{nb.plural(len(self.items), 'source')}, {nb.plural(n, 'proposed assertion')}: {done}"
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         rows = [p.to_dict() for _, ex in self.items for p in ex.assertions]
@@ -482,7 +484,7 @@ class EntityDoc(HtmlRepr):
 
     def _summary(self) -> str:
         e = self.entity
-        return f"{e.type} {who(e)}" + (f", aliases {', '.join(e.aliases)}" if e.aliases else "")
+        return f"{e.type} {nb.who(e)}" + (f", aliases {', '.join(e.aliases)}" if e.aliases else "")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         return _entity_frame((self.entity,))
@@ -498,10 +500,10 @@ class EntityList(HtmlRepr):
         return {"schema": "graphmem.entities.v1", "entities": [e.to_dict() for e in self.entities]}
 
     def _summary(self) -> str:
-        return plural(len(self.entities), "entity", "entities")
+        return nb.plural(len(self.entities), "entity", "entities")
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        return rows_of(self.entities, limit, lambda e: f"{e.type} {who(e)}")
+        return nb.rows_of(self.entities, limit, lambda e: f"{e.type} {nb.who(e)}")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         return _entity_frame(self.entities)
@@ -525,7 +527,7 @@ class StoreInfo(HtmlRepr):
                 "entities": self.entities}
 
     def _summary(self) -> str:
-        return f"{self.store}: {plural(self.entities, 'entity', 'entities')}, {plural(self.statements, 'statement')}"
+        return f"{self.store}: {nb.plural(self.entities, 'entity', 'entities')}, {nb.plural(self.statements, 'statement')}"
 
 
 @dataclass(frozen=True, repr=False)
@@ -543,8 +545,8 @@ class OntologyDoc(HtmlRepr):
                                for e in ont.edge_types.values()]}
 
     def _summary(self) -> str:
-        return (f"{plural(len(self.ontology.entity_types), 'entity type')}, "
-                f"{plural(len(self.ontology.edge_types), 'edge type')}")
+        return (f"{nb.plural(len(self.ontology.entity_types), 'entity type')}, "
+                f"{nb.plural(len(self.ontology.edge_types), 'edge type')}")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         return ["name", "prefix", "description"], [[t.name, t.prefix, t.description]
@@ -566,7 +568,7 @@ class RegistryDoc(HtmlRepr):
             for p in self.registry.predicates.values()]}
 
     def _summary(self) -> str:
-        return plural(len(self.registry.predicates), "predicate")
+        return nb.plural(len(self.registry.predicates), "predicate")
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         cols = ["name", "description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after"]
@@ -587,5 +589,5 @@ class ExportDoc(HtmlRepr):
                 "lines" if self.format == "jsonl" else "graphml": body}
 
     def _summary(self) -> str:
-        size = plural(self.text.count("\n"), "line") if self.format == "jsonl" else plural(len(self.text), "character")
+        size = nb.plural(self.text.count("\n"), "line") if self.format == "jsonl" else nb.plural(len(self.text), "character")
         return f"{self.format}, {size}" + (f", as of {self.as_of}" if self.as_of else "")
