@@ -138,12 +138,10 @@ def utc(us: int | None) -> _dt.datetime | None:
     """
     if us is None:
         return None
-    return _utc_cached(us)
-
-
-@lru_cache(maxsize=65536)
-def _utc_cached(us: int) -> _dt.datetime:
     return _EPOCH + _dt.timedelta(microseconds=min(max(us, MIN_US), MAX_US))
+
+
+_utc_cached = lru_cache(maxsize=65536)(utc)  # for the bounds of many intervals, which repeat (whole days)
 
 
 def format_datetime(dt: _dt.datetime | None) -> str | None:
