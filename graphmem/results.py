@@ -208,7 +208,7 @@ class WhyResult(HtmlRepr):
         rec = self.records.get(ref)
         if rec is None:
             return {"ref": ref, "kind": "record", "resolved": False}
-        return {"ref": ref, "kind": "record", "resolved": True, "ts": format_instant(rec.ts), "record_kind": rec.kind,
+        return {"ref": ref, "kind": "record", "resolved": True, "ts": format_instant(rec.ts_us), "record_kind": rec.kind,
                 "source": rec.source, "text": rec.text}
 
     def _summary(self) -> str:

@@ -76,6 +76,8 @@ def test_facts_search_and_retrieval_results(demo: graphmem.Memory) -> None:
     assert r.subjects["project:atlas"].name == "Atlas" and _aware(r.as_of)
     hit = demo.search("kuzu").results[0]
     assert hit.ref == "rec:18" and hit.ts == dt.datetime(2025, 7, 14, 8, 30, tzinfo=UTC)
+    record = demo.record(hit.ref)
+    assert record.ts == hit.ts and _aware(record.ingested_at) and record.to_dict()["ts"] == "2025-07-14T08:30:00Z"
     rec = demo.recommend("an embedded graph store like Kuzu", top=1, as_of="2026-01-01")
     assert rec.as_of == dt.datetime(2026, 1, 1, tzinfo=UTC)
     step = rec.results[0].paths[0].steps[-1]

@@ -5,6 +5,7 @@ The store keeps what these return; nothing here touches the database.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import re
@@ -13,7 +14,7 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.model.text import check_text, find_bad_text, redact
-from graphmem.model.times import format_instant, parse_instant
+from graphmem.model.times import format_instant, parse_instant, utc
 
 MAX_CHARS = 16_000  # a record's text is cut to this many characters, with a marker
 TRUNCATION_MARKER = "\n[TRUNCATED: {n} more characters; sha256 of the original kept]"
@@ -97,12 +98,13 @@ def importance_band(score: float) -> str:
 
 @dataclass(frozen=True)
 class Record:
-    """One evidence record as stored; ``id`` is N of ``rec:N``."""
+    """One evidence record as stored; ``id`` is N of ``rec:N``. ``ts`` (the record's time) and
+    ``ingested_at`` are UTC datetimes; ``ts_us`` and ``ingested_us`` are the same instants as stored."""
 
     id: int
     key: str
     text: str
-    ts: int
+    ts_us: int
     kind: str
     source: str | None = None
     scope: str | None = None
@@ -112,19 +114,27 @@ class Record:
     original_chars: int = 0
     truncated: bool = False
     redactions: dict[str, int] = field(default_factory=dict)
-    ingested_at: int = 0
+    ingested_us: int = 0
 
     @property
     def ref(self) -> str:
         return f"rec:{self.id}"
 
+    @property
+    def ts(self) -> _dt.datetime:
+        return utc(self.ts_us)
+
+    @property
+    def ingested_at(self) -> _dt.datetime:
+        return utc(self.ingested_us)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"ref": self.ref, "id": self.key, "ts": format_instant(self.ts), "kind": self.kind,
+        return {"ref": self.ref, "id": self.key, "ts": format_instant(self.ts_us), "kind": self.kind,
                 "source": self.source, "scope": self.scope, "importance": self.importance,
                 "importance_band": importance_band(self.importance), "meta": self.meta, "text": self.text,
                 "truncated": self.truncated, "original_sha256": self.original_sha256,
                 "original_chars": self.original_chars, "redactions": self.redactions,
-                "ingested_at": format_instant(self.ingested_at)}
+                "ingested_at": format_instant(self.ingested_us)}
 
 
 def opt_str(obj: dict[str, Any], key: str) -> str | None:

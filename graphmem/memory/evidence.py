@@ -256,7 +256,7 @@ class EvidenceFacade(MemoryBase):
         batch = self.store.records_between(min(ids), max(ids)) if len(ids) > 20 else {}
         recs = [batch[i] if i in batch else self.record(f"rec:{i}") for i in ids]
         extractor = self.extractor()
-        items = [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref)) for rec in recs]
+        items = [(rec, extractor.extract(rec.text, default_time=rec.ts_us, evidence=rec.ref)) for rec in recs]
         written = self._writer.extractions(items) if apply else []
         return ExtractResult(tuple((rec.ref, ex) for rec, ex in items), apply, tuple(written))
 
