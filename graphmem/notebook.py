@@ -191,14 +191,14 @@ def doc_html(doc: dict[str, Any]) -> str:
     cols = ["predicate", "object", "from", "to", "facts", "sources"]
     if kind == "graphmem.current.v1":
         s = doc["subject"]
-        return _table(cols, _facts(doc["facts"]), f"{s['name']} ({s['ref']}) as of {short_instant(doc['as_of'])}, "
-                                                  f"known at {short_instant(doc['known_at'])}")
+        return _table(cols, _facts(doc["facts"]), f"{s['name']} ({s['ref']}) as of {day(doc['as_of'])}, "
+                                                  f"known at {day(doc['known_at'])}")
     if kind == "graphmem.timeline.v1":
         s = doc["subject"]
         return _table(cols, _facts(doc["intervals"]), f"Timeline of {s['name']} ({s['ref']})")
     if kind == "graphmem.facts.v1":
         return _table(["subject", *cols], _facts(doc["facts"], subject=True),
-                      f"{plural(len(doc['facts']), 'fact')} as of {short_instant(doc['as_of'])}")
+                      f"{plural(len(doc['facts']), 'fact')} as of {day(doc['as_of'])}")
     if kind == "graphmem.search.v1":
         return _table(["ref", "score", "ts", "kind", "snippet"],
                       [[r["ref"], round(r["score"], 3), short_instant(r["ts"]), r["kind"], r["snippet"]]
