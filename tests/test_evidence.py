@@ -387,7 +387,7 @@ for i in range(rounds):
             out["errors"].append(str(e)[:200])
     m.store.add_records = original
     if out["after_first_failure"] is None:
-        out["after_first_failure"] = {"records": m.store.record_count(), "hits": len(m.search("doomed").hits),
+        out["after_first_failure"] = {"records": m.store.record_count(), "hits": len(m.search("doomed").results),
                                       "pending": m.store.pending_record_ids(), "next": m.store.next_record_id()}
     if rounds > 1:
         try:

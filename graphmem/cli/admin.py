@@ -122,7 +122,7 @@ def lint(
     Prints the number of issues of each code, then the issues, errors first. The JSON holds the
     counts of every code ("counts", "summary") and the issues --code and --limit select.
     """
-    from graphmem.results import check_fail_on, check_lint_codes
+    from graphmem.reports import check_fail_on, check_lint_codes
     with errors():
         check_fail_on(fail_on, "--fail-on")
         codes = check_lint_codes(code, "--code value") if code else None

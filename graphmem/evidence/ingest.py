@@ -19,6 +19,7 @@ from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, no_progress
 from graphmem.model.records import Record
 from graphmem.model.times import now_us
+from graphmem.notebook import HtmlRepr, plural, rows_of
 
 if TYPE_CHECKING:
     from graphmem.results import ExtractResult
@@ -40,8 +41,11 @@ class RecordStore(Protocol):
     def add_records(self, records: list[Any]) -> None: ...
 
 
-@dataclass(frozen=True)
-class IngestReport:
+@dataclass(frozen=True, repr=False)
+class IngestReport(HtmlRepr):
+    """What ``ingest`` did: the refs ``stored``, ``duplicates`` skipped, bad lines (``errors``: line number and
+    reason), secrets redacted by kind, texts ``truncated``."""
+
     lines: int
     stored: tuple[str, ...]
     duplicates: int
@@ -62,9 +66,29 @@ class IngestReport:
             doc["extraction"] = self.extraction.to_dict()
         return doc
 
+    def _summary(self) -> str:
+        span = "" if not self.stored else f" ({self.stored[0]}{f' to {self.stored[-1]}' if len(self.stored) > 1 else ''})"
+        return (f"{plural(self.lines, 'line')}: {len(self.stored):,} stored{span}, {plural(self.duplicates, 'duplicate')}, "
+                f"{plural(len(self.errors), 'error')}")
 
-def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes], progress: Progress = no_progress) -> Iterable[bytes]:
-    if isinstance(source, str | Path):
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["line", "reason"], [[n, r] for n, r in self.errors]
+
+
+Line = bytes | str | dict[str, Any]
+Source = str | bytes | Path | dict[str, Any] | IO[bytes] | IO[str] | Iterable[Line]
+
+
+def _raw_lines(source: Source, progress: Progress = no_progress) -> Iterable[Line]:
+    """The lines of ``source`` (see ``ingest``), each JSON text or an already parsed record dict."""
+    if isinstance(source, dict):
+        yield source
+    elif isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("{")):
+        yield from source.splitlines()
+    elif isinstance(source, str | Path):
         try:
             with Path(source).open("rb") as f:
                 if progress is no_progress:
@@ -76,21 +100,33 @@ def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes], progress: Progr
                         progress(task, f.tell(), size)
                     yield raw
         except OSError as e:
-            raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}") from None
+            hint = "; a str is a JSONL file's path or records as JSON text ('{...}')" if isinstance(source, str) else ""
+            raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}{hint}") from None
     else:
         yield from source
 
 
-def ingest(store: RecordStore, source: str | Path | IO[bytes] | Iterable[bytes], *, redact: bool = True,
-           max_chars: int = MAX_CHARS, progress: Progress = no_progress) -> IngestReport:
+def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars: int = MAX_CHARS,
+           progress: Progress = no_progress) -> IngestReport:
     """Store every good line as a record; report bad lines; add nothing twice; ``progress`` hears how far
-    it has got."""
+    it has got.
+
+    ``source`` is a JSONL file (a ``Path``, or a ``str`` that does not start with ``{``), JSONL text (a
+    ``str`` starting with ``{``, or ``bytes``), one record as a dict, or an iterable or stream of lines
+    (``bytes``, ``str`` or dicts). Lines are numbered from 1 in that order."""
     t0 = time.perf_counter()
     now = now_us()
     parsed: list[Record] = []
     errors: list[tuple[int, str]] = []
     n = 0
     for lineno, raw in enumerate(_raw_lines(source, progress), 1):
+        if isinstance(raw, dict):
+            n += 1
+            try:
+                parsed.append(parse_record(raw, now=now, redact_secrets=redact, max_chars=max_chars))
+            except GraphmemError as e:
+                errors.append((lineno, str(e)))
+            continue
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         if not raw.strip():

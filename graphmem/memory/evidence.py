@@ -11,7 +11,7 @@ from graphmem.evidence.runs import check_extract_text, load_records, propose, st
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
 from graphmem.model.text import check_text
-from graphmem.model.times import now_us, parse_instant
+from graphmem.model.times import now_us, parse_instant, utc
 from graphmem.results import (
     ExportDoc,
     ExtractResult,
@@ -34,14 +34,16 @@ class EvidenceFacade(MemoryBase):
 
     def ingest(self, source: Any, *, redact: bool = True, extract: bool = False,
                progress: Progress = no_progress) -> IngestReport:
-        """Store evidence records from JSONL lines (a path, a binary stream or byte lines).
+        """Store evidence records: record dicts of the JSONL format, JSON lines, or a JSONL file.
 
         With ``extract``, also extract from the new records and apply it (the report's ``extraction``).
 
         Parameters
         ----------
-        source : str, Path, binary file or iterable of bytes
-            JSON lines, each a record with at least ``text``.
+        source : dict, str, bytes, Path, file, or iterable of dicts, str or bytes
+            Records, each with at least ``text`` (docs/evidence.md): a dict is one record; a ``str``
+            starting with ``{`` (or ``bytes``) is JSONL text, one record a line; any other ``str``, or a
+            ``Path``, is a JSONL file's path; a stream or iterable gives one record (dict) or line a item.
         redact : bool, default True
             Mask secrets (keys, tokens, passwords) in the text before storing it.
         extract : bool, default False
@@ -63,9 +65,13 @@ class EvidenceFacade(MemoryBase):
         --------
         >>> import tempfile, graphmem
         >>> m = graphmem.open(tempfile.mkdtemp())
-        >>> r = m.ingest([b'{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}'])
+        >>> r = m.ingest([{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}])
         >>> r.stored, r.errors
         (('rec:1',), ())
+        >>> m.ingest('{"text": "Lunch at noon."}').stored
+        ('rec:2',)
+        >>> m.ingest({"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}).duplicates
+        1
         >>> m.close()
         """
         from graphmem.evidence.ingest import ingest
@@ -119,7 +125,7 @@ class EvidenceFacade(MemoryBase):
         Returns
         -------
         SearchResult
-            ``hits`` are SearchHit values, best first.
+            ``results`` are SearchHit values, best first (``ts`` a UTC datetime).
 
         Raises
         ------
@@ -131,7 +137,7 @@ class EvidenceFacade(MemoryBase):
         >>> import tempfile, graphmem
         >>> m = graphmem.open(tempfile.mkdtemp())
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu."}', b'{"text": "Lunch at noon."}'])
-        >>> [(h.ref, h.snippet) for h in m.search("kuzu").hits]
+        >>> [(h.ref, h.snippet) for h in m.search("kuzu").results]
         [('rec:1', 'Atlas moved from SQLite to Kuzu.')]
         >>> m.close()
         """
@@ -140,7 +146,7 @@ class EvidenceFacade(MemoryBase):
         terms = search_terms(check_text(query, "query"))
         hits = self.store.search_records(query_terms(terms), limit)
         return SearchResult(query, tuple(terms), tuple(
-            SearchHit(f"rec:{i}", score, snippet(text, terms), ts, kind, src, scope, imp)
+            SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)
             for i, score, text, ts, kind, src, scope, imp in hits))
 
     def extractor(self) -> Extractor:

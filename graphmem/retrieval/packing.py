@@ -15,6 +15,7 @@ lexicon (linking names the query's entities; the walks of ``recommend`` find the
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,8 +24,8 @@ from typing import Any, Protocol
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_instant
-from graphmem.notebook import HtmlRepr
+from graphmem.model.times import format_datetime, format_instant, utc
+from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
@@ -122,11 +123,15 @@ class Candidate:
                 "score": round(self.score, 6), "why": self.why, "citations": list(self.citations)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PackResult(HtmlRepr):
+    """A context bundle for ``query`` at ``as_of``: ``bundle_text`` (the lines to put in a prompt), the packed
+    ``items`` (Candidate values: ``ref``, ``kind``, ``text``, ``citations``), and with ``trace`` every
+    candidate of each lane."""
+
     query: str
-    as_of: int
-    known_at: int
+    as_of: _dt.datetime
+    known_at: _dt.datetime
     budget_tokens: int
     max_items: int
     tokenizer: str
@@ -141,7 +146,7 @@ class PackResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "schema": "graphmem.context-pack.v1",
-            "meta": {"query": self.query, "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
+            "meta": {"query": self.query, "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                      "budget_tokens": self.budget_tokens, "used_tokens": self.used_tokens,
                      "tokenizer": self.tokenizer, "max_items": self.max_items, "items": len(self.items),
                      "message": self.message},
@@ -154,6 +159,18 @@ class PackResult(HtmlRepr):
                                       for name, what, cands in self.lanes],
                             "message": self.message}
         return doc
+
+    def _summary(self) -> str:
+        return (f"{self.query!r} as of {day(self.as_of)}: {plural(len(self.items), 'item')}, "
+                f"{self.used_tokens} of {self.budget_tokens} tokens")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        lines = self.bundle_text.splitlines()
+        return lines[:limit], len(lines)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return (["ref", "kind", "lane", "score", "text", "citations", "why"],
+                [[c.ref, c.kind, c.lane, c.score, c.text, list(c.citations), c.why] for c in self.items])
 
 
 def _day(us: int | None) -> str:
@@ -422,7 +439,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     if not chosen and message is None:
         message = "nothing in the store matches the query"
     kk = now if known_at is None else known_at
-    return PackResult(query, as_of, kk, budget_tokens, max_items, name, used, text, tuple(chosen), citations, lanes,
+    return PackResult(query, utc(as_of), utc(kk), budget_tokens, max_items, name, used, text, tuple(chosen), citations, lanes,
                       message, trace)
 
 

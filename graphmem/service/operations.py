@@ -16,7 +16,7 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.memory import EXTRACT_MAX_CHARS
-from graphmem.results import check_fail_on, check_lint_codes
+from graphmem.reports import check_fail_on, check_lint_codes
 from graphmem.service.guard import show
 
 BOTH, HTTP, MCP = ("http", "mcp"), ("http",), ("mcp",)

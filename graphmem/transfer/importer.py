@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.bulk import forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str, parse_record
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
@@ -285,7 +285,8 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id, r.by_id, r.retractions,
            r.touched, now, r.records, r.rec_mentions, progress)
     return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
-                        r.first_id if n_stmts else None, r.next_id - 1 if n_stmts else None, tuple(r.errors), True,
+                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
+                        tuple(r.errors), True,
                         time.perf_counter() - t0)
 
 

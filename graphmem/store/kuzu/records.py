@@ -47,11 +47,11 @@ class RecordTables(Schema):
         if len(records) > 50:
             breaks = any(any("\n" in v or "\r" in v for v in (r.text, r.key, r.kind, r.source or "", r.scope or ""))
                          for r in records)
-            at = _ts(records[0].ingested_at)  # one ingest, one time
-            self._copy("Record", ([r.ref, r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
+            at = _ts(records[0].ingested_us)  # one ingest, one time
+            self._copy("Record", ([r.ref, r.id, r.key, _ts(r.ts_us), r.kind, r.source or "", r.scope or "", r.importance,
                                    dumps(r.meta) if r.meta else "{}", r.text, r.original_sha256, r.original_chars,
                                    "true" if r.truncated else "false", dumps(r.redactions) if r.redactions else "{}",
-                                   at if r.ingested_at == records[0].ingested_at else _ts(r.ingested_at), ""]
+                                   at if r.ingested_us == records[0].ingested_us else _ts(r.ingested_us), ""]
                                   for r in records), multiline=breaks)
             self._copy("RecordKey", ([r.key, r.id] for r in records), multiline=breaks)
         else:
@@ -60,10 +60,10 @@ class RecordTables(Schema):
                     f"CREATE (:Record {{ref: $ref, id: {_int(r.id)}, key: $key, ts: $ts, kind: $kind, source: $src, scope: $scope, "
                     "importance: $imp, meta: $meta, text: $text, original_sha256: $sha, original_chars: $n, "
                     "truncated: $tr, redactions: $red, ingested_at: $at})",
-                    {"ref": r.ref, "key": r.key, "ts": _ts_param(r.ts), "kind": r.kind, "src": r.source, "scope": r.scope,
+                    {"ref": r.ref, "key": r.key, "ts": _ts_param(r.ts_us), "kind": r.kind, "src": r.source, "scope": r.scope,
                      "imp": r.importance, "meta": dumps(r.meta), "text": r.text, "sha": r.original_sha256,
                      "n": r.original_chars, "tr": r.truncated, "red": dumps(r.redactions),
-                     "at": _ts_param(r.ingested_at)})
+                     "at": _ts_param(r.ingested_us)})
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
         self._index_texts([(r.id, r.text) for r in records])
