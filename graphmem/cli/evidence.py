@@ -13,6 +13,7 @@ from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
 
 
 def register(app: typer.Typer) -> None:
+    app.command("note")(note)
     app.command("ingest")(ingest)
     app.command("search")(search)
     app.command("extract")(extract)
@@ -21,23 +22,50 @@ def register(app: typer.Typer) -> None:
 def ingest(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="JSONL records (text, id, ts, kind, source, scope, "
-                                        "importance, meta), or - for stdin.")],
+                                        "importance, meta); a Markdown (.md, .markdown) or text (.txt) file, a record "
+                                        "per section or paragraph; or - for stdin.")],
+    format_: Annotated[str, typer.Option("--format", metavar="FORMAT", help="auto (by extension; stdin: jsonl), "
+                                         "jsonl, markdown or text.")] = "auto",
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Store secrets as they are (default: redact).")] = False,
     extract_: Annotated[bool, typer.Option("--extract", help="Also extract from the new records and apply it "
                                            "(mentions and assertions by the extractor).")] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Store evidence records; bad lines are reported and skipped, repeats add nothing."""
+    """Store evidence records; bad lines are reported and skipped (exit 2 after the good ones are stored), repeats add nothing."""
     with errors():
         if file != "-" and not Path(file).is_file():
             fail(f"cannot read records file {file!r}: no such file")
+        from graphmem.evidence.textfiles import file_format
+        file_format(file, format_)  # a bad --format before the store is opened
         with memory(ctx, create=True) as m:
-            r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_)
+            r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_,
+                         format=format_)
             emit(ctx, r.to_dict(), render.ingest)
-            for n, reason in r.errors[:20]:
-                sys.stderr.write(f"graphmem: line {n}: {reason}\n")
-            if len(r.errors) > 20:
-                sys.stderr.write(f"graphmem: ... and {len(r.errors) - 20} more bad lines\n")
+            if r.errors and not r.stored:  # a store this command created, with nothing in it, is removed
+                _bad_lines(r.errors)
+        if r.errors:  # after the store is closed: a store this command created keeps the good lines
+            _bad_lines(r.errors)
+
+
+def note(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The note (at most 16,000 characters are kept).")],
+    kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Its kind (default: note): message, "
+                                             "note, tool_result, doc, rule, ...")] = None,
+    source: Annotated[str | None, typer.Option("--source", metavar="SRC", help="Where it comes from.")] = None,
+    scope: Annotated[str | None, typer.Option("--scope", metavar="SCOPE", help="Whose it is (a user, agent, "
+                                              "project or session).")] = None,
+    ts: Annotated[str | None, typer.Option("--ts", metavar="T", help="When it was written (default: now). "
+                                           "ISO-8601 date or datetime, or 'now'.")] = None,
+    no_redact: Annotated[bool, typer.Option("--no-redact", help="Store secrets as they are (default: redact).")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Store one evidence record and print its rec:N; the same note again writes nothing."""
+    with errors(), memory(ctx, create=True) as m:
+        r = m.note(text, kind=kind, source=source, scope=scope, ts=ts, redact=not no_redact)
+        emit(ctx, r.to_dict(), render.note)
+        if not r.stored:
+            sys.stderr.write(f"graphmem: the same note is already stored as {r.ref}; nothing written\n")
 
 
 def search(
@@ -75,3 +103,12 @@ def extract(
             else:
                 r = m.extract_pending(apply=apply)
             emit(ctx, r.to_dict(), render.extract)
+
+
+def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
+    """The invalid lines on stderr (the first 20), then exit 2."""
+    for n, reason in errors[:20]:
+        sys.stderr.write(f"graphmem: line {n}: {reason}\n")
+    if len(errors) > 20:
+        sys.stderr.write(f"graphmem: ... and {len(errors) - 20} more invalid lines\n")
+    raise typer.Exit(2)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
+    from graphmem.evidence.notes import NoteResult
     from graphmem.model.records import Record
 
 
@@ -31,19 +32,23 @@ if TYPE_CHECKING:
 class EvidenceFacade(MemoryBase):
     """Records: ingest, look up, search, extract; export."""
 
-    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> IngestReport:
-        """Store evidence records from JSONL lines (a path, a binary stream or byte lines).
+    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False, format: str = "auto") -> IngestReport:
+        """Store evidence records from JSONL lines, or a Markdown or text file (a path, a binary stream or byte lines).
 
         With ``extract``, also extract from the new records and apply it (the report's ``extraction``).
 
         Parameters
         ----------
         source : str, Path, binary file or iterable of bytes
-            JSON lines, each a record with at least ``text``.
+            JSON lines, each a record with at least ``text``; or Markdown (a record per section)
+            or plain text (a record per paragraph), each citing its file and line.
         redact : bool, default True
             Mask secrets (keys, tokens, passwords) in the text before storing it.
         extract : bool, default False
             Run extraction on the new records and write what it proposes.
+        format : {"auto", "jsonl", "markdown", "text"}, default "auto"
+            How to read ``source``; auto: a path ending .md or .markdown is Markdown, .txt text,
+            anything else JSON lines.
 
         Returns
         -------
@@ -65,10 +70,50 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.evidence.ingest import ingest
-        report = ingest(self.store, source, redact=redact)
+        report = ingest(self.store, source, redact=redact, fmt=format)
         if extract and report.stored:
             report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
         return report
+
+    def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
+             ts: str | None = None, redact: bool = True) -> NoteResult:
+        """Store one evidence record from ``text`` (``graphmem note``), by ingest's rules.
+
+        Parameters
+        ----------
+        text : str
+            The note (cut at 16,000 characters with a marker, as ingest does).
+        kind : str, optional
+            Its kind (default ``note``): a short lower-case word.
+        source, scope : str, optional
+            Where it comes from; whose it is.
+        ts : str, optional
+            When it was written (default: now).
+        redact : bool, default True
+            Mask secrets before storing it.
+
+        Returns
+        -------
+        NoteResult
+            The record; ``stored`` is False when the same note (text, ts, kind, source, scope)
+            was already stored, and nothing was written.
+
+        Raises
+        ------
+        BadInput
+            Empty text, or a bad kind or ts.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> r = m.note("Atlas moved to Kuzu.", ts="2024-03-01")
+        >>> r.ref, r.stored, m.note("Atlas moved to Kuzu.", ts="2024-03-01").stored
+        ('rec:1', True, False)
+        >>> m.close()
+        """
+        from graphmem.evidence.notes import add_note
+        return add_note(self.store, text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
 
     def record(self, ref: str) -> Record:
         """A stored evidence record by its ``rec:N`` ref.
