@@ -249,10 +249,11 @@ class SearchResult(HtmlRepr):
     query: str
     terms: tuple[str, ...]
     hits: tuple[SearchHit, ...]
+    filters: dict[str, Any] = field(default_factory=dict)  # the filter as given (docs/evidence.md); empty: none
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
-                "results": [h.to_dict() for h in self.hits]}
+                "filters": self.filters, "results": [h.to_dict() for h in self.hits]}
 
 
 @dataclass(frozen=True)

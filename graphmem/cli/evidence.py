@@ -11,6 +11,20 @@ import typer
 import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
 
+_T = "ISO-8601 date or datetime, or 'now'."
+# the record filters of search and pack (docs/evidence.md): values of one option are alternatives, options combine
+KindOpt = Annotated[list[str] | None, typer.Option("--kind", metavar="KIND", help="Only records of this kind "
+                                                   "(repeat for any of several).")]
+SourceOpt = Annotated[list[str] | None, typer.Option("--source", metavar="SRC", help="Only records whose source is "
+                                                     "SRC or goes on from it after #, /, : or ? (repeatable).")]
+SinceOpt = Annotated[str | None, typer.Option("--since", metavar="T", help=f"Only records whose time (ts) is at or "
+                                              f"after T. {_T}")]
+UntilOpt = Annotated[str | None, typer.Option("--until", metavar="T", help=f"Only records whose time (ts) is before "
+                                              f"T. {_T}")]
+AboutOpt = Annotated[list[str] | None, typer.Option("--about", metavar="ENTITY", help="Only records that mention "
+                                                    "this entity (ref, name or alias; MENTIONS written by extraction; "
+                                                    "repeatable).")]
+
 
 def register(app: typer.Typer) -> None:
     app.command("note")(note)
@@ -72,11 +86,17 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to look for (BM25 over record text).")],
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="At most N records.")] = 10,
+    kind: KindOpt = None,
+    source: SourceOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    about: AboutOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Full-text (BM25) search over evidence records, best first."""
+    """Full-text (BM25) search over evidence records, best first; the filters rank within the records they allow."""
     with errors(), memory(ctx) as m:
-        emit(ctx, m.search(query, limit=limit).to_dict(), render.search)
+        emit(ctx, m.search(query, limit=limit, kind=kind, source=source, since=since, until=until,
+                           about=about).to_dict(), render.search)
 
 
 def extract(

@@ -6,15 +6,12 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, check_int
-from graphmem.evidence.query import search_terms, snippet
 from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
-from graphmem.model.text import check_text
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
     ExportDoc,
     ExtractResult,
-    SearchHit,
     SearchResult,
 )
 from graphmem.write.inputs import parse_record_ref
@@ -146,8 +143,11 @@ class EvidenceFacade(MemoryBase):
             raise BadInput(f"unknown record {ref!r}: no record has that ref")
         return rec
 
-    def search(self, query: str, *, limit: int = 10) -> SearchResult:
-        """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words).
+    def search(self, query: str, *, limit: int = 10, kind: str | list[str] | None = None,
+               source: str | list[str] | None = None, since: str | None = None, until: str | None = None,
+               about: str | list[str] | None = None) -> SearchResult:
+        """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words),
+        among the records the filters allow (each: one value or a list of alternatives; together: all).
 
         Parameters
         ----------
@@ -155,16 +155,28 @@ class EvidenceFacade(MemoryBase):
             The words to look for.
         limit : int, default 10
             At most this many hits (1 to 1000).
+        kind : str or list of str, optional
+            Only records of this kind (or these kinds).
+        source : str or list of str, optional
+            Only records whose source is this, or begins with it and goes on after ``#``, ``/``,
+            ``:`` or ``?`` (``file:notes.md`` finds ``file:notes.md#L12``).
+        since, until : str, optional
+            Only records whose time (``ts``) is at or after ``since`` and before ``until``.
+        about : str or list of str, optional
+            Only records that mention this entity (ref, name or alias): their MENTIONS edges,
+            written by extraction.
 
         Returns
         -------
         SearchResult
-            ``hits`` are SearchHit values, best first.
+            ``hits`` are SearchHit values, best first; ``filters`` the filter as given.
 
         Raises
         ------
         BadInput
-            A bad ``limit`` or query text.
+            A bad ``limit``, query text, kind or time, or ``until`` not after ``since``.
+        UnknownEntity
+            ``about`` names no entity.
 
         Examples
         --------
@@ -173,15 +185,14 @@ class EvidenceFacade(MemoryBase):
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu."}', b'{"text": "Lunch at noon."}'])
         >>> [(h.ref, h.snippet) for h in m.search("kuzu").hits]
         [('rec:1', 'Atlas moved from SQLite to Kuzu.')]
+        >>> m.search("kuzu", kind="doc").hits
+        ()
         >>> m.close()
         """
         check_int(limit, "limit", 1, 1000)
-        from graphmem.model.textindex import query_terms
-        terms = search_terms(check_text(query, "query"))
-        hits = self.store.search_records(query_terms(terms), limit)
-        return SearchResult(query, tuple(terms), tuple(
-            SearchHit(f"rec:{i}", score, snippet(text, terms), ts, kind, src, scope, imp)
-            for i, score, text, ts, kind, src, scope, imp in hits))
+        from graphmem.evidence.search import record_filter, search
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
+        return search(self.store, query, limit=limit, where=where)
 
     def extractor(self) -> Extractor:
         """The spaCy extractor for this store, built on first use and after entities change.

@@ -156,6 +156,17 @@ def bm25_top(lists: list[tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[i
     return _top(np.arange(size), every, k)
 
 
+def restrict(lists: list[tuple[np.ndarray, np.ndarray]], within: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each (ids, weights) list cut to the records in ``within`` (ids, rising): a filter ranks within
+    the records it allows, with the weights of the whole index (a filter does not change a score)."""
+    if not lists:
+        return []
+    size = int(max(int(within[-1]), *(int(i[-1]) for i, _ in lists if len(i)))) + 1 if len(within) else 1
+    allowed = np.zeros(size, bool)
+    allowed[within] = True
+    return [(ids[keep], w[keep]) for ids, w in lists if len(ids) for keep in (allowed[ids],)]
+
+
 def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The k best by score rounded to 9 places (so float noise cannot split a tie), then by id."""
     rounded = np.round(scores, 9)

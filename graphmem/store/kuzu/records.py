@@ -12,12 +12,16 @@ from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
 from graphmem.store.kuzu.schema import Schema
+from graphmem.store.values import RecordFacets
 
 _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r.meta, r.original_sha256, "
           "r.original_chars, r.truncated, r.redactions, r.ingested_at")
 _RECORD = f"MATCH (r:Record {{ref: $r}}) RETURN {_RCOLS}"
 _RECORD_HIT = "MATCH (r:Record {ref: $r}) RETURN r.text, r.ts, r.kind, r.source, r.scope, r.importance"
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
+# a record's ts in microseconds: Kuzu gives milliseconds, and the microseconds within the minute
+_FACETS = ("MATCH (r:Record) RETURN r.id, to_epoch_ms(r.ts) * 1000 + date_part('microsecond', r.ts) % 1000, r.kind, "
+           "r.source ORDER BY r.id")
 
 
 class RecordTables(Schema):
@@ -67,6 +71,25 @@ class RecordTables(Schema):
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
         self._index_texts([(r.id, r.text) for r in records])
+        if self._facets is not None:  # a rollback drops them (forget_postings)
+            self._facets = RecordFacets.of(((r.id, r.ts, r.kind, r.source) for r in records), self._facets)
+
+    def record_facets(self) -> RecordFacets:
+        """Every record's id, ts, kind and source as columns (read once, then kept up to date)."""
+        if self._facets is None:
+            self._facets = RecordFacets.of(self._iter(_FACETS))
+        return self._facets
+
+    def records_mentioning(self, refs: Iterable[str]) -> list[int]:
+        """The ids of the records that mention any of these entities (MENTIONS edges), rising."""
+        out: set[int] = set()
+        for ref in refs:
+            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+            if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
+                continue
+            out.update(r[0] for r in self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) RETURN r.id",
+                                             {"e": ref}))
+        return sorted(out)
 
     def record(self, rec_id: int) -> Any:
         from graphmem.model.records import Record
