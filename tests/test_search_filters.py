@@ -123,6 +123,10 @@ def test_filters_follow_new_records(template: Path, tmp_path: Path) -> None:
         m.note("kuzu restart runbook", kind="runbook", source="wiki:ops", ts="2026-01-01")
         assert [h.kind for h in m.search("kuzu", kind="runbook", source="wiki:").hits] == ["runbook"]
         assert refs(m.search("kuzu", since="2026-01-01")) == ["rec:64"]
+        assert refs(m.search("kuzu", about="Redis")) == ["rec:61", "rec:62", "rec:63"]  # held per entity
+        new = m.note("Redis sits in front of kuzu now.", ts="2026-02-01").ref
+        m.extract_records([new], apply=True)
+        assert refs(m.search("kuzu", about="Redis", since="2026-01-01")) == [new]
 
 
 @settings(max_examples=60, deadline=None)

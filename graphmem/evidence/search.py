@@ -35,7 +35,7 @@ class FilterStore(Protocol):
 
     def record_facets(self) -> RecordFacets: ...
 
-    def records_mentioning(self, refs: Iterable[str]) -> list[int]: ...
+    def records_mentioning(self, refs: Iterable[str]) -> Any: ...  # numpy int64 ids, rising
 
 
 class SearchStore(FilterStore, Protocol):
@@ -70,15 +70,18 @@ class RecordFilter:
         if self.kinds:
             keep &= np.isin(f.kind, [i for i, k in enumerate(f.kinds) if k in self.kinds])
         if self.sources:
-            keep &= np.isin(f.source, [i for i, s in enumerate(f.sources) if any(source_matches(s, p)
-                                                                                for p in self.sources)])
+            codes = f.memo.get(self.sources)  # the distinct sources can be many: matched once per filter value
+            if codes is None:
+                codes = f.memo[self.sources] = [i for i, s in enumerate(f.sources)
+                                                if any(source_matches(s, p) for p in self.sources)]
+            keep &= np.isin(f.source, codes)
         if self.since is not None:
             keep &= f.ts >= self.since
         if self.until is not None:
             keep &= f.ts < self.until
         ids: np.ndarray = f.ids[keep]
         if self.about:
-            ids = np.intersect1d(ids, np.array(store.records_mentioning(self.about), np.int64), assume_unique=True)
+            ids = np.intersect1d(ids, store.records_mentioning(self.about), assume_unique=True)
         return ids
 
 

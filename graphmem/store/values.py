@@ -70,6 +70,7 @@ class RecordFacets:
     source: Any  # numpy int32, index into sources, -1 for none
     kinds: tuple[str, ...]
     sources: tuple[str, ...]
+    memo: dict[Any, Any] = dataclasses.field(default_factory=dict, compare=False)  # what readers derive from them
 
     @classmethod
     def of(cls, rows: Any, base: RecordFacets | None = None) -> RecordFacets:

@@ -136,6 +136,7 @@ class StoreBase:
         self._postings_held = 0
         self._index_stats: tuple[int, int] | None = None
         self._facets: RecordFacets | None = None  # the records' filter columns (records.py), dropped with the postings
+        self._mentioning: dict[str, np.ndarray] = {}  # entity ref -> ids of the records mentioning it (records.py)
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
         self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
         self._clear_bulk_files()

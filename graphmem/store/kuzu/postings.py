@@ -139,6 +139,7 @@ class PostingTables(Schema):
         self._postings.clear()
         self._postings_held = 0
         self._facets = None
+        self._mentioning.clear()
 
     def index_stats(self) -> tuple[int, int]:
         """Records in the full-text index and terms in them."""

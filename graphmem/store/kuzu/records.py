@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.model.times import from_datetime
 from graphmem.ontology.schema import RECORD_TYPE
@@ -13,6 +13,9 @@ from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
 from graphmem.store.kuzu.schema import Schema
 from graphmem.store.values import RecordFacets
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r.meta, r.original_sha256, "
           "r.original_chars, r.truncated, r.redactions, r.ingested_at")
@@ -80,16 +83,22 @@ class RecordTables(Schema):
             self._facets = RecordFacets.of(self._iter(_FACETS))
         return self._facets
 
-    def records_mentioning(self, refs: Iterable[str]) -> list[int]:
-        """The ids of the records that mention any of these entities (MENTIONS edges), rising."""
-        out: set[int] = set()
-        for ref in refs:
-            etype = self.ontology.type_for_prefix(ref.partition(":")[0])
-            if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
-                continue
-            out.update(r[0] for r in self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) RETURN r.id",
-                                             {"e": ref}))
-        return sorted(out)
+    def records_mentioning(self, refs: Iterable[str]) -> np.ndarray:
+        """The ids of the records that mention any of these entities (MENTIONS edges), rising; each
+        entity's are kept until mentions change."""
+        import numpy as np
+        parts = []
+        for ref in dict.fromkeys(refs):
+            held = self._mentioning.get(ref)
+            if held is None:
+                etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+                rows: list[list[Any]] = []
+                if etype is not None and (RECORD_TYPE, etype) in self.ontology.edge_types["MENTIONS"].pairs:
+                    rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) RETURN r.id", {"e": ref},
+                                   hot=True)
+                held = self._mentioning[ref] = np.unique(np.array([r[0] for r in rows], np.int64))
+            parts.append(held)
+        return np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
 
     def record(self, rec_id: int) -> Any:
         from graphmem.model.records import Record
@@ -157,6 +166,7 @@ class RecordTables(Schema):
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
         self._remember_records([rec_id])
+        self._mentioning.clear()
         self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->() DELETE m", {"r": f"rec:{_int(rec_id)}"})
         n = 0
         for ref, start, end, rule in mentions:
@@ -181,6 +191,7 @@ class RecordTables(Schema):
         if len(items) <= 20:
             return sum(self.add_mentions(rid, ms) for rid, ms in items)
         self._remember_records([rid for rid, _ in items])
+        self._mentioning.clear()
         ids = ", ".join(_int(rid) for rid, _ in items)
         self._q(f"MATCH (r:Record)-[m:MENTIONS]->() WHERE r.id IN [{ids}] DELETE m")
         pairs = self.ontology.edge_types["MENTIONS"].pairs
