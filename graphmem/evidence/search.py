@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 SOURCE_BOUNDARIES = "#/:?"  # a source filter matches a source that goes on after one of these
+MEMO_FILTERS = 32  # the filters whose records are kept with the records' columns (each up to 8 bytes a record)
 
 
 class FilterStore(Protocol):
@@ -61,27 +62,44 @@ class RecordFilter:
                 "until": format_instant(self.until), "about": list(self.about)}
 
     def within(self, store: FilterStore) -> np.ndarray | None:
-        """The ids of the records this filter allows (rising), or None when it allows every record."""
+        """The ids of the records this filter allows (rising), or None when it allows every record.
+
+        The part read from the records' columns is kept with them (filters repeat: an agent searches
+        one kind or source many times); the records that mention an entity come from the store."""
         if not self:
             return None
         import numpy as np
         f = store.record_facets()
-        keep = np.ones(len(f.ids), bool)
-        if self.kinds:
-            keep &= np.isin(f.kind, [i for i, k in enumerate(f.kinds) if k in self.kinds])
-        if self.sources:
-            codes = f.memo.get(self.sources)  # the distinct sources can be many: matched once per filter value
-            if codes is None:
-                codes = f.memo[self.sources] = [i for i, s in enumerate(f.sources)
-                                                if any(source_matches(s, p) for p in self.sources)]
-            keep &= np.isin(f.source, codes)
-        if self.since is not None:
-            keep &= f.ts >= self.since
-        if self.until is not None:
-            keep &= f.ts < self.until
-        ids: np.ndarray = f.ids[keep]
+        key = (self.kinds, self.sources, self.since, self.until)
+        ids: np.ndarray | None = f.memo.get(key)
+        if ids is None:
+            keep = np.ones(len(f.ids), bool)
+            if self.kinds:
+                keep &= np.isin(np.arange(len(f.kinds)), [i for i, k in enumerate(f.kinds) if k in self.kinds])[f.kind]
+            if self.sources:
+                wanted = f.memo.get(self.sources)  # the distinct sources can be many: matched once per value
+                if wanted is None:
+                    wanted = np.zeros(len(f.sources) + 1, bool)  # the last entry: no source (code -1)
+                    wanted[[i for i, s in enumerate(f.sources) if any(source_matches(s, p) for p in self.sources)]] = True
+                    f.memo[self.sources] = wanted
+                keep &= wanted[f.source]
+            if self.since is not None:
+                keep &= f.ts >= self.since
+            if self.until is not None:
+                keep &= f.ts < self.until
+            ids = f.ids if keep.all() else f.ids[keep]
+            if len(f.memo) >= MEMO_FILTERS:
+                f.memo.clear()
+            f.memo[key] = ids
         if self.about:
-            ids = np.intersect1d(ids, store.records_mentioning(self.about), assume_unique=True)
+            mentioning: np.ndarray = store.records_mentioning(self.about)
+            if len(ids) == len(f.ids):
+                return mentioning
+            top = int(max(ids[-1] if len(ids) else 0, mentioning[-1] if len(mentioning) else 0)) + 1
+            allowed = np.zeros(top, bool)
+            allowed[ids] = True
+            both: np.ndarray = mentioning[allowed[mentioning]]
+            return both
         return ids
 
 

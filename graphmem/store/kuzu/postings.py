@@ -150,11 +150,11 @@ class PostingTables(Schema):
     def rank_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
         """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first;
         with ``within`` (record ids, rising), only those records are ranked (scores are unchanged)."""
-        from graphmem.model.textindex import bm25_top, restrict
+        from graphmem.model.textindex import allowed_mask, bm25_top
         if within is not None and len(within) == 0:
             return []
         found = [(p.ids, w) for p, w in filter(None, (self.term_postings(t) for t in terms))]
-        return bm25_top(found if within is None else restrict(found, within), limit)
+        return bm25_top(found, limit, None if within is None else allowed_mask(within, found))
 
     def search_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
