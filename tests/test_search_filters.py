@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import graphmem
 from graphmem.evidence.search import source_matches
-from graphmem.model.times import parse_instant
+from graphmem.model.times import format_instant, parse_instant
 
 KINDS = ("note", "message", "doc", "tool_result")
 SOURCES = ("file:notes.md#L1", "file:notes.md#L9", "file:notes.mdx", "slack:#atlas", "slack:#random", "rec:1",
@@ -202,3 +202,19 @@ def test_cli_search_and_pack_filters(template: Path, tmp_path: Path) -> None:
     assert p.code == 0, p
     cands = [c for lane in p.json()["trace"]["lanes"] if lane["lane"] == "records" for c in lane["candidates"]]
     assert cands and {c["ref"] for c in cands} <= {"rec:61", "rec:62", "rec:63"}
+
+
+@pytest.mark.parametrize("ts", ["1969-12-31T23:59:59.999500Z", "1900-05-01T10:00:00.123456Z", "1969-12-31T23:59:59.999Z",
+                                "2025-03-03T00:00:00.000001Z", "0001-01-01T00:00:00.000007Z",
+                                "9999-12-31T23:59:59.999998Z"])
+def test_record_time_filters_are_exact_to_the_microsecond(mem: graphmem.Memory, ts: str) -> None:
+    """The filter columns hold each record's ts as stored (Kuzu's milliseconds are cut toward zero)."""
+    ref = mem.note(f"kuzu at {ts}", ts=ts).ref
+    us = mem.record(ref).ts
+    assert int(mem.store.record_facets().ts[-1]) == us
+    assert refs(mem.search("kuzu", since=ts)) == [ref]
+    assert refs(mem.search("kuzu", until=ts)) == []
+    later = format_instant(us + 1)
+    assert later is not None and later != ts
+    assert refs(mem.search("kuzu", since=later)) == []
+    assert refs(mem.search("kuzu", until=later)) == [ref]

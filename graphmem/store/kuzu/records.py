@@ -22,9 +22,11 @@ _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r
 _RECORD = f"MATCH (r:Record {{ref: $r}}) RETURN {_RCOLS}"
 _RECORD_HIT = "MATCH (r:Record {ref: $r}) RETURN r.text, r.ts, r.kind, r.source, r.scope, r.importance"
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
-# a record's ts in microseconds: Kuzu gives milliseconds, and the microseconds within the minute
-_FACETS = ("MATCH (r:Record) RETURN r.id, to_epoch_ms(r.ts) * 1000 + date_part('microsecond', r.ts) % 1000, r.kind, "
-           "r.source ORDER BY r.id")
+# a record's ts in microseconds: Kuzu gives milliseconds (cut toward zero, so one less before 1970 when
+# there is a rest) and the microseconds within the minute
+_FACETS = ("MATCH (r:Record) WITH r, date_part('microsecond', r.ts) % 1000 AS us "
+           "RETURN r.id, (CASE WHEN us > 0 AND r.ts < timestamp('1970-01-01') THEN to_epoch_ms(r.ts) - 1 "
+           "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source ORDER BY r.id")
 
 
 class RecordTables(Schema):
