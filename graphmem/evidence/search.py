@@ -69,6 +69,9 @@ class RecordFilter:
         if not self:
             return None
         import numpy as np
+        if self.about and not (self.kinds or self.sources) and self.since is None and self.until is None:
+            only: np.ndarray = store.records_mentioning(self.about)  # no need for the records' columns
+            return only
         f = store.record_facets()
         key = (self.kinds, self.sources, self.since, self.until)
         ids: np.ndarray | None = f.memo.get(key)
