@@ -305,6 +305,7 @@ class SearchResult(HtmlRepr):
     query: str
     terms: tuple[str, ...]
     results: tuple[SearchHit, ...]
+    filters: dict[str, Any] = field(default_factory=dict)  # the filter as given (docs/evidence.md); empty: none
 
     @property
     def hits(self) -> tuple[SearchHit, ...]:
@@ -314,7 +315,7 @@ class SearchResult(HtmlRepr):
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
-                "results": [h.to_dict() for h in self.results]}
+                "filters": self.filters, "results": [h.to_dict() for h in self.results]}
 
     def _summary(self) -> str:
         return f"{self.query!r}: {nb.plural(len(self.results), 'record')}"

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.search import FilterStore, RecordFilter
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
@@ -52,10 +53,12 @@ GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), 
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
-class PackStore(GraphStore, RecordMentions, Protocol):
+class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
     """The store methods the packer calls, beside those of the walks and of linking."""
 
     def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
+
+    def rank_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[int, float]]: ...
 
     def subject_name_log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]: ...
 
@@ -142,6 +145,7 @@ class PackResult(HtmlRepr):
     lanes: tuple[tuple[str, str, tuple[Candidate, ...]], ...]
     message: str | None
     with_trace: bool
+    filters: dict[str, Any] = field(default_factory=dict)  # the records' filter as given; empty: none
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -149,7 +153,7 @@ class PackResult(HtmlRepr):
             "meta": {"query": self.query, "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                      "budget_tokens": self.budget_tokens, "used_tokens": self.used_tokens,
                      "tokenizer": self.tokenizer, "max_items": self.max_items, "items": len(self.items),
-                     "message": self.message},
+                     "message": self.message, "filters": self.filters},
             "bundle_text": self.bundle_text,
             "items": [c.item_json() for c in self.items],
             "citations": list(self.citations),
@@ -178,8 +182,10 @@ def _day(us: int | None) -> str:
 
 
 class _Packer:
-    def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None) -> None:
+    def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
+                 where: RecordFilter | None = None) -> None:
         self.parts = parts
+        self.within = where.within(parts.store) if where else None  # the records the filter allows
         self.store = parts.store
         self.terms = search_terms(query)
         self.query = query
@@ -214,7 +220,7 @@ class _Packer:
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
         from graphmem.model.textindex import query_terms
-        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL)
+        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL, self.within)
         if not hits:
             return []
         top = hits[0][1]
@@ -405,7 +411,8 @@ class _Packer:
 
 
 def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
-         now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None) -> PackResult:
+         now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None,
+         where: RecordFilter | None = None) -> PackResult:
     """The context bundle for ``query`` (docs/packing.md)."""
     check_int(budget_tokens, "budget", 0, 1_000_000)
     check_int(max_items, "max items", 1, 1000)
@@ -415,7 +422,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     count = tokenizer or count_tokens
     name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
     past = known_at if known_at is not None and known_at < now else None
-    p = _Packer(parts, query, as_of, past)
+    p = _Packer(parts, query, as_of, past, where)
     records = p.records()
     entities = p.entities(records)
     if entities:
@@ -432,15 +439,16 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
-             ("records", f"BM25 over the evidence records, best {RECORD_POOL}", tuple(p.lanes["records"])),
+             ("records", f"BM25 over the evidence records{' the filter allows' if where else ''}, best {RECORD_POOL}",
+              tuple(p.lanes["records"])),
              ("entities", "entities named in the query and mentioned by the best records", tuple(p.lanes["entities"])),
              ("facts", "facts of those entities and of their neighbours one hop away", tuple(p.lanes["facts"])),
              ("dissent", "counter-assertions of packed facts in conflict", tuple(p.lanes["dissent"])))
     if not chosen and message is None:
         message = "nothing in the store matches the query"
     kk = now if known_at is None else known_at
-    return PackResult(query, utc(as_of), utc(kk), budget_tokens, max_items, name, used, text, tuple(chosen), citations, lanes,
-                      message, trace)
+    return PackResult(query, utc(as_of), utc(kk), budget_tokens, max_items, name, used, text, tuple(chosen), citations,
+                      lanes, message, trace, where.to_dict() if where else {})
 
 
 def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int],
