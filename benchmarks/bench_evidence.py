@@ -120,7 +120,7 @@ def filtered_searches(m: object, queries: list[str]) -> dict[str, object]:
             t = time.perf_counter()
             r = m.search(q, limit=10, **kw)  # type: ignore[attr-defined]
             times.append(time.perf_counter() - t)
-            hits += len(r.hits)
+            hits += len(r.results)
             t = time.perf_counter()
             within = record_filter(**kw, resolve=m.resolve).within(m.store)  # type: ignore[attr-defined]
             m.store.rank_records(ts, 10, within)  # type: ignore[attr-defined]
