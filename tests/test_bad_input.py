@@ -127,15 +127,27 @@ def test_bad_input_exit_2_one_line_store_unchanged(store: Path, before: str, arg
     assert export(store) == before
 
 
-@pytest.mark.parametrize(("argv", "names"), [
-    (["assert", "nobody", "status", "active"], ["'nobody'"]),
-    (["current", "atlas", "--as-of", "soonish"], ["'soonish'"]),
-    (["lint", "--fail-on", "info"], ["'info'"]),
+@pytest.mark.parametrize(("argv", "names", "code"), [
+    (["assert", "nobody", "status", "active"], ["'nobody'"], "UnknownEntity"),
+    (["current", "atlas", "--as-of", "soonish"], ["'soonish'"], "BadTime"),
+    (["lint", "--fail-on", "info"], ["'info'"], "BadInput"),
+    (["import", "/nonexistent/dir/x.jsonl"], ["x.jsonl"], "BadInput"),
+    (["assert", "atlas", "status"], ["OBJECT"], "usage_error"),
+    (["current", "atlas", "--bogus"], ["--bogus"], "usage_error"),
+    (["curent", "atlas"], ["'curent'", "'current'"], "usage_error"),
 ])
-def test_bad_input_with_json_prints_no_document(store: Path, before: str, argv: list[str], names: list[str]) -> None:
-    r = cli(store, "--json", *argv)
-    one_clear_line(r, 2, names, [])
-    assert r.out == ""
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_bad_input_with_json_is_one_error_document(store: Path, before: str, argv: list[str], names: list[str],
+                                                   code: str, where: str) -> None:
+    """With --json (before or after the command) an error is one graphmem.error.v1 document on stdout,
+    the service's shape, with the same exit code; nothing on stderr and nothing written."""
+    r = cli(store, "--json", *argv) if where == "before" else cli(store, *argv, "--json")
+    assert r.code == 2, r
+    assert r.err == "", r
+    doc = r.json()
+    assert set(doc) == {"schema", "code", "message"}, doc
+    assert doc["schema"] == "graphmem.error.v1" and doc["code"] == code, doc
+    assert "\n" not in doc["message"] and all(n in doc["message"] for n in names), doc
     assert export(store) == before
 
 
