@@ -7,6 +7,8 @@ import html
 import json
 from typing import Any
 
+from graphmem.model.words import plural
+
 
 class HtmlRepr:
     """Mixin: Jupyter shows the result as a table (no extra call); ``to_dict`` is the data as the
@@ -53,7 +55,7 @@ def doc_html(doc: dict[str, Any]) -> str:
         s = doc["subject"]
         return _table(cols, _facts(doc["intervals"]), f"Timeline of {s['name']} ({s['ref']})")
     if kind == "graphmem.facts.v1":
-        return _table(["subject", *cols], _facts(doc["facts"], subject=True), f"{len(doc['facts'])} facts as of {doc['as_of']}")
+        return _table(["subject", *cols], _facts(doc["facts"], subject=True), f"{plural(len(doc['facts']), 'fact')} as of {doc['as_of']}")
     if kind == "graphmem.search.v1":
         return _table(["ref", "score", "ts", "kind", "snippet"],
                       [[r["ref"], round(r["score"], 3), r["ts"], r["kind"], r["snippet"]] for r in doc["results"]])
@@ -66,6 +68,6 @@ def doc_html(doc: dict[str, Any]) -> str:
                       doc["message"] or f"Paths from {doc['from']['ref']} to {doc['to']['ref']}")
     if kind == "graphmem.context-pack.v1":
         m = doc["meta"]
-        return (f"<p><b>{m['used_tokens']} of {m['budget_tokens']} tokens, {m['items']} items</b></p>"
+        return (f"<p><b>{m['used_tokens']} of {plural(m['budget_tokens'], 'token')}, {plural(m['items'], 'item')}</b></p>"
                 f"<pre>{html.escape(doc['bundle_text'])}</pre>")
     return f"<pre>{html.escape(json.dumps(doc, indent=2, ensure_ascii=False))}</pre>"

@@ -23,11 +23,12 @@ class CurrentResult(HtmlRepr):
     as_of: int
     known_at: int
     facts: tuple[Interval, ...]
+    message: str | None = None  # why nothing holds, when the reason is worth saying (known_at before any record)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
                 "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
-                "facts": [iv.to_dict() for iv in self.facts]}
+                "facts": [iv.to_dict() for iv in self.facts], **({"message": self.message} if self.message else {})}
 
 
 @dataclass(frozen=True)

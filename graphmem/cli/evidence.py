@@ -10,6 +10,7 @@ import typer
 
 import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
+from graphmem.model.words import plural
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +38,7 @@ def ingest(
             for n, reason in r.errors[:20]:
                 sys.stderr.write(f"graphmem: line {n}: {reason}\n")
             if len(r.errors) > 20:
-                sys.stderr.write(f"graphmem: ... and {len(r.errors) - 20} more bad lines\n")
+                sys.stderr.write(f"graphmem: ... and {plural(len(r.errors) - 20, 'more bad line')}\n")
 
 
 def search(

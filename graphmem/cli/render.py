@@ -5,6 +5,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from graphmem.model.words import plural
+
 
 def _width() -> int | None:
     """Wide enough for fact tables when output is piped (rich assumes 80 columns)."""
@@ -71,7 +73,7 @@ def current(doc: dict[str, Any]) -> None:
     s = doc["subject"]
     heading(f"{s['name']} ({s['ref']}), as of {doc['as_of']}, known at {doc['known_at']}")
     if not doc["facts"]:
-        out("nothing holds")
+        out(doc.get("message") or "nothing holds")
         return
     table(FACT_COLUMNS, fact_rows(doc["facts"]))
 
@@ -94,15 +96,15 @@ def timeline(doc: dict[str, Any]) -> None:
 
 
 def facts(doc: dict[str, Any]) -> None:
-    heading(f"{len(doc['facts'])} facts as of {doc['as_of']}")
+    heading(f"{plural(len(doc['facts']), 'fact')} as of {doc['as_of']}")
     table(["subject", *FACT_COLUMNS], fact_rows(doc["facts"], with_subject=True))
 
 
 def lint(doc: dict[str, Any], per_code: int | None = None) -> None:
     """The issues, errors first; ``per_code`` shows at most that many of each code (the demo's short form)."""
     c = doc["counts"]
-    heading(f"lint: {c['error']} errors, {c['warning']} warnings "
-            f"({c['statements']} statements, {c['entities']} entities)")
+    heading(f"lint: {plural(c['error'], 'error')}, {plural(c['warning'], 'warning')} "
+            f"({plural(c['statements'], 'statement')}, {plural(c['entities'], 'entity', 'entities')})")
     shown: dict[str, int] = {}
     rows = []
     for i in sorted(doc["issues"], key=lambda i: i["severity"] != "error"):
@@ -141,18 +143,19 @@ def why(doc: dict[str, Any]) -> None:
 
 
 def search(doc: dict[str, Any]) -> None:
-    heading(f"{len(doc['results'])} records for {' '.join(doc['terms'])!r}")
+    heading(f"{plural(len(doc['results']), 'record')} for {' '.join(doc['terms'])!r}")
     table(["ref", "score", "ts", "kind", "snippet"],
           [[r["ref"], f"{r['score']:.3f}", day(r["ts"]), r["kind"], r["snippet"]] for r in doc["results"]])
 
 
 def ingest(doc: dict[str, Any]) -> None:
     red = ", ".join(f"{k} {v}" for k, v in doc["redactions"].items()) or "none"
-    out(f"stored {doc['stored']} records, {doc['duplicates']} already present, {len(doc['errors'])} bad lines; "
+    out(f"stored {plural(doc['stored'], 'record')}, {doc['duplicates']} already present, "
+        f"{plural(len(doc['errors']), 'bad line')}; "
         f"redacted: {red}; truncated: {doc['truncated']} ({doc['seconds']} s)")
     if "extraction" in doc:
         x = doc["extraction"]
-        out(f"extracted: {len(x['mentions'])} mentions, {len(x['written'])} new assertions "
+        out(f"extracted: {plural(len(x['mentions']), 'mention')}, {plural(len(x['written']), 'new assertion')} "
             f"({', '.join(x['written']) or 'none'})")
 
 
@@ -221,14 +224,14 @@ def pack(doc: dict[str, Any], rows: int | None = None) -> None:
         return
     sys.stdout.flush()
     out("")
-    heading(f"trace: {meta['used_tokens']} of {meta['budget_tokens']} tokens ({meta['tokenizer']}), "
-            f"{meta['items']} items" + (f"; {meta['message']}" if meta["message"] else ""))
+    heading(f"trace: {meta['used_tokens']} of {plural(meta['budget_tokens'], 'token')} ({meta['tokenizer']}), "
+            f"{plural(meta['items'], 'item')}" + (f"; {meta['message']}" if meta["message"] else ""))
     lines = []
     for lane in doc["trace"]["lanes"]:
         cands = lane["candidates"]
         reasons = Counter(r for c in cands for r in c["reasons"] if r != "within_budget")
         left = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
-        out(f"  {lane['lane']:<9} {len(cands):>3} candidates, {sum(c['included'] for c in cands):>2} packed; "
+        out(f"  {lane['lane']:<9} {plural(len(cands), 'candidate'):>14}, {sum(c['included'] for c in cands):>2} packed; "
             f"left out: {left}")
         lines += [[lane["lane"], c["ref"], f"{c['score']:.3f}", "yes" if c["included"] else "no", " ".join(c["reasons"]),
                    c["text"][:70]] for c in cands]

@@ -19,12 +19,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from graphmem.model.times import format_instant
+
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word``, in the plural unless ``n`` is 1 (``many``: an irregular plural)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def moment(us: int) -> str:
+    """An instant as a message names it: the date alone at midnight UTC, else the ISO-8601 instant."""
+    text = format_instant(us) or ""
+    return text.removesuffix("T00:00:00Z")
 
 
 def squash(text: str) -> str:

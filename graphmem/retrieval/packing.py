@@ -24,6 +24,7 @@ from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant
+from graphmem.model.words import plural
 from graphmem.notebook import HtmlRepr
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
@@ -465,7 +466,8 @@ def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int]
         queue[i:i] = c.dissent  # a fact's dissent goes right after it
     message = None
     if not chosen and smallest is not None:
-        message = f"a budget of {budget} tokens holds nothing: the smallest candidate needs {smallest}"
+        message = (f"a budget of {plural(budget, 'token')} holds nothing: the smallest candidate needs "
+                   f"{plural(smallest, 'token')}")
     for c in p.lanes["dissent"]:
         if not c.reasons:
             c.reasons.append("fact_not_packed")
