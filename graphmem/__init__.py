@@ -17,6 +17,7 @@ from graphmem.errors import (
     ConfigError,
     GraphmemError,
     ImportFailed,
+    QueryRefused,
     StoreUnavailable,
     TypeMismatch,
     UnknownEntity,
@@ -53,9 +54,11 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult
+    from graphmem.view.adhoc import CypherResult
 
 # loaded on first access: their modules are not needed to open a store and answer ``current``
 _LAZY = {
+    "CypherResult": "graphmem.view.adhoc",
     "Extractor": "graphmem.evidence.extraction",
     "IngestReport": "graphmem.evidence.ingest",
     "Record": "graphmem.evidence.records",
@@ -71,13 +74,13 @@ __all__ = [
     # the facade
     "Memory", "migrate", "open",
     # values and results
-    "CurrentResult", "Entity", "EntityDoc", "EntityList", "ExportDoc", "ExtractResult", "Extractor",
+    "CurrentResult", "CypherResult", "Entity", "EntityDoc", "EntityList", "ExportDoc", "ExtractResult", "Extractor",
     "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
     "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
     "RegistryDoc", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
     "WhyResult", "WriteResult",
     # errors
-    "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed",
+    "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed", "QueryRefused",
     "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
     "__version__",
 ]

@@ -15,6 +15,7 @@ import graphmem.cli.entities as entities
 import graphmem.cli.evidence as evidence
 import graphmem.cli.facts as facts
 import graphmem.cli.packing as packing
+import graphmem.cli.query as query
 import graphmem.cli.recommend as recommend
 import graphmem.cli.service as service
 from graphmem.cli.common import Options, error_doc, set_json, start
@@ -160,6 +161,7 @@ facts.register(app)
 evidence.register(app)
 recommend.register(app)
 packing.register(app)
+query.register(app)
 service.register(app)
 
 

@@ -210,11 +210,12 @@ def path(doc: dict[str, Any]) -> None:
         out("    cites " + ", ".join(s["fact"] for s in p["steps"]))
 
 
-def pack(doc: dict[str, Any], rows: int | None = None) -> None:
-    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it (``rows``: a
-    summary per lane and at most that many candidates, the demo's short form)."""
+def pack(doc: dict[str, Any], rows: int | None = None, trace_on_stderr: bool = False) -> None:
+    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it, on stderr with
+    ``trace_on_stderr`` (so stdout stays the bundle alone) (``rows``: a summary per lane and at most that
+    many candidates, the demo's short form)."""
+    import contextlib
     import sys
-    from collections import Counter
     if doc["bundle_text"]:
         sys.stdout.write(doc["bundle_text"] + "\n")
     meta = doc["meta"]
@@ -223,6 +224,13 @@ def pack(doc: dict[str, Any], rows: int | None = None) -> None:
             sys.stderr.write(f"graphmem: empty bundle: {meta['message']}\n")
         return
     sys.stdout.flush()
+    with contextlib.redirect_stdout(sys.stderr) if trace_on_stderr else contextlib.nullcontext():
+        _trace(doc, rows)
+
+
+def _trace(doc: dict[str, Any], rows: int | None) -> None:
+    from collections import Counter
+    meta = doc["meta"]
     out("")
     heading(f"trace: {meta['used_tokens']} of {plural(meta['budget_tokens'], 'token')} ({meta['tokenizer']}), "
             f"{plural(meta['items'], 'item')}" + (f"; {meta['message']}" if meta["message"] else ""))

@@ -193,6 +193,15 @@ class RepairStore(Protocol):
 
 
 @runtime_checkable
+class CypherReads(Protocol):
+    """A user's own read-only query in the engine's Cypher (``graphmem cypher``): column names, column
+    types and rows. Not a part of ``StorageEngine``: an engine that speaks Cypher offers it, and the
+    engine, not graphmem, decides what would write (refused as ``QueryRefused``)."""
+
+    def read_query(self, query: str) -> tuple[list[str], list[str], list[list[Any]]]: ...
+
+
+@runtime_checkable
 class StorageEngine(EntityStore, StatementStore, ViewStore, RecordStore, MentionStore, PostingStore, GraphStore,
                     TransactionStore, RepairStore, Protocol):
     """Every role: what ``Memory`` needs of its store."""
