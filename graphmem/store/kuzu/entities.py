@@ -49,10 +49,11 @@ class EntityTables(Schema):
         edits of those of ``text``, with their refs: a coarse cut by Kuzu's Levenshtein distance
         (bytes, a swap counted twice), which the caller ranks (``graphmem.model.words.near``)."""
         key = squash(text)
-        rows = self._q("MATCH (n:Name) WITH n, regexp_replace(n.key, $re, '', 'g') AS k "
+        # the pattern is a literal: as a parameter Kuzu compiles it again for every row (9 s at 10k names)
+        rows = self._q("MATCH (n:Name) WITH n, regexp_replace(n.key, '[^\\\\pL\\\\pN]', '', 'g') AS k "
                        "WHERE abs(size(k) - $n) <= $d AND levenshtein(k, $t) <= $d "
                        "RETURN n.key, n.refs ORDER BY levenshtein(k, $t), n.key LIMIT " + _int(limit),
-                       {"re": r"[^\pL\pN]", "t": key, "n": len(key), "d": 2 * max_edits + 1})
+                       {"t": key, "n": len(key), "d": 2 * max_edits + 1})
         return {k: json.loads(v) for k, v in rows}
 
     def all_names(self) -> dict[str, list[str]]:
