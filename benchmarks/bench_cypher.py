@@ -5,10 +5,11 @@
 
 Builds a synthetic store (benchmarks/synth.py, N assertions on N/10 entities) unless ``--store``
 names one, then for each query: warm p50/p99 of ``Memory.cypher`` (prepare, read-only transaction,
-JSON-safe values) beside raw Kuzu (``Connection.execute(q).get_all()`` on the same store, opened
-alone), and the cold time of ``graphmem cypher Q --json`` as a fresh process beside a fresh Python
+JSON-safe values) beside raw Kuzu (``Connection.execute(q).get_all()`` on a second connection to the
+same open database), timed turn about, and the cold time of ``graphmem cypher Q --json`` as a fresh process beside a fresh Python
 process that opens the store with Kuzu and runs the query. Last, the warm time of an unknown
-subject's error (the suggestions read the name index): ``current atlsa``-style typos.
+subject's error (the suggestions read the name index: a typo's two last letters swapped) beside
+``current`` of the subject itself.
 """
 
 from __future__ import annotations
@@ -35,14 +36,17 @@ QUERIES = {
 }
 
 
-def timed(fn: Callable[[], Any], reps: int) -> list[float]:
-    fn()
-    out = []
+def timed_pair(a: Callable[[], Any], b: Callable[[], Any], reps: int) -> tuple[list[float], list[float]]:
+    """``a`` and ``b`` timed turn about (so a burst of load on the machine hits both alike), in ms."""
+    a(), b()
+    ta: list[float] = []
+    tb: list[float] = []
     for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t) * 1000)
-    return out
+        for fn, out in ((a, ta), (b, tb)):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1000)
+    return ta, tb
 
 
 def stats(ms: list[float]) -> str:
@@ -50,15 +54,17 @@ def stats(ms: list[float]) -> str:
     return f"p50 {statistics.median(ms):8.2f} ms  p99 {ms[min(len(ms) - 1, int(len(ms) * 0.99))]:8.2f} ms"
 
 
-def cold(argv: list[str], reps: int) -> float:
-    ts = []
+def cold_pair(a: list[str], b: list[str], reps: int) -> tuple[float, float]:
+    """Median wall ms of fresh processes running ``a`` and ``b``, turn about."""
+    ts: dict[int, list[float]] = {0: [], 1: []}
     for _ in range(reps):
-        t = time.perf_counter()
-        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
-        ts.append((time.perf_counter() - t) * 1000)
-        if p.returncode != 0:
-            raise SystemExit(f"{argv[:3]}... failed: {p.stderr.decode()[:300]}")
-    return statistics.median(ts)
+        for i, argv in enumerate((a, b)):
+            t = time.perf_counter()
+            p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+            ts[i].append((time.perf_counter() - t) * 1000)
+            if p.returncode != 0:
+                raise SystemExit(f"{argv[:3]}... failed: {p.stderr.decode()[:300]}")
+    return statistics.median(ts[0]), statistics.median(ts[1])
 
 
 def build(n: int, root: Path) -> Path:
@@ -90,30 +96,33 @@ def main() -> None:
             ref = m.cypher("MATCH (p:Project) RETURN p.ref ORDER BY p.ref LIMIT 1").rows[0][0]
             names = m.cypher("MATCH (n:Name) RETURN count(*)").rows[0][0]
             queries = {k: q.replace("$ref", f"'{ref}'") for k, q in QUERIES.items()}
-            ours = {k: timed(lambda q=q: m.cypher(q), args.reps) for k, q in queries.items()}
+            conn = kuzu.Connection(m.store._db)  # raw Kuzu on the same open database, its own connection
+            pairs = {k: timed_pair(lambda q=q: m.cypher(q), lambda q=q: conn.execute(q).get_all(), args.reps)
+                     for k, q in queries.items()}
             typo = ref.split(":")[1][:-2] + ref.split(":")[1][-1:-3:-1]  # the last two letters swapped
+            said: list[str] = []
 
             def unknown() -> None:
                 try:
                     m.current(typo)
                 except graphmem.UnknownEntity as e:
-                    unknown.message = str(e)  # type: ignore[attr-defined]
-            suggest = timed(unknown, args.reps)
-        db = kuzu.Database(str(Path(store) / "graph.kuzu"))
-        conn = kuzu.Connection(db)
-        raw = {k: timed(lambda q=q: conn.execute(q).get_all(), args.reps) for k, q in queries.items()}
-        conn.close()
-        db.close()
+                    said[:] = [str(e)]
+
+            def known() -> None:
+                m.current(ref)
+            suggest, lookup = timed_pair(unknown, known, args.reps)
+            conn.close()
         print(f"store {store}: {names:,} names")
-        print(f"{'query':<10} {'Memory.cypher':<34} {'raw Kuzu':<34} ratio")
-        for k in queries:
-            print(f"{k:<10} {stats(ours[k]):<34} {stats(raw[k]):<34} {statistics.median(ours[k]) / statistics.median(raw[k]):.2f}")
-        print(f"unknown subject {typo!r} with suggestions: {stats(suggest)} ({getattr(unknown, 'message', '')})")
+        print(f"{'query':<10} {'Memory.cypher':<34} {'raw Kuzu':<34} ratio of p50")
+        for k, (ours, raw) in pairs.items():
+            print(f"{k:<10} {stats(ours):<34} {stats(raw):<34} {statistics.median(ours) / statistics.median(raw):.2f}")
+        print(f"unknown subject {typo!r} (with suggestions): {stats(suggest)}; current of a known one: {stats(lookup)}")
+        print(f"  {said[0] if said else ''}")
         raw_script = ("import kuzu, sys; c = kuzu.Connection(kuzu.Database(sys.argv[1] + '/graph.kuzu')); "
                       "print(c.execute(sys.argv[2]).get_all())")
         for k, q in queries.items():
-            ours_cold = cold([GRAPHMEM, "--store", str(store), "cypher", q, "--json"], args.cold_reps)
-            raw_cold = cold([PY, "-c", raw_script, str(store), q], args.cold_reps)
+            ours_cold, raw_cold = cold_pair([GRAPHMEM, "--store", str(store), "cypher", q, "--json"],
+                                            [PY, "-c", raw_script, str(store), q], args.cold_reps)
             print(f"cold {k:<10} graphmem cypher --json {ours_cold:7.0f} ms   python + kuzu {raw_cold:7.0f} ms")
 
 
