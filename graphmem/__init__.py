@@ -18,6 +18,7 @@ from graphmem.errors import (
     GraphmemError,
     ImportFailed,
     MissingExtra,
+    QueryRefused,
     StoreUnavailable,
     TypeMismatch,
     UnknownEntity,
@@ -52,14 +53,16 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
     from graphmem.retrieval.recommend import PathResult, RecommendResult
+    from graphmem.view.adhoc import CypherResult
 
 # loaded on first access: their modules are not needed to open a store and answer ``current``
 _LAZY = {
+    "CypherResult": "graphmem.view.adhoc",
     "Event": "graphmem.model.facts",
     "Fact": "graphmem.model.facts",
     "Extractor": "graphmem.evidence.extraction",
     "IngestReport": "graphmem.evidence.ingest",
-    "Record": "graphmem.evidence.records",
+    "Record": "graphmem.model.records",
     "Lexicon": "graphmem.retrieval.linking",
     "Seed": "graphmem.retrieval.linking",
     "PackResult": "graphmem.retrieval.packing",
@@ -72,14 +75,14 @@ __all__ = [
     # the facade
     "Memory", "migrate", "open",
     # values and results
-    "CurrentResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult", "Extractor",
-    "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
+    "CurrentResult", "CypherResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult",
+    "Extractor", "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
     "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
     "RegistryDoc", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
     "WhyResult", "WriteResult",
     # errors
     "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed",
-    "MissingExtra", "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
+    "MissingExtra", "QueryRefused", "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
     "__version__",
 ]
 

@@ -41,6 +41,10 @@ class ImportFailed(BadInput):
     """An import file has invalid lines (reported by line number)."""
 
 
+class QueryRefused(BadInput):
+    """A query given to run read-only would write, or reach files or settings outside the store."""
+
+
 def check_int(value: object, name: str, lo: int, hi: int) -> int:
     """``value`` if it is a whole number from ``lo`` to ``hi``, else BadInput naming it."""
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import MissingExtra
 from graphmem.model.times import short_instant
+from graphmem.model.words import plural as plural  # re-exported: results count their rows with it
 
 if TYPE_CHECKING:
     from graphmem.model import Entity
@@ -30,6 +31,7 @@ def optional(module: str, what: str) -> Any:
     except ImportError:
         top = module.partition(".")[0]
         raise MissingExtra(f"{what} needs {top}, which is not installed: pip install 'graphmem[{EXTRA}]'") from None
+
 
 
 class HtmlRepr:
@@ -96,10 +98,6 @@ def who(e: Entity) -> str:
     """``Atlas (project:atlas)``, or the ref alone when the name is missing."""
     return f"{e.name} ({e.ref})" if e.name and e.name != e.ref else e.ref
 
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 fact``, ``2 facts`` (``words``: the plural, when it is not ``word`` + s)."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {words or word + 's'}"
 
 
 def day(value: _dt.datetime | str | None, open_text: str = "open") -> str:
@@ -212,6 +210,6 @@ def doc_html(doc: dict[str, Any]) -> str:
                       doc["message"] or f"Paths from {doc['from']['ref']} to {doc['to']['ref']}")
     if kind == "graphmem.context-pack.v1":
         m = doc["meta"]
-        return (f"<p><b>{m['used_tokens']} of {m['budget_tokens']} tokens, {m['items']} items</b></p>"
+        return (f"<p><b>{m['used_tokens']} of {plural(m['budget_tokens'], 'token')}, {plural(m['items'], 'item')}</b></p>"
                 f"<pre>{html.escape(doc['bundle_text'])}</pre>")
     return f"<pre>{html.escape(json.dumps(doc, indent=2, ensure_ascii=False))}</pre>"

@@ -44,6 +44,7 @@ class CurrentResult(HtmlRepr):
     as_of: _dt.datetime
     known_at: _dt.datetime
     view: tuple[Interval, ...]
+    message: str | None = None  # why nothing holds, when the reason is worth saying (known_at before any record)
 
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
@@ -53,7 +54,7 @@ class CurrentResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
                 "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
-                "facts": [iv.to_dict() for iv in self.view]}
+                "facts": [iv.to_dict() for iv in self.view], **({"message": self.message} if self.message else {})}
 
     def _summary(self) -> str:
         return (f"{nb.who(self.subject)} as of {nb.day(self.as_of)}, known at {nb.day(self.known_at)}: "

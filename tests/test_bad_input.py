@@ -92,7 +92,6 @@ CASES: list[tuple[str, list[str], list[str], list[str]]] = [
     ("end-of-nothing", ["end", "atlas", "uses", "sqlite", "--at", "2025-06-01"], ["tool:sqlite"], ["expected"]),
     ("end-before-start", ["end", "atlas", "uses", "kuzu", "--at", "2024-01-01"], ["tool:kuzu"], ["expected"]),
     ("end-of-nothing-predicate", ["end", "atlas", "priority", "--at", "2025-06-01"], ["priority"], ["expected"]),
-    ("end-without-at", ["end", "atlas", "uses"], ["--at"], ["expected"]),
     ("retract-unknown", ["retract", "fact:999"], ["'fact:999'"], ["no statement"]),
     ("retract-twice", ["retract", "fact:5"], ["'fact:5'"], ["already retracted"]),
     ("malformed-fact-ref", ["retract", "fact:abc"], ["'fact:abc'"], ["expected fact:N"]),
@@ -127,15 +126,27 @@ def test_bad_input_exit_2_one_line_store_unchanged(store: Path, before: str, arg
     assert export(store) == before
 
 
-@pytest.mark.parametrize(("argv", "names"), [
-    (["assert", "nobody", "status", "active"], ["'nobody'"]),
-    (["current", "atlas", "--as-of", "soonish"], ["'soonish'"]),
-    (["lint", "--fail-on", "info"], ["'info'"]),
+@pytest.mark.parametrize(("argv", "names", "code"), [
+    (["assert", "nobody", "status", "active"], ["'nobody'"], "UnknownEntity"),
+    (["current", "atlas", "--as-of", "soonish"], ["'soonish'"], "BadTime"),
+    (["lint", "--fail-on", "info"], ["'info'"], "BadInput"),
+    (["import", "/nonexistent/dir/x.jsonl"], ["x.jsonl"], "BadInput"),
+    (["assert", "atlas", "status"], ["OBJECT"], "usage_error"),
+    (["current", "atlas", "--bogus"], ["--bogus"], "usage_error"),
+    (["curent", "atlas"], ["'curent'", "'current'"], "usage_error"),
 ])
-def test_bad_input_with_json_prints_no_document(store: Path, before: str, argv: list[str], names: list[str]) -> None:
-    r = cli(store, "--json", *argv)
-    one_clear_line(r, 2, names, [])
-    assert r.out == ""
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_bad_input_with_json_is_one_error_document(store: Path, before: str, argv: list[str], names: list[str],
+                                                   code: str, where: str) -> None:
+    """With --json (before or after the command) an error is one graphmem.error.v1 document on stdout,
+    the service's shape, with the same exit code; nothing on stderr and nothing written."""
+    r = cli(store, "--json", *argv) if where == "before" else cli(store, *argv, "--json")
+    assert r.code == 2, r
+    assert r.err == "", r
+    doc = r.json()
+    assert set(doc) == {"schema", "code", "message"}, doc
+    assert doc["schema"] == "graphmem.error.v1" and doc["code"] == code, doc
+    assert "\n" not in doc["message"] and all(n in doc["message"] for n in names), doc
     assert export(store) == before
 
 
@@ -227,7 +238,7 @@ def test_import_many_bad_lines_reported_by_number(store: Path, before: str, tmp_
     reported = [int(x.split("line ", 1)[1].split(":")[0]) for x in r.err_lines]
     assert reported == bad_numbers
     assert len(r.err_lines) == len(BAD_LINES)
-    assert "1 entities created" in r.out and "1 statements" in r.out
+    assert "1 entity created" in r.out and "1 statement " in r.out
     cur = cli(store, "--json", "current", "atlas", "--predicate", "uses")
     assert "tool:valkey" in {f["object"]["ref"] for f in json.loads(cur.out)["facts"]}
     new = [x for x in export(store).splitlines() if x not in before.splitlines()]

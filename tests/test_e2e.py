@@ -96,7 +96,9 @@ def test_graphmem_store_env_var(demo_copy: Path, tmp_path: Path) -> None:
     unset = {k: v for k, v in os.environ.items() if k != "GRAPHMEM_STORE"}
     unset["XDG_DATA_HOME"] = str(tmp_path / "xdg")
     none = run("--json", "entity", "list", env=unset)
-    assert none.returncode == 3 and "init" in none.stderr
+    assert none.returncode == 3 and none.stderr == "", none.stderr
+    err = json.loads(none.stdout)  # with --json the error is one graphmem.error.v1 document
+    assert err["schema"] == "graphmem.error.v1" and err["code"] == "StoreUnavailable" and "init" in err["message"]
 
 
 def test_bad_input_one_line_exit_2(demo_copy: Path) -> None:
@@ -109,8 +111,9 @@ def test_bad_input_one_line_exit_2(demo_copy: Path) -> None:
     assert "'sleeping'" in lines[0] and "expected" in lines[0] and "active" in lines[0]
     assert "Traceback" not in p.stderr
     q = run("--store", str(demo_copy), "--json", "current", "nobody")
-    assert q.returncode == 2 and q.stdout == "" and len(q.stderr.strip().splitlines()) == 1
-    assert "'nobody'" in q.stderr
+    assert q.returncode == 2 and q.stderr == "", q.stderr
+    err = json.loads(q.stdout)
+    assert err["schema"] == "graphmem.error.v1" and err["code"] == "UnknownEntity" and "'nobody'" in err["message"]
     assert run("--store", str(demo_copy), "export").stdout == before
 
 

@@ -616,9 +616,12 @@ def test_search_odd_queries_are_plain_words(search_cli_store: Path, query: str, 
 
 @pytest.mark.parametrize("query", ["!!!", "", "   ", "** ??", "_"], ids=["bang", "empty", "blank", "punct", "underscore"])
 def test_search_nothing_searchable_is_exit_2(search_cli_store: Path, query: str) -> None:
-    r = cli(search_cli_store, "--json", "search", query)
+    r = cli(search_cli_store, "search", query)
     one_clear_line(r, 2, [repr(query)])
     assert r.out == ""
+    j = cli(search_cli_store, "--json", "search", query)  # with --json, one error document instead
+    assert j.code == 2 and j.err == "" and j.json()["schema"] == "graphmem.error.v1"
+    assert repr(query) in j.json()["message"]
 
 
 @pytest.mark.parametrize("limit", ["0", "-3", "1001"])

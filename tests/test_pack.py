@@ -254,8 +254,9 @@ def test_cli_prints_the_bundle_alone(lab: graphmem.Memory, store_path: Path) -> 
     assert r.code == 0 and r.out.startswith("Guidance:\n") and "trace" not in r.out
     doc = cli(store_path, "pack", "-q", "Ledger Kuzu", "--as-of", "2025-09-01", "--json").json()
     assert doc["bundle_text"] + "\n" == r.out and "trace" not in doc
-    traced = cli(store_path, "pack", "-q", "Ledger Kuzu", "--trace")
-    assert traced.code == 0 and "within_budget" in traced.out and traced.out.startswith("Guidance:\n")
+    traced = cli(store_path, "pack", "-q", "Ledger Kuzu", "--as-of", "2025-09-01", "--trace")
+    assert traced.code == 0 and traced.out == r.out  # stdout stays the bundle alone (pack ... | llm)
+    assert "within_budget" in traced.err and "trace:" in traced.err
     empty = cli(store_path, "pack", "-q", "zebra")
     assert empty.code == 0 and empty.out == "" and "empty bundle" in empty.err
 

@@ -12,6 +12,7 @@ import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, fail, memory, opts, store_path, wants_json
 from graphmem.cli.progress import bar
 from graphmem.cli.tables import LIST, TEXT, Col
+from graphmem.model.words import plural
 
 LINT_LIMIT = 50  # issues a lint table shows unless --limit says otherwise
 
@@ -31,8 +32,9 @@ def register(app: typer.Typer) -> None:
 def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Create the store (idempotent)."""
     with errors(), memory(ctx, create=True) as m:
-        emit(ctx, m.info().to_dict(), lambda d: render.out(f"store ready at {d['store']} ({d['entities']} entities, "
-                                            f"{d['statements']} statements)"))
+        emit(ctx, m.info().to_dict(), lambda d: render.out(
+            f"store ready at {d['store']} ({plural(d['entities'], 'entity', 'entities')}, "
+            f"{plural(d['statements'], 'statement')})"))
 
 
 def demo(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
@@ -94,10 +96,11 @@ def import_(
 
             def human(d: dict[str, Any]) -> None:
                 verb = "imported" if d["written"] else "nothing written (--strict)"
-                render.out(f"{verb}: {d['entities_created']} entities created, {d['entities_updated']} updated, "
-                           f"{d['statements'] if d['written'] else 0} statements"
-                           + (f" ({d['facts'][0]}..{d['facts'][1]})" if d["facts"] and d["written"] else "")
-                           + f", {d['retractions']} retractions in {d['seconds']} s")
+                render.out(f"{verb}: {plural(d['entities_created'], 'entity', 'entities')} created, "
+                           f"{d['entities_updated']} updated, "
+                           f"{plural(d['statements'] if d['written'] else 0, 'statement')}"
+                           + (f" ({'..'.join(dict.fromkeys(d['facts']))})" if d["facts"] and d["written"] else "")
+                           + f", {plural(d['retractions'], 'retraction')} in {d['seconds']} s")
             emit(ctx, doc, human)
             if r.errors and not r.written:  # a store this command created, with nothing in it, is removed
                 _bad_lines(r.errors)
@@ -162,20 +165,22 @@ def rebuild(
 
         def human(d: dict[str, Any]) -> None:
             if d["check"]:
-                render.out(f"view drift in {len(d['drift'])} subjects" if d["drift"] else "view matches the statements")
+                render.out(f"view drift in {plural(len(d['drift']), 'subject')}" if d["drift"] else
+                           "view matches the statements")
                 for p in d["problems"]:
                     render.out(f"{p['code']}: {p['message']}")
                 return
             if "repaired" in d and "names" in d["repaired"]:
-                render.out(f"repaired an interrupted bulk write: made {d['repaired']['names']} name keys and the "
-                           f"index of {d['repaired']['records']} records again")
+                render.out(f"repaired an interrupted bulk write: made {plural(d['repaired']['names'], 'name key')} and the "
+                           f"index of {plural(d['repaired']['records'], 'record')} again")
             if "repaired" in d:
                 for k, v in sorted(d["repaired"].items()):
                     if k.startswith("rewritten_"):
-                        render.out(f"wrote table {k.removeprefix('rewritten_')} again ({v} rows): its primary-key "
+                        render.out(f"wrote table {k.removeprefix('rewritten_')} again ({plural(v, 'row')}): its primary-key "
                                    "index may have been left out of step with its rows")
-            render.out(f"recomputed {d['counts'].get('subjects', 0)} subjects, "
-                       f"{d['counts'].get('intervals', 0)} intervals, {d['counts'].get('edges', 0)} edges; "
+            n = d["counts"]
+            render.out(f"recomputed {plural(n.get('subjects', 0), 'subject')}, {plural(n.get('intervals', 0), 'interval')}, "
+                       f"{plural(n.get('edges', 0), 'edge')}; "
                        f"rewrote {d['counts'].get('rewritten', 0)} that differed, in {d['seconds']} s")
         emit(ctx, r.to_dict(), human)
         if not r.ok:
@@ -197,8 +202,8 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
         emit(ctx, r.to_dict(), lambda d: render.out(
             f"store {d['store']} is at layout {d['to']}; nothing to do" if not d["migrated"] else
             f"migrated {d['store']} from layout {d['from']} to {d['to']} ({', '.join(d['steps'])}); "
-            f"{d['counts']['entities']} entities, {d['counts']['statements']} statements, "
-            f"{d['counts']['records']} records; the store as it was is at {d['backup']}"))
+            f"{plural(d['counts']['entities'], 'entity', 'entities')}, {plural(d['counts']['statements'], 'statement')}, "
+            f"{plural(d['counts']['records'], 'record')}; the store as it was is at {d['backup']}"))
 
 
 def export(
@@ -228,5 +233,5 @@ def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
     for n, reason in errors[:20]:
         sys.stderr.write(f"graphmem: line {n}: {reason}\n")
     if len(errors) > 20:
-        sys.stderr.write(f"graphmem: ... and {len(errors) - 20} more invalid lines\n")
+        sys.stderr.write(f"graphmem: ... and {plural(len(errors) - 20, 'more invalid line')}\n")
     raise typer.Exit(2)

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,7 +16,17 @@ import typer
 from graphmem.config import cleanup_on_failure, store_location
 from graphmem.errors import GraphmemError
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
+_JSON: ContextVar[bool] = ContextVar("graphmem_json", default=False)  # --json given, before or after the command
+
+
+def _json_given(ctx: typer.Context, param: Any, value: bool) -> bool:
+    if value:
+        set_json(ctx)
+    return value
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout (errors too).",
+                                       callback=_json_given)]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Show every column of a table, however wide.")]
 
 
@@ -25,6 +36,20 @@ class Options:
     json: bool
     ontology: list[Path]
     predicates: list[Path]
+
+
+def start(ctx: typer.Context, o: Options) -> None:
+    """The global options of this run (the root callback), before any the command itself takes."""
+    ctx.obj = o
+    _JSON.set(o.json)
+
+
+def set_json(ctx: typer.Context) -> None:
+    """``--json`` given after the command: the output, and any error, is one JSON document."""
+    o = ctx.find_root().obj
+    if isinstance(o, Options):
+        o.json = True
+    _JSON.set(True)
 
 
 def opts(ctx: typer.Context) -> Options:
@@ -68,22 +93,34 @@ def emit(ctx: typer.Context, doc: dict[str, Any], human: Callable[[dict[str, Any
 
 
 def wants_json(ctx: typer.Context) -> bool:
-    return opts(ctx).json or bool(ctx.params.get("json_"))
+    return opts(ctx).json
 
 
-def fail(message: str, code: int = 2) -> None:
-    sys.stderr.write(f"graphmem: error: {message}\n")
+def error_doc(code: str, message: str) -> str:
+    """The ``graphmem.error.v1`` document, as the service answers it (``code``: the error's kind)."""
+    return json.dumps({"schema": "graphmem.error.v1", "code": code, "message": message}, ensure_ascii=False,
+                      indent=2) + "\n"
+
+
+def fail(message: str, code: int = 2, kind: str | None = None) -> None:
+    """End the command with exit ``code``: one line on stderr, or with ``--json`` one ``graphmem.error.v1``
+    document on stdout (``kind``: its code, by default BadInput for exit 2, StoreUnavailable for 3)."""
+    if _JSON.get():
+        sys.stdout.write(error_doc(kind or {3: "StoreUnavailable"}.get(code, "BadInput"), message))
+    else:
+        sys.stderr.write(f"graphmem: error: {message}\n")
     raise typer.Exit(code)
 
 
 @contextmanager
 def errors() -> Iterator[None]:
-    """Turn graphmem's errors into one line on stderr and their exit code; no traceback."""
+    """Turn graphmem's errors into one line on stderr (one JSON document with ``--json``) and their
+    exit code; no traceback."""
     try:
         yield
     except GraphmemError as e:
-        fail(str(e), e.exit_code)
+        fail(str(e), e.exit_code, type(e).__name__)
     except (typer.Exit, typer.Abort, SystemExit, KeyboardInterrupt):
         raise
     except Exception as e:  # a bug: still one line, and say it is one
-        fail(f"internal error ({type(e).__name__}: {e}); please report it", 3)
+        fail(f"internal error ({type(e).__name__}: {e}); please report it", 3, "internal")

@@ -11,6 +11,7 @@ import typer
 import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, fail, memory
 from graphmem.cli.progress import bar
+from graphmem.model.words import plural
 
 _T = "ISO-8601 date or datetime, or 'now'."
 # the record filters of search and pack (docs/evidence.md): values of one option are alternatives, options combine
@@ -135,5 +136,5 @@ def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
     for n, reason in errors[:20]:
         sys.stderr.write(f"graphmem: line {n}: {reason}\n")
     if len(errors) > 20:
-        sys.stderr.write(f"graphmem: ... and {len(errors) - 20} more invalid lines\n")
+        sys.stderr.write(f"graphmem: ... and {plural(len(errors) - 20, 'more invalid line')}\n")
     raise typer.Exit(2)

@@ -50,16 +50,13 @@ def end(
     subject: Subject,
     predicate: Predicate,
     obj: Annotated[str | None, typer.Argument(metavar="[OBJECT]", help="Only this value (default: every value).")] = None,
-    at: Annotated[str | None, typer.Option("--at", metavar="T", help=f"When it stops holding (required). {When}")] = None,
+    at: Annotated[str, typer.Option("--at", metavar="T", help=f"When it stops holding (default: now). {When}")] = "now",
     source: Annotated[list[str] | None, typer.Option("--source", "-s", metavar="URI", help="Evidence: a URI (repeatable).")] = None,
     by: Annotated[str, typer.Option("--by", metavar="WHO", help="operator, agent, extractor or import.")] = "operator",
     json_: JsonOpt = False,
 ) -> None:
-    """Close what holds for SUBJECT PREDICATE [OBJECT] at --at; prints its fact:N."""
+    """Close what holds for SUBJECT PREDICATE [OBJECT] at --at (default: now); prints its fact:N."""
     with errors(), memory(ctx, create=True) as m:
-        if at is None:
-            from graphmem.errors import BadTime
-            raise BadTime("missing --at: expected the time at which the value stops holding (date, datetime or now)")
         r = m.end(subject, predicate, obj, at=at, sources=source or [], by=by)
         emit(ctx, r.to_dict(), _written)
 

@@ -34,8 +34,13 @@ def pack(
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """A small cited context bundle for an LLM request; prints the bundle text alone unless --json or --trace."""
+    """A small cited context bundle for an LLM request.
+
+    Prints the bundle text alone on stdout, ready to pipe (graphmem pack -q "..." | llm); --trace
+    adds every candidate considered, on stderr; --json prints one graphmem.context-pack.v1 document
+    instead (with the trace in it).
+    """
     with errors(), memory(ctx, lookup=True) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
                    trace=trace, kind=kind, source=source, since=since, until=until, about=about)
-        emit(ctx, r.to_dict(), render.pack)
+        emit(ctx, r.to_dict(), lambda d: render.pack(d, trace_on_stderr=True))

@@ -11,6 +11,8 @@ from typing import Any
 
 from graphmem.cli.tables import LIST, TEXT, Col, console
 from graphmem.cli.tables import table as table  # commands print their own small tables through render
+from graphmem.model.times import short_instant
+from graphmem.model.words import plural
 
 OPEN = "open"  # the end of an interval that has none
 
@@ -25,10 +27,6 @@ def heading(text: str) -> None:
     console().print(f"[bold]{escape(text)}[/bold]", highlight=False)
 
 
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 error``, ``2 errors``, with thousands separated."""
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
-
 
 def obj_text(o: dict[str, Any] | None) -> str:
     if o is None:
@@ -40,9 +38,7 @@ def obj_text(o: dict[str, Any] | None) -> str:
 
 def day(iso: str | None) -> str:
     """A time as people read it: the date alone at midnight UTC, ``open`` for no end."""
-    if iso is None:
-        return OPEN
-    return iso[:10] if iso.endswith("T00:00:00Z") else iso
+    return short_instant(iso) or OPEN
 
 
 def clip(text: str, n: int) -> str:
@@ -82,7 +78,7 @@ def current(doc: dict[str, Any], by: dict[str, str] | None = None) -> None:
     s = doc["subject"]
     heading(f"{s['name']} ({s['ref']}), as of {day(doc['as_of'])}, known at {day(doc['known_at'])}")
     if not doc["facts"]:
-        out("nothing holds")
+        out(doc.get("message") or "nothing holds")
         return
     table(FACT_COLUMNS, fact_rows(doc["facts"], by or {}))
 
@@ -243,11 +239,12 @@ def path(doc: dict[str, Any]) -> None:
         out("    cites " + ", ".join(s["fact"] for s in p["steps"]))
 
 
-def pack(doc: dict[str, Any], rows: int | None = None) -> None:
-    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it (``rows``: a
-    summary per lane and at most that many candidates, the demo's short form)."""
+def pack(doc: dict[str, Any], rows: int | None = None, trace_on_stderr: bool = False) -> None:
+    """The bundle text alone (ready to paste or pipe); with a trace, the trace after it, on stderr with
+    ``trace_on_stderr`` (so stdout stays the bundle alone) (``rows``: a summary per lane and at most that
+    many candidates, the demo's short form)."""
+    import contextlib
     import sys
-    from collections import Counter
     if doc["bundle_text"]:
         sys.stdout.write(doc["bundle_text"] + "\n")
     meta = doc["meta"]
@@ -256,15 +253,22 @@ def pack(doc: dict[str, Any], rows: int | None = None) -> None:
             sys.stderr.write(f"graphmem: empty bundle: {meta['message']}\n")
         return
     sys.stdout.flush()
+    with contextlib.redirect_stdout(sys.stderr) if trace_on_stderr else contextlib.nullcontext():
+        _trace(doc, rows)
+
+
+def _trace(doc: dict[str, Any], rows: int | None) -> None:
+    from collections import Counter
+    meta = doc["meta"]
     out("")
-    heading(f"trace: {meta['used_tokens']} of {meta['budget_tokens']} tokens ({meta['tokenizer']}), "
-            f"{meta['items']} items" + (f"; {meta['message']}" if meta["message"] else ""))
+    heading(f"trace: {meta['used_tokens']} of {plural(meta['budget_tokens'], 'token')} ({meta['tokenizer']}), "
+            f"{plural(meta['items'], 'item')}" + (f"; {meta['message']}" if meta["message"] else ""))
     lines = []
     for lane in doc["trace"]["lanes"]:
         cands = lane["candidates"]
         reasons = Counter(r for c in cands for r in c["reasons"] if r != "within_budget")
         left = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
-        out(f"  {lane['lane']:<9} {len(cands):>3} candidates, {sum(c['included'] for c in cands):>2} packed; "
+        out(f"  {lane['lane']:<9} {plural(len(cands), 'candidate'):>14}, {sum(c['included'] for c in cands):>2} packed; "
             f"left out: {left}")
         lines += [[lane["lane"], c["ref"], f"{c['score']:.3f}", "yes" if c["included"] else "no", " ".join(c["reasons"]),
                    clip(c["text"], 70)] for c in cands]

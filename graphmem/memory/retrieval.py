@@ -173,7 +173,7 @@ class RetrievalFacade(MemoryBase):
         >>> len(m.paths("Atlas", "Kuzu").paths)
         1
         >>> m.paths("Atlas", "Kuzu", as_of="2024-01-01").message
-        'no path between project:atlas and tool:kuzu within 4 hops at as_of'
+        'no path between project:atlas and tool:kuzu within 4 hops as of 2024-01-01'
         >>> m.close()
         """
         from graphmem.retrieval.recommend import GraphParts, shortest_paths

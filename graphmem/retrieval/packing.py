@@ -490,7 +490,8 @@ def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int]
         queue[i:i] = c.dissent  # a fact's dissent goes right after it
     message = None
     if not chosen and smallest is not None:
-        message = f"a budget of {budget} tokens holds nothing: the smallest candidate needs {smallest}"
+        message = (f"a budget of {plural(budget, 'token')} holds nothing: the smallest candidate needs "
+                   f"{plural(smallest, 'token')}")
     for c in p.lanes["dissent"]:
         if not c.reasons:
             c.reasons.append("fact_not_packed")

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from graphmem.errors import BadInput, check_int
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
+from graphmem.model.words import moment
 from graphmem.notebook import HtmlRepr, day, plural, rows_of
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Linker, Seed, link
@@ -397,7 +398,8 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
         shown = tuple(ScoredPath(p.seed, _cited(g, p.steps, p.edges), p.weight, c) for c, p in items[:paths])
         entity = g.store.entity(ref) or Entity(ref, PROJECT, ref)
         results.append(Recommendation(rank, entity, score, raw[ref], status, penalty, shown, len(items)))
-    message = None if results else f"no project is reachable from the idea's entities within {max_hops} hops at as_of"
+    message = None if results else (f"no project is reachable from the idea's entities within "
+                                    f"{plural(max_hops, 'hop')} as of {moment(as_of)}")
     return RecommendResult(idea, utc(as_of), utc(kk), top, max_hops, seeds, tuple(results), message)
 
 
@@ -497,7 +499,7 @@ def shortest_paths(parts: GraphParts, src: Entity, dst: Entity, *, as_of: int, k
         met = bool(set(seen[0]) & set(seen[1]))
     if not met:
         return PathResult(src, dst, utc(as_of), utc(kk), max_hops, (),
-                          f"no path between {src.ref} and {dst.ref} within {max_hops} hops at as_of")
+                          f"no path between {src.ref} and {dst.ref} within {plural(max_hops, 'hop')} as of {moment(as_of)}")
     explained: list[tuple[float, str, tuple[Step, ...]]] = []
     for nodes in _node_paths(nx.all_shortest_paths(graph, src.ref, dst.ref), 1000):
         for steps, edges_used in _edge_choices(g, graph, nodes):

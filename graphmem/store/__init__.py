@@ -34,6 +34,7 @@ from graphmem.store.kuzu.migrations import migrate as migrate_layout
 from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store
 from graphmem.store.roles import (
+    CypherReads,
     EntityStore,
     GraphStore,
     MentionStore,
@@ -49,7 +50,7 @@ from graphmem.store.roles import (
 )
 from graphmem.store.values import FactEdge, WriteUndo
 
-__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "EntityStore", "FactEdge", "GraphStore",
+__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "CypherReads", "EntityStore", "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
            "WriteUndo", "migrate_layout", "open_database", "remove_mark", "write_mark"]

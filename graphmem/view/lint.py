@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 from graphmem.model import Interval, Statement, fact_ref
 from graphmem.model.progress import Progress, no_progress
 from graphmem.model.times import format_instant, now_us
+from graphmem.model.words import plural
 from graphmem.ontology.schema import Registry
 from graphmem.reports import LintIssue, LintReport
 from graphmem.view.temporal import holding
@@ -174,7 +175,7 @@ class _Checker:
             if now - newest > limit:
                 days = (now - newest) // 86_400_000_000
                 issues.append(LintIssue("stale_fact", "warning", f"{ref} {iv.predicate} = {iv.object} has no "
-                                        f"evidence newer than {days} days (stale after {p.stale_after})",
+                                        f"evidence newer than {plural(days, 'day')} (stale after {p.stale_after})",
                                         fact=fact_ref(iv.assertions[-1]), subject=ref))
 
 

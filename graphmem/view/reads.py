@@ -9,7 +9,8 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import utc
+from graphmem.model.times import format_instant, utc
+from graphmem.model.words import moment
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import Store
@@ -32,10 +33,16 @@ class Reads:
         t = when(as_of, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
         e, view = self._subject_and_view(subject)
+        message = None
         if t.past:
-            view = view_for_subject(self.store.subject_log(e.ref), self.registry, t.known_at)
+            log = self.store.subject_log(e.ref)
+            view = view_for_subject(log, self.registry, t.known_at)
+            first = min((s.recorded_at for s in log), default=None)
+            if first is not None and first > t.known:
+                message = (f"nothing about {e.ref} was recorded by {moment(t.known)}: its first statement was "
+                           f"recorded at {format_instant(first)}")
         facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
-        return CurrentResult(e, utc(t.as_of), utc(t.known), tuple(facts))
+        return CurrentResult(e, utc(t.as_of), utc(t.known), tuple(facts), message)
 
     def _subject_and_view(self, text: str) -> tuple[Entity, list[Interval]]:
         """The subject and its stored view; a ref with statements takes one key lookup (the hot path)."""

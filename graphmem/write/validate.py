@@ -13,6 +13,7 @@ from graphmem.errors import AmbiguousEntity, BadInput, BadTime, TypeMismatch, Un
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Statement, Value
 from graphmem.model.text import clean
 from graphmem.model.times import format_instant, parse_date_value, parse_instant
+from graphmem.model.words import did_you_mean, max_distance, near
 from graphmem.ontology.schema import Ontology, Predicate, Registry
 from graphmem.write.inputs import parse_record_ref
 
@@ -27,6 +28,7 @@ class Lookups(Protocol):
     def entity(self, ref: str) -> Entity | None: ...
     def refs_named(self, key: str) -> list[str]: ...
     def names_containing(self, text: str, limit: int = 5) -> list[str]: ...
+    def names_near(self, text: str, max_edits: int, limit: int = 50) -> dict[str, list[str]]: ...
     def entity_count(self) -> int: ...
     def all_names(self) -> dict[str, list[str]]: ...
     def record(self, rec_id: int) -> Any: ...
@@ -99,9 +101,18 @@ class Resolver:
         if self.batch:
             raise UnknownEntity(f"unknown {role} {text!r}: expected an entity ref, name or alias defined in the "
                                 "store or on an earlier line")
-        near = self.store.names_containing(text.split(":")[-1] or text)
-        hint = f"; did you mean: {', '.join(near)}" if near else "; expected an existing entity ref, name or alias"
-        raise UnknownEntity(f"unknown {role} {text!r}{hint}")
+        raise UnknownEntity(f"unknown {role} {text!r}{self.hint(text)}")
+
+    def hint(self, text: str) -> str:
+        """What an unknown entity's message suggests: the refs of the names and aliases nearest by edit
+        distance, then those that contain the text (``graphmem.model.words``)."""
+        word = text.split(":")[-1] or text
+        names = self.store.names_near(word, max_distance(word))
+        refs = [r for k in near(word, names) for r in names[k]]
+        refs += self.store.names_containing(word)
+        refs = list(dict.fromkeys(refs))[:5]
+        expected = "expected an existing entity ref, name or alias"
+        return f"; {did_you_mean(refs)} ({expected})" if refs else f"; {expected}"
 
     def add(self, e: Entity) -> None:
         """An entity the batch adds (or merges), found by later lines before it is stored."""
@@ -124,7 +135,11 @@ def predicate(registry: Registry, text: str) -> Predicate:
     key = str(text).strip().lower()
     name = key if key in registry.predicates else registry.aliases.get(key)
     if name is None:
-        raise UnknownPredicate(f"unknown predicate {text!r}; known: {', '.join(sorted(registry.predicates))}")
+        known = ", ".join(sorted(registry.predicates))
+        hint = did_you_mean(list(dict.fromkeys(
+            registry.aliases.get(c, c) for c in near(key, [*registry.predicates, *registry.aliases]))))
+        raise UnknownPredicate(f"unknown predicate {text!r}; {hint} (known: {known})" if hint else
+                               f"unknown predicate {text!r}; known: {known}")
     return registry.predicates[name]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from graphmem.store.kuzu.adhoc import AdhocQueries
 from graphmem.store.kuzu.entities import _NAME, EntityTables
 from graphmem.store.kuzu.graph import GraphReads
 from graphmem.store.kuzu.postings import _INDEX_WRITES, _POSTING, _POSTING_DROP, _TERM, PostingTables
@@ -16,11 +17,12 @@ from graphmem.store.kuzu.statements import StatementTables
 from graphmem.store.kuzu.views import _SUBJECT_LOG_VIEW, _SUBJECT_VIEW, ViewTables
 
 if TYPE_CHECKING:
-    from graphmem.store.roles import StorageEngine
+    from graphmem.store.roles import CypherReads, StorageEngine
 
 
-class Store(EntityTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads, Repair):
-    """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
+class Store(EntityTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads, Repair, AdhocQueries):
+    """An open graphmem store: one Kuzu database in ``path/graph.kuzu`` (every role of ``StorageEngine``,
+    and ``CypherReads``)."""
 
     _HOT = frozenset({_SET_META, _SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY, _RECORD, _RECORD_HIT, _TERM, _POSTING,
                       _POSTING_DROP, *(q for pair in _INDEX_WRITES.values() for q in pair)})
@@ -28,4 +30,9 @@ class Store(EntityTables, StatementTables, ViewTables, RecordTables, PostingTabl
 
 def _satisfies_roles(store: Store) -> StorageEngine:
     """Never called: mypy checks here that ``Store`` has every role of the storage interface."""
+    return store
+
+
+def _reads_cypher(store: Store) -> CypherReads:
+    """Never called: mypy checks here that ``Store`` runs a user's read-only Cypher."""
     return store
