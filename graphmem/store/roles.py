@@ -159,12 +159,11 @@ class PostingStore(Protocol):
 
 @runtime_checkable
 class GraphStore(Protocol):
-    """Reads along the typed fact edges, and a caller's own read query (notebooks, benchmarks)."""
+    """Reads along the typed fact edges (a caller's own query is ``CypherReads``, not every engine's)."""
 
     def edges(self, as_of: int | None = None) -> Iterator[tuple[str, str, str, str, Interval]]: ...
     def edges_into(self, ref: str, predicate: str, edge: str, as_of: int | None) -> list[Interval]: ...
     def fact_edges_at(self, refs: Iterable[str], as_of: int, other_type: str | None = None) -> list[FactEdge]: ...
-    def cypher(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]: ...
 
 
 @runtime_checkable
