@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
 
@@ -66,6 +66,7 @@ class WhyResult(HtmlRepr):
     superseded_by: tuple[int, ...]
     conflicts: tuple[int, ...]
     ended_by: tuple[int, ...]
+    entity_events: tuple[EntityEvent, ...] = ()  # the merges and unmerges that carried this fact or made it
 
     def to_dict(self) -> dict[str, Any]:
         st = self.statement
@@ -80,6 +81,7 @@ class WhyResult(HtmlRepr):
             "ended_by": [fact_ref(i) for i in self.ended_by],
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
+            "entity_events": [ev.to_dict() for ev in self.entity_events],
         }
 
 
@@ -282,9 +284,12 @@ class EntityDoc(HtmlRepr):
     """One entity, as ``entity show`` prints it."""
 
     entity: Entity
+    events: tuple[EntityEvent, ...] = ()  # its renames, alias changes, merges and unmerges, in order
+    merged_into: str | None = None  # the entity it resolves to, when it is merged into another
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict()}
+        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict(), "merged_into": self.merged_into,
+                "events": [ev.to_dict() for ev in self.events]}
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,8 @@ def timeline(doc: dict[str, Any]) -> None:
     for e in doc["events"]:
         if e["event"] == "retract":
             rows.append([e["recorded_at"], "retract", e["fact"], e["predicate"], e.get("reason") or ""])
+        elif e["event"].startswith("entity-"):
+            rows.append([e["recorded_at"], e["event"], e["id"], "", event_text(e)])
         elif e["event"] == "end":
             rows.append([e["recorded_at"], "end", e["fact"], e["predicate"],
                          f"{obj_text(e['object'])} at {day(e['at'])}"])
@@ -91,6 +93,19 @@ def timeline(doc: dict[str, Any]) -> None:
             span = f"from {day(e['valid_from'])}" + (f" to {day(e['valid_to'])}" if e["valid_to"] else "")
             rows.append([e["recorded_at"], "assert", e["fact"], e["predicate"], f"{obj_text(e['object'])} {span}"])
     table(["recorded", "event", "fact", "predicate", "what"], rows, title="events")
+
+
+def event_text(ev: dict[str, Any]) -> str:
+    """One entity event (rename, aliases, merge, unmerge) as a short line."""
+    op = ev["op"]
+    if op == "rename":
+        return f"{ev['entity']} renamed from {ev['from']!r} to {ev['to']!r}"
+    if op in ("alias-add", "alias-remove"):
+        verb = "added to" if op == "alias-add" else "removed from"
+        return f"aliases {verb} {ev['entity']}: {', '.join(ev['aliases']) or 'none'}"
+    if op == "merge":
+        return f"{ev['merged']} merged into {ev['entity']} ({len(ev['carried'])} facts carried over)"
+    return f"{ev['merged']} unmerged from {ev['entity']} ({len(ev['restored'])} facts copied back)"
 
 
 def facts(doc: dict[str, Any]) -> None:
@@ -138,6 +153,8 @@ def why(doc: dict[str, Any]) -> None:
         out(f"  holds          {day(iv['valid_from'])} .. {day(iv['valid_to'])} (with {', '.join(iv['assertions'])})")
     if doc["retraction"]:
         out(f"  RETRACTED      at {doc['retraction']['at']}: {doc['retraction']['reason'] or 'no reason given'}")
+    for ev in doc.get("entity_events", []):
+        out(f"  {ev['event']:<14} {ev['recorded_at']}: {event_text(ev)}")
 
 
 def search(doc: dict[str, Any]) -> None:

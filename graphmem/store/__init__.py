@@ -3,7 +3,7 @@ engine behind it (``kuzu/``, the only one today). Nothing outside this folder im
 knows an on-disk encoding beyond the names exported here.
 
 The interface is a set of small roles (``roles.py``), each a typing Protocol listing what graphmem
-calls on a store for one concern: ``EntityStore``, ``StatementStore``, ``ViewStore``, ``RecordStore``,
+calls on a store for one concern: ``EntityStore``, ``EntityEventStore``, ``StatementStore``, ``ViewStore``, ``RecordStore``,
 ``MentionStore``, ``PostingStore``, ``GraphStore``, ``TransactionStore`` and ``RepairStore``;
 ``StorageEngine`` is all of them, what ``Memory`` holds. The values handed across it that are not
 the model's own are in ``values.py`` (``FactEdge``, ``WriteUndo``).
@@ -34,6 +34,7 @@ from graphmem.store.kuzu.migrations import migrate as migrate_layout
 from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store
 from graphmem.store.roles import (
+    EntityEventStore,
     EntityStore,
     GraphStore,
     MentionStore,
@@ -49,7 +50,7 @@ from graphmem.store.roles import (
 )
 from graphmem.store.values import FactEdge, WriteUndo
 
-__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "EntityStore", "FactEdge", "GraphStore",
+__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "EntityEventStore", "EntityStore", "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
            "WriteUndo", "migrate_layout", "open_database", "remove_mark", "write_mark"]

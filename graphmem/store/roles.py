@@ -1,5 +1,5 @@
 """The storage interface by role: what the rest of graphmem calls on a store, one small Protocol per
-concern (entities, statements, the view, records, mentions, the full-text index's postings, graph
+concern (entities, their events, statements, the view, records, mentions, the full-text index's postings, graph
 reads, transactions and marks, repair). ``StorageEngine`` is all of them, what ``Memory`` holds.
 
 Each Protocol lists the methods graphmem, its tests and its benchmarks call; an engine's own
@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, EntityEvent, Interval, Statement
 from graphmem.store.values import FactEdge, WriteUndo
 
 
@@ -59,6 +59,20 @@ class EntityStore(Protocol):
     def add_entity(self, e: Entity, created_at: int) -> None: ...
     def add_aliases(self, e: Entity, new_aliases: tuple[str, ...], description: str | None) -> None: ...
     def bulk_add_entities(self, entities: list[Entity], created_at: int) -> None: ...
+    def rename_entity(self, e: Entity, name: str) -> None: ...
+    def remove_aliases(self, e: Entity, gone: tuple[str, ...]) -> None: ...
+
+
+@runtime_checkable
+class EntityEventStore(Protocol):
+    """The append-only record of entity changes (renames, aliases, merges) and the redirects merges make."""
+
+    def next_event_id(self) -> int: ...
+    def add_entity_event(self, ev: EntityEvent) -> None: ...
+    def entity_events(self, ref: str | None = None) -> list[EntityEvent]: ...
+    def entity_event(self, event_id: int) -> EntityEvent | None: ...
+    def redirects(self) -> dict[str, list[tuple[str, int, int | None]]]: ...
+    def forget_redirects(self) -> None: ...
 
 
 @runtime_checkable
@@ -142,6 +156,8 @@ class MentionStore(Protocol):
     def replace_mentions(self, items: list[tuple[int, list[tuple[str, int, int, str]]]]) -> int: ...
     def all_mentions(self) -> dict[int, list[tuple[str, int, int, str]]]: ...
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]: ...
+    def mentions_naming(self, ref: str) -> dict[int, list[tuple[str, int, int, str]]]: ...
+    def mentions_of_records(self, rec_ids: list[int]) -> dict[int, list[tuple[str, int, int, str]]]: ...
 
 
 @runtime_checkable
@@ -192,10 +208,10 @@ class RepairStore(Protocol):
 
 
 @runtime_checkable
-class StorageEngine(EntityStore, StatementStore, ViewStore, RecordStore, MentionStore, PostingStore, GraphStore,
-                    TransactionStore, RepairStore, Protocol):
+class StorageEngine(EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, MentionStore, PostingStore,
+                    GraphStore, TransactionStore, RepairStore, Protocol):
     """Every role: what ``Memory`` needs of its store."""
 
 
-ROLES: tuple[type, ...] = (EntityStore, StatementStore, ViewStore, RecordStore, MentionStore, PostingStore,
-                           GraphStore, TransactionStore, RepairStore)
+ROLES: tuple[type, ...] = (EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, MentionStore,
+                           PostingStore, GraphStore, TransactionStore, RepairStore)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, EntityEvent, Interval, Statement
 from graphmem.model.times import format_instant
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
@@ -30,38 +30,39 @@ class Reads:
         given only ``known_at``, the answer is what we believed then about now)."""
         t = when(as_of, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
-        e, view = self._subject_and_view(subject)
+        e, view = self._subject_and_view(subject, t.known_at if t.past else None)
         if t.past:
             view = view_for_subject(self.store.subject_log(e.ref), self.registry, t.known_at)
         facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
         return CurrentResult(e, t.as_of, t.known, tuple(facts))
 
-    def _subject_and_view(self, text: str) -> tuple[Entity, list[Interval]]:
-        """The subject and its stored view; a ref with statements takes one key lookup (the hot path)."""
+    def _subject_and_view(self, text: str, at: int | None = None) -> tuple[Entity, list[Interval]]:
+        """The subject and its stored view; a ref with statements takes one key lookup (the hot path).
+        A merged ref resolves to the entity it was merged into as known at ``at`` (default now)."""
         ref = str(text).strip().lower()
-        if ":" in ref:
+        if ":" in ref and ref not in self.store.redirects():
             name, view = self.store.subject_name_and_view(ref)
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])
             if name is not None and etype is not None:
                 return Entity(ref, etype, name), view
-        e = self.resolve(text, role="subject")
+        e = self.resolve(text, role="subject", at=at)
         return e, self.store.subject_view(e.ref)
 
-    def _subject_log_and_view(self, text: str) -> tuple[Entity, list[Statement], list[Interval]]:
+    def _subject_log_and_view(self, text: str, at: int | None = None) -> tuple[Entity, list[Statement], list[Interval]]:
         ref = str(text).strip().lower()
-        if ":" in ref:
+        if ":" in ref and ref not in self.store.redirects():
             name, log, view = self.store.subject_name_log_and_view(ref)
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])
             if name is not None and etype is not None:
                 return Entity(ref, etype, name), log, view
-        e = self.resolve(text, role="subject")
+        e = self.resolve(text, role="subject", at=at)
         return (e, *self.store.subject_log_and_view(e.ref))
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them."""
         t = when(None, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
-        e, log, view = self._subject_log_and_view(subject)
+        e, log, view = self._subject_log_and_view(subject, t.known_at if t.past else None)
         if t.past:
             view = view_for_subject(log, self.registry, t.known_at)
         kk = t.known
@@ -81,6 +82,9 @@ class Reads:
                 events.append((s.retracted_at, s.id, {"event": "retract", "fact": s.ref, "predicate": s.predicate,
                                                        "recorded_at": format_instant(s.retracted_at),
                                                        "reason": s.retract_reason}))
+        for ev in self.store.entity_events(e.ref):  # renames, aliases, merges: the entity's own events
+            if ev.recorded_at <= kk:
+                events.append((ev.recorded_at, 0, {**ev.to_dict(), "event": f"entity-{ev.op}", "id": ev.event_ref}))
         events.sort(key=lambda x: (x[0], x[1], x[2]["event"] == "retract"))
         return TimelineResult(e, kk, tuple(intervals), tuple(d for _, _, d in events))
 
@@ -160,5 +164,16 @@ class Reads:
         subject = self.store.entity(st.subject)
         records = {src: self.store.record(parse_record_ref(src)) for src in st.sources if src.startswith("rec:")}
         return WhyResult(st, subject, records, tuple(mine), tuple(sorted(supersedes)), tuple(sorted(superseded_by)),
-                         tuple(sorted(conflicts - {fid})), tuple(sorted(set(ended_by))))
+                         tuple(sorted(conflicts - {fid})), tuple(sorted(set(ended_by))), self._events_of_fact(st))
+
+    def _events_of_fact(self, st: Statement) -> tuple[EntityEvent, ...]:
+        """The merges and unmerges that carried ``st`` away, made it as a copy, or retracted it."""
+        refs = [st.subject] + ([str(st.object)] if st.object_kind == "entity" and st.object != st.subject else [])
+        found: dict[int, EntityEvent] = {}
+        for ref in refs:
+            for ev in self.store.entity_events(ref):
+                pairs = ev.detail.get("carried", []) + ev.detail.get("same", []) + ev.detail.get("restored", [])
+                if any(st.id in p for p in pairs) or st.id in ev.detail.get("retracted", []):
+                    found[ev.id] = ev
+        return tuple(found[i] for i in sorted(found))
 

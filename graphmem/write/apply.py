@@ -112,12 +112,6 @@ class Writer:
     def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
 
-    def add_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> WriteResult:
-        e = self.checks.new_entity(type_name, name, aliases, description)
-        with self.store.transaction():
-            self.store.add_entity(e, now_us())
-        return WriteResult("entity", (e.ref,), {"entity": e.to_dict()})
-
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
         st = self.checks.assertion(self.store.next_fact_id(), subject, predicate, obj, valid_from, valid_to,

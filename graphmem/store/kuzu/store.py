@@ -1,4 +1,4 @@
-"""The Kuzu store put together: ``Store`` is the table families (``entities``, ``statements``,
+"""The Kuzu store put together: ``Store`` is the table families (``entities``, ``events``, ``statements``,
 ``views``, ``records``, ``postings``, ``graph``, ``repair``) over the schema and the plumbing
 (``schema``, ``base``). It is the engine behind the roles in ``graphmem/store/roles.py``."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphmem.store.kuzu.entities import _NAME, EntityTables
+from graphmem.store.kuzu.events import EntityEventTables
 from graphmem.store.kuzu.graph import GraphReads
 from graphmem.store.kuzu.postings import _INDEX_WRITES, _POSTING, _POSTING_DROP, _TERM, PostingTables
 from graphmem.store.kuzu.records import _RECORD, _RECORD_HIT, _RECORD_KEY, RecordTables
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from graphmem.store.roles import StorageEngine
 
 
-class Store(EntityTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads, Repair):
+class Store(EntityTables, EntityEventTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads, Repair):
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu``."""
 
     _HOT = frozenset({_SET_META, _SUBJECT_VIEW, _SUBJECT_LOG_VIEW, _NAME, _RECORD_KEY, _RECORD, _RECORD_HIT, _TERM, _POSTING,
