@@ -173,7 +173,7 @@ class EntityEvent:
         if "retracted" in d:
             d["retracted"] = [fact_ref(a) for a in d["retracted"]]
         if "mentions" in d:
-            d["mentions"] = [f"rec:{r}" for r in d["mentions"]]
+            d["mentions"] = [[f"rec:{r}", x, y] for r, x, y in d["mentions"]]  # the spans moved
         if "merge" in d:
             d["merge"] = f"event:{d['merge']}"
         d["recorded_at"] = format_instant(self.recorded_at)

@@ -48,13 +48,14 @@ class EntityEditor:
         a different description replaces its own (as an import's ``entity`` line does). An existing
         entity given nothing new is bad input."""
         e = self.checks.make_entity(type_name, name, aliases, description)
-        have = self.store.entity(e.ref)
+        have = self.store.entity(e.ref) or self._named(e.type, e.name)
         if have is None:
             with self.store.transaction():
                 self.store.add_entity(e, now_us())
             return WriteResult("entity", (e.ref,), {"entity": e.to_dict()})
         if have.type != e.type or have.name.lower() != e.name.lower():
             raise BadInput(f"entity {e.ref!r} already exists as {have.type} {have.name!r}")
+        e = replace(e, ref=have.ref)
         extra = _new_aliases(have, e.aliases)
         desc = e.description if e.description and e.description != have.description else None
         if not extra and desc is None:
@@ -76,6 +77,10 @@ class EntityEditor:
         name = entity_name(new_name)
         if name == e.name:
             raise BadInput(f"entity {e.ref!r} is already named {name!r}; expected a different name")
+        other = self._named(e.type, name)
+        if other is not None and other.ref != e.ref:
+            raise BadInput(f"{e.type} {other.ref!r} is named {other.name!r} already; expected a name no other "
+                           f"{e.type} has (or merge the two: 'graphmem entity merge')")
         now = now_us()
         ev = self._event("rename", e.ref, None, {"from": e.name, "to": name}, now)
         naming = [r for r in self.store.subjects_naming([e.ref]) if r != e.ref]
@@ -86,6 +91,14 @@ class EntityEditor:
                 self._rewrite_names(subj, e.ref, name)
         after = replace(e, name=name)
         return WriteResult("entity-rename", (ev.event_ref,), {"entity": after.to_dict(), "event": ev.to_dict()})
+
+    def _named(self, etype: str, name: str) -> Entity | None:
+        """The entity of type ``etype`` whose name is ``name`` (case-insensitive), if any."""
+        for ref in self.store.refs_named(name):
+            e = self.store.entity(ref)
+            if e is not None and e.type == etype and e.name.lower() == name.lower():
+                return e
+        return None
 
     def _rewrite_names(self, subj: str, ref: str, name: str) -> None:
         """A subject's stored rows again, with ``ref``'s new name (its own, or as an object)."""
