@@ -63,8 +63,11 @@ def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, n
         stmts.load()
     if next_id is not None and next_id > store.next_fact_id():
         store.set_next_fact_id(next_id)
+    same: dict[tuple[int, str | None], list[int]] = defaultdict(list)  # many facts retracted together: one query
     for fid, at, reason in marks:
-        store.mark_retracted(fid, at, reason)
+        same[(at, reason)].append(fid)
+    for (at, reason), fids in same.items():
+        store.mark_retracted_many(fids, at, reason)
 
 
 def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
