@@ -205,6 +205,15 @@ def test_merge_moves_mentions(two: graphmem.Memory) -> None:
     assert "project:atlas-2" in m.store.mentioned_by([rid])[rid]
 
 
+def test_extraction_after_a_merge_mentions_the_entity_merged_into(two: graphmem.Memory) -> None:
+    m = two
+    m.merge_entities("Atlas", "Atlas 2")
+    m.ingest([json.dumps({"text": "The atlas-dup service was slow today."}).encode()])
+    m.extract_pending(apply=True)
+    assert m.store.mentions_naming("project:atlas-2") == {}
+    assert len(m.store.mentions_naming("project:atlas")) == 1
+
+
 @pytest.mark.parametrize(("a", "b", "message"), [
     ("Atlas", "atlas-app", "cannot merge entity 'project:atlas' with itself"),
     ("Atlas", "Kuzu", "cannot merge 'tool:kuzu' \\(a Tool\\) into 'project:atlas' \\(a Project\\)"),

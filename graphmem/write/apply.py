@@ -173,8 +173,10 @@ class Writer:
                 stmts.append(st)
                 fid += 1
         with self.store.transaction():
-            self.store.replace_mentions([(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
-                                                   for mm in ex.mentions]) for rec, ex in items])
+            follow = self.checks.resolve.follow_ref  # a merged entity's name is a mention of the one it joined
+            self.store.replace_mentions([(rec.id, list(dict.fromkeys(
+                (follow(mm.ref), mm.span[0], mm.span[1], "name-or-alias") for mm in ex.mentions)))
+                for rec, ex in items])
             self.store.mark_extracted_many([rec.id for rec, _ in items], now)
             if stmts:
                 apply(self.store, self.registry, stmts)

@@ -103,6 +103,13 @@ class Resolver:
             seen.add(ref)
         return e if ref == e.ref else (self.entity(ref) or e)
 
+    def follow_ref(self, ref: str) -> str:
+        """The ref ``ref`` resolves to now (itself unless it was merged into another entity)."""
+        if ref not in self.store.redirects():
+            return ref
+        e = self.entity(ref)
+        return self.follow(e).ref if e is not None else ref
+
     def _find(self, text: str, role: str) -> Entity:
         text = str(text).strip()
         if not text and not self.batch:
