@@ -469,3 +469,14 @@ def test_allow_host_and_allow_origin(tmp_path: Path, demo_dir: Path) -> None:
 ])
 def test_bad_allow_options(tmp_path: Path, args: list[str], names: list[str]) -> None:
     one_clear_line(cli(tmp_path / "s", "serve", *args), 2, names)
+
+
+def test_post_entities_adds_aliases_to_an_existing_entity(server: Server) -> None:
+    """What the endpoint's description says: an existing entity (same type and name) gains the aliases it lacks."""
+    r = server.post("/entities", {"type": "Tool", "name": "kuzu", "aliases": ["kuzu-embedded"]})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["created"] == [] and doc["updated"] == ["tool:kuzu"] and "kuzu-embedded" in doc["entity"]["aliases"]
+    assert server.get("/entity", ref="kuzu-embedded").json()["entity"]["ref"] == "tool:kuzu"
+    again = server.post("/entities", {"type": "Tool", "name": "Kuzu", "aliases": ["kuzu-embedded"]})
+    assert again.status_code == 400 and "already exists" in again.json()["message"]
