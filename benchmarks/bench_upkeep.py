@@ -85,6 +85,9 @@ def timed(fn: Any) -> tuple[float, Any]:
     return (time.perf_counter() - t) * 1000, out
 
 
+RAW_PARTS: dict[str, float] = {}
+
+
 def raw_merge(path: Path, rows: list[list[Any]], retract_ids: list[int], subject_rows: list[tuple[str, str, str]],
               at: int) -> float:
     """The merge's writes in raw Kuzu (see the module docstring); wall ms."""
@@ -98,17 +101,25 @@ def raw_merge(path: Path, rows: list[list[Any]], retract_ids: list[int], subject
             w.writerow(["" if v is None else str(v) for v in r])
         csv = f.name
     ids = ", ".join(str(i) for i in retract_ids)
+    parts: dict[str, float] = {}
     t = time.perf_counter()
-    conn.execute("BEGIN TRANSACTION")
-    conn.execute(f"COPY Assertion FROM '{csv}' (HEADER=false, AUTO_DETECT=false, DELIM='\t', QUOTE='\"', "
+
+    def part(name: str, query: str, params: dict[str, Any] | None = None) -> None:
+        t0 = time.perf_counter()
+        conn.execute(query, params) if params else conn.execute(query)
+        parts[name] = parts.get(name, 0.0) + (time.perf_counter() - t0) * 1000
+
+    part("begin", "BEGIN TRANSACTION")
+    part("copy", f"COPY Assertion FROM '{csv}' (HEADER=false, AUTO_DETECT=false, DELIM='\t', QUOTE='\"', "
                  "ESCAPE='\"')")
-    conn.execute(f"UNWIND [{ids}] AS i MATCH (a:Assertion {{id: i}}) SET a.retracted_at = {at}, "
-                 "a.retract_reason = 'merged'")
+    part("retract", f"UNWIND [{ids}] AS i MATCH (a:Assertion {{id: i}}) SET a.retracted_at = {at}, "
+                    "a.retract_reason = 'merged'")
     for ref, log, view in subject_rows:
-        conn.execute("MATCH (s:Subject {ref: $r}) SET s.log = $l, s.view = $v", {"r": ref, "l": log, "v": view})
-    conn.execute("COMMIT")
-    conn.execute("CHECKPOINT")
+        part("subjects", "MATCH (s:Subject {ref: $r}) SET s.log = $l, s.view = $v", {"r": ref, "l": log, "v": view})
+    part("commit", "COMMIT")
+    part("checkpoint", "CHECKPOINT")
     ms = (time.perf_counter() - t) * 1000
+    RAW_PARTS.update({k: round(v, 1) for k, v in parts.items()})
     conn.close()
     db.close()
     Path(csv).unlink()
@@ -151,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
             retract_ids = [int(a[5:]) for a in doc["retracted"]]
         raw_store = fresh_copy(src, tmp, "raw")
         res["raw_ms"] = raw_merge(raw_store, rows, retract_ids, subjects, at)
+        res["raw_parts_ms"] = RAW_PARTS
         res["ratio"] = round(res["merge_ms"] / res["raw_ms"], 2) if res["raw_ms"] else None
     print(json.dumps(res, indent=2))
 
