@@ -383,3 +383,37 @@ def test_merge_then_current_equals_current_over_the_union(tmp_path_factory: pyte
                 for iv in want)
         assert m.current("project:b", known_at=known).to_dict()["facts"] == b_before
         assert m.current("B").subject.ref == "project:a"
+
+
+def test_a_merge_killed_while_committing_is_taken_back_whole(tmp_path: Path) -> None:
+    """A merge of more statements than go through Kuzu's log is a bulk write: killed inside its commit, the
+    store is refused, and ``rebuild`` takes the merge back whole (statements, retractions, mentions, event)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from test_crash import _KILLED_IN_COMMIT
+
+    path = tmp_path / "s"
+    lines = [{"op": "entity", "type": "Project", "name": n} for n in ("Atlas", "Atlas 2")]
+    lines += [{"op": "entity", "type": "Tool", "name": f"Tool {i}"} for i in range(25)]
+    lines += [{"op": "assert", "subject": "project:atlas-2", "predicate": "uses", "object": f"tool:tool-{i % 25}",
+               "valid_from": (dt.date(2000, 1, 1) + dt.timedelta(days=i)).isoformat()} for i in range(2500)]
+    with graphmem.open(path) as m:
+        assert m.import_jsonl([json.dumps(x) for x in lines], strict=True).ok
+        m.ingest([json.dumps({"text": "Atlas 2 runs on Tool 3."}).encode()])
+        m.extract_pending(apply=True)
+        before = (m.export_doc("jsonl", None).text, m.store.all_mentions())
+    killed = subprocess.run([sys.executable, "-c", _KILLED_IN_COMMIT, "--store", str(path), "entity", "merge",
+                             "Atlas", "Atlas 2"], capture_output=True, timeout=300,
+                            env={**os.environ, "KILL_AFTER": "0.001"})
+    assert killed.returncode == -signal.SIGKILL and (path / "commit-pending.json").exists()
+    assert cli(path, "current", "Atlas").code == 3
+    repaired = cli(path, "rebuild", "--json")
+    assert repaired.code == 0 and "repaired" in repaired.json(), repaired
+    with graphmem.open(path) as m:
+        assert (m.export_doc("jsonl", None).text, m.store.all_mentions()) == before
+        assert m.store.entity_events() == [] and m.entity("Atlas 2").ref == "project:atlas-2"
+        assert m.rebuild(check=True).ok
+        assert len(m.merge_entities("Atlas", "Atlas 2").refs) == 2500  # and the merge can be made again
