@@ -111,8 +111,10 @@ def merge(
     merged: Annotated[str, typer.Argument(metavar="B", help="The entity merged into A (the same type).")],
     json_: JsonOpt = False,
 ) -> None:
-    """Merge B into A: B's statements, those naming B and B's mentions move to A by new statements, the
-    originals are retracted, and B resolves to A from now on. Undo with 'entity unmerge B'."""
+    """Merge B into A; B then resolves to A. Undo with 'entity unmerge B'.
+
+    B's statements, those naming B and B's mentions move to A by new statements recorded now; the
+    originals are retracted (history and --known-at reads keep them)."""
     with errors(), memory(ctx) as m:
         doc = m.merge_entities(into, merged).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['event']['event']}  {render.event_text(d['event'])}"))
@@ -124,7 +126,9 @@ def unmerge(
     merged: Annotated[str, typer.Argument(metavar="B", help="The merged entity: its own ref, name or alias.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Take back the merge of B: the copies the merge made are retracted and B's statements copied back."""
+    """Take back the merge of B; B resolves to itself again.
+
+    The copies the merge made are retracted and B's statements copied back, recorded now."""
     with errors(), memory(ctx) as m:
         doc = m.unmerge_entity(merged).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['event']['event']}  {render.event_text(d['event'])}"))
