@@ -9,7 +9,7 @@ statements of its own (``uses`` over the synthetic tools, a status history) and 
 other projects naming it. On a fresh copy of that store it times:
 
 - ``merge``: ``Memory.merge_entities("Merge Target", "Merge Source")`` (wall, the store open and warm);
-- ``rename`` and ``alias add`` of the merged-into entity;
+- ``rename`` and ``alias add`` of the merged-into entity, then ``unmerge`` of the merge;
 - ``raw``: on another fresh copy, the same writes in raw Kuzu in one transaction: the new statement
   rows loaded with COPY from a ready-made file, the originals' retraction set by one query over
   their ids (the fastest form found, as the store does it), and the two touched subjects' rows
@@ -148,18 +148,22 @@ def main(argv: list[str] | None = None) -> None:
             res["carried"] = len(doc["event"]["carried"])
             res["retracted"] = len(doc["retracted"])
             res["written"] = m.store.statement_count() - before
-            res["rename_ms"], _ = timed(lambda: m.rename_entity("Merge Target", "Merge Target Renamed"))
-            res["alias_add_ms"], _ = timed(lambda: m.add_aliases("project:merge-target", ["mt-alias"]))
-            res["current_after_ms"], cur = timed(lambda: m.current("project:merge-source"))
-            res["current_facts_after"] = len(cur.facts)
-            new = [s for s in m.store.subject_log("project:merge-target") if s.retracted_at is None]
-            subjects = [(ref, *m.store.subject_logs(refs=[ref]).__next__()[1:], "[]")
+            # what the raw writes need: the new rows, the retracted ids, the two subjects' rows as written
+            created = {int(x[5:]) for x in doc["created"]}
+            new = [s for s in m.store.subject_log("project:merge-target") if s.id in created]
+            subjects = [(ref, next(m.store.subject_logs(refs=[ref]))[1], "[]")
                         for ref in ("project:merge-target", "project:merge-source")]
             at = new[0].recorded_at if new else 0
             rows = [[s.id + 10_000_000, s.op, s.subject, s.predicate, s.object, s.object_kind, s.valid_from,
                      s.valid_to, s.recorded_at, None, None, json.dumps(list(s.sources)), s.asserted_by, s.trust]
                     for s in new]
             retract_ids = [int(a[5:]) for a in doc["retracted"]]
+            res["rename_ms"], _ = timed(lambda: m.rename_entity("Merge Target", "Merge Target Renamed"))
+            res["alias_add_ms"], _ = timed(lambda: m.add_aliases("project:merge-target", ["mt-alias"]))
+            res["current_after_ms"], cur = timed(lambda: m.current("project:merge-source"))
+            res["current_facts_after"] = len(cur.facts)
+            res["unmerge_ms"], un = timed(lambda: m.unmerge_entity("project:merge-source"))
+            res["restored"] = len(un.refs)
         raw_store = fresh_copy(src, tmp, "raw")
         res["raw_ms"] = raw_merge(raw_store, rows, retract_ids, subjects, at)
         res["raw_parts_ms"] = RAW_PARTS

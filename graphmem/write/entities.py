@@ -212,10 +212,13 @@ class EntityEditor:
         now = now_us()
         event_id = self.store.next_event_id()
         reason = f"unmerged from {a.ref} (event:{event_id})"
+        carried = merge.detail.get("carried", [])
+        same = merge.detail.get("same", [])
+        stored = self.store.statements([i for pair in carried + same for i in pair])
         retract: list[Statement] = []
-        back: list[int] = [old for old, _ in merge.detail.get("same", [])]
-        for old, copy in merge.detail.get("carried", []):
-            st = self.store.statement(copy)
+        back: list[int] = [old for old, _ in same]
+        for old, copy in carried:
+            st = stored.get(copy)
             if st is not None and st.retracted_at is None:
                 retract.append(st)
                 back.append(old)
@@ -223,7 +226,7 @@ class EntityEditor:
         new: list[Statement] = []
         restored: list[list[int]] = []
         for old in sorted(back):
-            st = self.store.statement(old)
+            st = stored.get(old)
             if st is None:
                 continue
             new.append(st._replace(id=fid, recorded_at=now, retracted_at=None, retract_reason=None))

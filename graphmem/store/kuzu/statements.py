@@ -228,6 +228,17 @@ class StatementTables(Schema):
                 return s
         return None
 
+    def statements(self, fact_ids: list[int]) -> dict[int, Statement]:
+        """The statements with these ids (those that exist), each subject's log read once."""
+        if len(fact_ids) <= 5:
+            return {i: st for i in fact_ids if (st := self.statement(i)) is not None}
+        ids = ", ".join(_int(i) for i in sorted(set(fact_ids)))
+        want = set(fact_ids)
+        out: dict[int, Statement] = {}
+        for (subject,) in self._q(f"UNWIND [{ids}] AS i MATCH (a:Assertion {{id: i}}) RETURN DISTINCT a.subject"):
+            out.update((st.id, st) for st in self.subject_log(subject) if st.id in want)
+        return out
+
     _COLS = ("a.id, a.op, a.subject, a.predicate, a.object, a.object_type, a.valid_from, a.valid_to, "
              "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust")
 
