@@ -54,9 +54,15 @@ def test_rename_keeps_the_ref_and_every_view_shows_the_new_name(atlas: graphmem.
 
 def test_rename_of_a_subject_renames_its_row(atlas: graphmem.Memory) -> None:
     atlas.assert_("Atlas", "status", "active", valid_from="2024-01-01")
+    before = format_instant(now_us())
+    time.sleep(0.002)
     atlas.rename_entity("atlas", "Atlas Platform")
     assert atlas.current("project:atlas").subject.name == "Atlas Platform"
     assert atlas.rebuild(check=True).ok
+    # as known before the rename, the subject had its old name
+    assert atlas.current("project:atlas", known_at=before).subject.name == "Atlas"
+    assert atlas.timeline("project:atlas", known_at=before).subject.name == "Atlas"
+    assert [e["event"] for e in atlas.timeline("atlas platform").to_dict()["events"]][-1] == "entity-rename"
 
 
 @pytest.mark.parametrize(("ref", "name", "message"), [

@@ -33,6 +33,7 @@ class Reads:
         e, view = self._subject_and_view(subject, t.known_at if t.past else None)
         if t.past:
             view = view_for_subject(self.store.subject_log(e.ref), self.registry, t.known_at)
+            e = self._named_as_known(e, t.known)
         facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
         return CurrentResult(e, t.as_of, t.known, tuple(facts))
 
@@ -47,6 +48,12 @@ class Reads:
                 return Entity(ref, etype, name), view
         e = self.resolve(text, role="subject", at=at)
         return e, self.store.subject_view(e.ref)
+
+    def _named_as_known(self, e: Entity, known_at: int) -> Entity:
+        """``e`` with the name it had at ``known_at``: the name before its first rename recorded later."""
+        later = [ev for ev in self.store.entity_events(e.ref)
+                 if ev.op == "rename" and ev.ref == e.ref and ev.recorded_at > known_at]
+        return e if not later else Entity(e.ref, e.type, later[0].detail["from"], e.aliases, e.description)
 
     def _subject_log_and_view(self, text: str, at: int | None = None) -> tuple[Entity, list[Statement], list[Interval]]:
         ref = str(text).strip().lower()
@@ -65,6 +72,7 @@ class Reads:
         e, log, view = self._subject_log_and_view(subject, t.known_at if t.past else None)
         if t.past:
             view = view_for_subject(log, self.registry, t.known_at)
+            e = self._named_as_known(e, t.known)
         kk = t.known
         intervals = [iv for iv in view if pred is None or iv.predicate == pred]
         events: list[tuple[int, int, dict[str, Any]]] = []
