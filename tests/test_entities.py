@@ -362,19 +362,23 @@ def _write(m: graphmem.Memory, subject: str, ops: list[tuple[str, int, int | Non
             pass  # an end where nothing holds
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(a_ops=st.lists(_stmt, max_size=6), b_ops=st.lists(_stmt, max_size=6))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(a_ops=st.lists(_stmt, max_size=6), b_ops=st.lists(_stmt, max_size=6), b_first=st.booleans())
 def test_merge_then_current_equals_current_over_the_union(tmp_path_factory: pytest.TempPathFactory,
-                                                          a_ops: list[Any], b_ops: list[Any]) -> None:
+                                                          a_ops: list[Any], b_ops: list[Any], b_first: bool) -> None:
     with graphmem.open(tmp_path_factory.mktemp("merge")) as m:
         for t in ("Kuzu", "SQLite", "Neo4j"):
             m.add_entity("Tool", t)
         m.add_entity("Project", "A")
         m.add_entity("Project", "B")
-        _write(m, "A", a_ops)
-        _write(m, "B", b_ops)
-        union = [s for s in m.store.subject_log("project:a") if s.retracted_at is None] + [
-            s._replace(subject="project:a") for s in m.store.subject_log("project:b") if s.retracted_at is None]
+        for subject, ops in ((("B", b_ops), ("A", a_ops)) if b_first else (("A", a_ops), ("B", b_ops))):
+            _write(m, subject, ops)
+        # the union: A's statements, and B's written about A as recorded at the merge, in their recorded order
+        own = [s for s in m.store.subject_log("project:a") if s.retracted_at is None]
+        b_stmts = sorted((s for s in m.store.subject_log("project:b") if s.retracted_at is None),
+                         key=lambda s: (s.recorded_at, s.id))
+        later, first = now_us() + 10**9, m.store.next_fact_id()
+        union = own + [s._replace(subject="project:a", recorded_at=later, id=first + i) for i, s in enumerate(b_stmts)]
         expected_view = view_for_subject(union, m.registry)
         b_before = m.current("B").to_dict()["facts"]
         known = format_instant(now_us())

@@ -164,7 +164,9 @@ class EntityEditor:
                            "entities of the same type")
         now = now_us()
         event_id = self.store.next_event_id()
-        originals = self._statements_about(b.ref)
+        # in the order they were recorded, so that among the copies (all recorded now) a tie between two
+        # values of a single-valued predicate goes the way it went between the originals
+        originals = sorted(self._statements_about(b.ref), key=lambda s: (s.recorded_at, s.id))
         own = {_same_key(s): s.id for s in self.store.subject_log(a.ref) if s.retracted_at is None}
         fid = self.store.next_fact_id()
         new: list[Statement] = []
@@ -173,7 +175,10 @@ class EntityEditor:
         for s in originals:
             moved = _moved(s, b.ref, a)
             key = _same_key(moved)
-            if moved.subject == a.ref and key in own:  # the statement A has already: not written twice
+            p = self.registry.predicates.get(moved.predicate)
+            # a statement A has already, of a many-valued predicate, is not written twice (it changes no
+            # interval); of a single-valued one it is, as its record time can decide a tie
+            if moved.subject == a.ref and key in own and moved.op == "assert" and p and p.cardinality == "many":
                 same.append([s.id, own[key]])
                 continue
             new.append(moved._replace(id=fid, recorded_at=now, retracted_at=None, retract_reason=None))
@@ -182,7 +187,7 @@ class EntityEditor:
                 own[key] = fid
             fid += 1
         reason = f"merged into {a.ref} (event:{event_id})"
-        marks = [(s.id, now, reason) for s in originals]
+        marks = [(s.id, now, reason) for s in sorted(originals)]
         mentions = self._moved_mentions(b.ref, a.ref)
         detail = {"carried": carried, "same": same, "mentions": [[rid, x, y] for rid, spans in mentions for x, y in spans]}
         ev = EntityEvent(event_id, "merge", a.ref, b.ref, detail, now)
@@ -194,7 +199,7 @@ class EntityEditor:
             self._replace_mentions(mentions, b.ref, a.ref)
             self.store.add_entity_event(ev)
         return WriteResult("entity-merge", tuple(s.ref for s in new),
-                           {"entity": a.to_dict(), "merged": b.to_dict(), "retracted": [s.ref for s in originals],
+                           {"entity": a.to_dict(), "merged": b.to_dict(), "retracted": [s.ref for s in sorted(originals)],
                             "event": ev.to_dict()})
 
     def unmerge(self, merged_text: str) -> WriteResult:
