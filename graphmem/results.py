@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import graphmem.notebook as nb
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, EntityEvent, Interval, Statement
 from graphmem.model.times import format_datetime, format_instant
 from graphmem.notebook import HtmlRepr
 
@@ -76,6 +76,7 @@ class TimelineResult(HtmlRepr):
     known_at: _dt.datetime
     view: tuple[Interval, ...]
     log: tuple[tuple[str, Statement], ...]  # (event, statement): assert, end or retract, in record order
+    entity_events: tuple[EntityEvent, ...] = ()  # the subject's renames, aliases and merges, as known at known_at
 
     @cached_property
     def intervals(self) -> tuple[Fact, ...]:
@@ -106,7 +107,16 @@ class TimelineResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
                 "known_at": format_datetime(self.known_at),
-                "intervals": [iv.to_dict() for iv in self.view], "events": _event_docs(self.log)}
+                "intervals": [iv.to_dict() for iv in self.view], "events": self._event_docs()}
+
+    def _event_docs(self) -> list[dict[str, Any]]:
+        """The statements' events and the entity's own, in record order (the entity's first at one instant)."""
+        docs = [(st.retracted_at if ev == "retract" else st.recorded_at, st.id, ev == "retract", d)
+                for (ev, st), d in zip(self.log, _event_docs(self.log), strict=True)]
+        docs += [(ev.recorded_at, 0, False, {**ev.to_dict(), "event": f"entity-{ev.op}", "id": ev.event_ref})
+                 for ev in self.entity_events]
+        docs.sort(key=lambda x: (x[0], x[1], x[2]))
+        return [d for *_, d in docs]
 
     def _summary(self) -> str:
         return (f"{nb.who(self.subject)}, known at {nb.day(self.known_at)}: {nb.plural(len(self.view), 'interval')}, "
@@ -186,6 +196,7 @@ class WhyResult(HtmlRepr):
     def in_view(self) -> tuple[Fact, ...]:
         """The facts of the view this statement is behind."""
         return _facts(self.view)
+    entity_events: tuple[EntityEvent, ...] = ()  # the merges and unmerges that carried this fact or made it
 
     def to_dict(self) -> dict[str, Any]:
         st = self.stored
@@ -200,6 +211,7 @@ class WhyResult(HtmlRepr):
             "ended_by": list(self.ended_by),
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
+            "entity_events": [ev.to_dict() for ev in self.entity_events],
         }
 
     def _source(self, ref: str) -> dict[str, Any]:
@@ -368,9 +380,12 @@ class EntityDoc(HtmlRepr):
     """One entity, as ``entity show`` prints it."""
 
     entity: Entity
+    events: tuple[EntityEvent, ...] = ()  # its renames, alias changes, merges and unmerges, in order
+    merged_into: str | None = None  # the entity it resolves to, when it is merged into another
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict()}
+        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict(), "merged_into": self.merged_into,
+                "events": [ev.to_dict() for ev in self.events]}
 
     def _summary(self) -> str:
         e = self.entity

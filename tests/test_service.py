@@ -532,3 +532,14 @@ def test_lint_code_and_limit_over_http(server: Server) -> None:
     assert d["matched"] == full["summary"][0]["count"] and d["more"] == d["matched"] - 1
     bad = server.get("/lint", code="nope")
     assert bad.status_code == 400 and bad.json()["message"].startswith("unknown lint code 'nope': expected one of ")
+
+
+def test_post_entities_adds_aliases_to_an_existing_entity(server: Server) -> None:
+    """What the endpoint's description says: an existing entity (same type and name) gains the aliases it lacks."""
+    r = server.post("/entities", {"type": "Tool", "name": "kuzu", "aliases": ["kuzu-embedded"]})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["created"] == [] and doc["updated"] == ["tool:kuzu"] and "kuzu-embedded" in doc["entity"]["aliases"]
+    assert server.get("/entity", ref="kuzu-embedded").json()["entity"]["ref"] == "tool:kuzu"
+    again = server.post("/entities", {"type": "Tool", "name": "Kuzu", "aliases": ["kuzu-embedded"]})
+    assert again.status_code == 400 and "already exists" in again.json()["message"]

@@ -93,6 +93,9 @@ def timeline(doc: dict[str, Any]) -> None:
         if e["event"] == "retract":
             rows.append([day(e["recorded_at"]), "retract", e["fact"], e["predicate"], e.get("reason") or "", ""])
             continue
+        if e["event"].startswith("entity-"):
+            rows.append([day(e["recorded_at"]), e["event"], e["id"], "", event_text(e), ""])
+            continue
         mark = trust([e["fact"]], by)
         if e["event"] == "end":
             rows.append([day(e["recorded_at"]), "end", e["fact"], e["predicate"],
@@ -103,6 +106,19 @@ def timeline(doc: dict[str, Any]) -> None:
                          f"{obj_text(e['object'])} {span}", mark])
     table([Col("recorded"), Col("event"), Col("fact"), Col("predicate"), Col("what", TEXT), Col("trust", drop=1)],
           rows, title="events")
+
+
+def event_text(ev: dict[str, Any]) -> str:
+    """One entity event (rename, aliases, merge, unmerge) as a short line."""
+    op = ev["op"]
+    if op == "rename":
+        return f"{ev['entity']} renamed from {ev['from']!r} to {ev['to']!r}"
+    if op in ("alias-add", "alias-remove"):
+        verb = "added to" if op == "alias-add" else "removed from"
+        return f"aliases {verb} {ev['entity']}: {', '.join(ev['aliases']) or 'none'}"
+    if op == "merge":
+        return f"{ev['merged']} merged into {ev['entity']} ({len(ev['carried'])} facts carried over)"
+    return f"{ev['merged']} unmerged from {ev['entity']} ({len(ev['restored'])} facts copied back)"
 
 
 def facts(doc: dict[str, Any], by: dict[str, str] | None = None) -> None:
@@ -158,6 +174,8 @@ def why(doc: dict[str, Any]) -> None:
         out(f"  holds          {day(iv['valid_from'])} .. {day(iv['valid_to'])} (with {', '.join(iv['assertions'])})")
     if doc["retraction"]:
         out(f"  RETRACTED      at {day(doc['retraction']['at'])}: {doc['retraction']['reason'] or 'no reason given'}")
+    for ev in doc.get("entity_events", []):
+        out(f"  {ev['event']:<14} {day(ev['recorded_at'])}: {event_text(ev)}")
 
 
 def search(doc: dict[str, Any]) -> None:

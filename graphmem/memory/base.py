@@ -14,6 +14,7 @@ from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_reg
 from graphmem.store import Store
 from graphmem.view.reads import Reads
 from graphmem.write.apply import Writer
+from graphmem.write.entities import EntityEditor
 from graphmem.write.validate import Checks
 
 
@@ -48,6 +49,7 @@ class MemoryBase:
                            repair=repair)
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)
+        self._entities = EntityEditor(self.store, self.registry, self._checks)
         self._reads = Reads(self.store, self.ontology, self.registry, self._checks)
         self._extractors = ExtractorCache()
         self._lexicon: tuple[int, Any] | None = None

@@ -139,3 +139,42 @@ class Interval(NamedTuple):
             "conflicts": [fact_ref(c) for c in self.conflicts],
         })
         return d
+
+
+ENTITY_EVENT_OPS = ("rename", "alias-add", "alias-remove", "merge", "unmerge")
+
+
+@dataclass(frozen=True, slots=True)
+class EntityEvent:
+    """One recorded change of an entity (append-only, like statements): ``op`` is one of
+    ``ENTITY_EVENT_OPS``; ``other`` is the entity merged into ``ref`` (merge, unmerge); ``detail``
+    holds what changed (names before and after, aliases, the facts carried over and their copies)."""
+
+    id: int
+    op: str
+    ref: str
+    other: str | None
+    detail: dict[str, Any]
+    recorded_at: int
+
+    @property
+    def event_ref(self) -> str:
+        return f"event:{self.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"event": self.event_ref, "op": self.op, "entity": self.ref}
+        if self.other is not None:
+            d["merged"] = self.other
+        d.update(self.detail)
+        if "carried" in d:
+            d["carried"] = [[fact_ref(a), fact_ref(b)] for a, b in d["carried"]]
+        if "restored" in d:
+            d["restored"] = [[fact_ref(a), fact_ref(b)] for a, b in d["restored"]]
+        if "retracted" in d:
+            d["retracted"] = [fact_ref(a) for a in d["retracted"]]
+        if "mentions" in d:
+            d["mentions"] = [[f"rec:{r}", x, y] for r, x, y in d["mentions"]]  # the spans moved
+        if "merge" in d:
+            d["merge"] = f"event:{d['merge']}"
+        d["recorded_at"] = format_instant(self.recorded_at)
+        return d

@@ -3,7 +3,7 @@ engine behind it (``kuzu/``, the only one today). Nothing outside this folder im
 knows an on-disk encoding beyond the names exported here.
 
 The interface is a set of small roles (``roles.py``), each a typing Protocol listing what graphmem
-calls on a store for one concern: ``EntityStore``, ``StatementStore``, ``ViewStore``, ``RecordStore``,
+calls on a store for one concern: ``EntityStore``, ``EntityEventStore``, ``StatementStore``, ``ViewStore``, ``RecordStore``,
 ``MentionStore``, ``PostingStore``, ``GraphStore``, ``TransactionStore`` and ``RepairStore``;
 ``StorageEngine`` is all of them, what ``Memory`` holds. The values handed across it that are not
 the model's own are in ``values.py`` (``FactEdge``, ``WriteUndo``).
@@ -35,6 +35,7 @@ from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store
 from graphmem.store.roles import (
     CypherReads,
+    EntityEventStore,
     EntityStore,
     GraphStore,
     MentionStore,
@@ -50,7 +51,8 @@ from graphmem.store.roles import (
 )
 from graphmem.store.values import FactEdge, WriteUndo
 
-__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "CypherReads", "EntityStore", "FactEdge", "GraphStore",
+__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "CypherReads", "EntityEventStore", "EntityStore",
+           "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
            "WriteUndo", "migrate_layout", "open_database", "remove_mark", "write_mark"]

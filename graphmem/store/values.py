@@ -30,12 +30,14 @@ class WriteUndo:
     facts_from: int | None = None  # the first fact id of this write (every id from it on is this write's)
     records_from: int | None = None  # the same for record ids
     entities: list[str] = dataclasses.field(default_factory=list)  # refs this write created
-    entities_before: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # ref -> [aliases, description]
+    # ref -> [aliases, description, name] (a mark written before renames existed holds the first two)
+    entities_before: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
     # facts this write retracted: none was retracted before (write.validate.check_retraction refuses that),
     # so taking the retraction back leaves the fact unretracted
     retracted: list[int] = dataclasses.field(default_factory=list)
     records_before: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # rec id -> [extracted_at, mentions]
     counters: dict[str, int] = dataclasses.field(default_factory=dict)  # next_fact, next_record at the commit
+    events_from: int | None = None  # the first entity event id of this write
 
     def fact(self, fact_id: int) -> None:
         if self.facts_from is None or fact_id < self.facts_from:
@@ -48,14 +50,16 @@ class WriteUndo:
         return {"facts_from": self.facts_from, "records_from": self.records_from, "entities": self.entities,
                 "entities_before": self.entities_before,
                 "retracted": self.retracted,
-                "records_before": {str(k): v for k, v in self.records_before.items()}, "counters": self.counters}
+                "records_before": {str(k): v for k, v in self.records_before.items()}, "counters": self.counters,
+                "events_from": self.events_from}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> WriteUndo:
         return cls(doc.get("facts_from"), doc.get("records_from"), list(doc.get("entities") or []),
                    dict(doc.get("entities_before") or {}),
                    [int(i) for i in doc.get("retracted") or []],
-                   {int(k): v for k, v in (doc.get("records_before") or {}).items()}, dict(doc.get("counters") or {}))
+                   {int(k): v for k, v in (doc.get("records_before") or {}).items()}, dict(doc.get("counters") or {}),
+                   doc.get("events_from"))
 
 
 @dataclasses.dataclass(frozen=True)

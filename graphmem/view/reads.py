@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, utc
 from graphmem.model.words import moment
 from graphmem.ontology.schema import Ontology, Registry
@@ -32,11 +32,12 @@ class Reads:
         given only ``known_at``, the answer is what we believed then about now)."""
         t = when(as_of, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
-        e, view = self._subject_and_view(subject)
+        e, view = self._subject_and_view(subject, t.known_at if t.past else None)
         message = None
         if t.past:
             log = self.store.subject_log(e.ref)
             view = view_for_subject(log, self.registry, t.known_at)
+            e = self._named_as_known(e, t.known)
             first = min((s.recorded_at for s in log), default=None)
             if first is not None and first > t.known:
                 message = (f"nothing about {e.ref} was recorded by {moment(t.known)}: its first statement was "
@@ -44,34 +45,42 @@ class Reads:
         facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
         return CurrentResult(e, utc(t.as_of), utc(t.known), tuple(facts), message)
 
-    def _subject_and_view(self, text: str) -> tuple[Entity, list[Interval]]:
-        """The subject and its stored view; a ref with statements takes one key lookup (the hot path)."""
+    def _subject_and_view(self, text: str, at: int | None = None) -> tuple[Entity, list[Interval]]:
+        """The subject and its stored view; a ref with statements takes one key lookup (the hot path).
+        A merged ref resolves to the entity it was merged into as known at ``at`` (default now)."""
         ref = str(text).strip().lower()
-        if ":" in ref:
+        if ":" in ref and ref not in self.store.redirects():
             name, view = self.store.subject_name_and_view(ref)
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])
             if name is not None and etype is not None:
                 return Entity(ref, etype, name), view
-        e = self.resolve(text, role="subject")
+        e = self.resolve(text, role="subject", at=at)
         return e, self.store.subject_view(e.ref)
 
-    def _subject_log_and_view(self, text: str) -> tuple[Entity, list[Statement], list[Interval]]:
+    def _named_as_known(self, e: Entity, known_at: int) -> Entity:
+        """``e`` with the name it had at ``known_at``: the name before its first rename recorded later."""
+        later = [ev for ev in self.store.entity_events(e.ref)
+                 if ev.op == "rename" and ev.ref == e.ref and ev.recorded_at > known_at]
+        return e if not later else Entity(e.ref, e.type, later[0].detail["from"], e.aliases, e.description)
+
+    def _subject_log_and_view(self, text: str, at: int | None = None) -> tuple[Entity, list[Statement], list[Interval]]:
         ref = str(text).strip().lower()
-        if ":" in ref:
+        if ":" in ref and ref not in self.store.redirects():
             name, log, view = self.store.subject_name_log_and_view(ref)
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])
             if name is not None and etype is not None:
                 return Entity(ref, etype, name), log, view
-        e = self.resolve(text, role="subject")
+        e = self.resolve(text, role="subject", at=at)
         return (e, *self.store.subject_log_and_view(e.ref))
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them."""
         t = when(None, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
-        e, log, view = self._subject_log_and_view(subject)
+        e, log, view = self._subject_log_and_view(subject, t.known_at if t.past else None)
         if t.past:
             view = view_for_subject(log, self.registry, t.known_at)
+            e = self._named_as_known(e, t.known)
         kk = t.known
         intervals = [iv for iv in view if pred is None or iv.predicate == pred]
         events: list[tuple[int, int, str, Statement]] = []
@@ -85,7 +94,8 @@ class Reads:
             if s.retracted_at is not None and s.retracted_at <= kk:
                 events.append((s.retracted_at, s.id, "retract", s))
         events.sort(key=lambda x: (x[0], x[1], x[2] == "retract"))
-        return TimelineResult(e, utc(kk), tuple(intervals), tuple((ev, s) for _, _, ev, s in events))
+        mine = tuple(ev for ev in self.store.entity_events(e.ref) if ev.recorded_at <= kk)  # renames, merges
+        return TimelineResult(e, utc(kk), tuple(intervals), tuple((ev, s) for _, _, ev, s in events), mine)
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
               as_of: str | None = None) -> FactsResult:
@@ -171,5 +181,16 @@ class Reads:
         def refs(ids: set[int]) -> tuple[str, ...]:
             return tuple(map(fact_ref, sorted(ids)))
         return WhyResult(st, subject, records, tuple(mine), refs(supersedes), refs(superseded_by),
-                         refs(conflicts - {fid}), refs(set(ended_by)))
+                         refs(conflicts - {fid}), refs(set(ended_by)), self._events_of_fact(st))
+
+    def _events_of_fact(self, st: Statement) -> tuple[EntityEvent, ...]:
+        """The merges and unmerges that carried ``st`` away, made it as a copy, or retracted it."""
+        refs = [st.subject] + ([str(st.object)] if st.object_kind == "entity" and st.object != st.subject else [])
+        found: dict[int, EntityEvent] = {}
+        for ref in refs:
+            for ev in self.store.entity_events(ref):
+                pairs = ev.detail.get("carried", []) + ev.detail.get("same", []) + ev.detail.get("restored", [])
+                if any(st.id in p for p in pairs) or st.id in ev.detail.get("retracted", []):
+                    found[ev.id] = ev
+        return tuple(found[i] for i in sorted(found))
 

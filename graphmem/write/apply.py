@@ -63,8 +63,11 @@ def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, n
         stmts.load()
     if next_id is not None and next_id > store.next_fact_id():
         store.set_next_fact_id(next_id)
+    same: dict[tuple[int, str | None], list[int]] = defaultdict(list)  # many facts retracted together: one query
     for fid, at, reason in marks:
-        store.mark_retracted(fid, at, reason)
+        same[(at, reason)].append(fid)
+    for (at, reason), fids in same.items():
+        store.mark_retracted_many(fids, at, reason)
 
 
 def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
@@ -111,12 +114,6 @@ class Writer:
 
     def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
-
-    def add_entity(self, type_name: str, name: str, aliases: Iterable[str] = (), description: str = "") -> WriteResult:
-        e = self.checks.new_entity(type_name, name, aliases, description)
-        with self.store.transaction():
-            self.store.add_entity(e, now_us())
-        return WriteResult("entity", (e.ref,), {"entity": e.to_dict()})
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
@@ -192,8 +189,10 @@ class Writer:
                 stmts.append(st)
                 fid += 1
         with self.store.transaction():
-            self.store.replace_mentions([(rec.id, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias")
-                                                   for mm in ex.mentions]) for rec, ex in items])
+            follow = self.checks.resolve.follow_ref  # a merged entity's name is a mention of the one it joined
+            self.store.replace_mentions([(rec.id, list(dict.fromkeys(
+                (follow(mm.ref), mm.span[0], mm.span[1], "name-or-alias") for mm in ex.mentions)))
+                for rec, ex in items])
             self.store.mark_extracted_many([rec.id for rec, _ in items], now)
             if stmts:
                 apply(self.store, self.registry, stmts)

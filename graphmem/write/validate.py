@@ -32,6 +32,7 @@ class Lookups(Protocol):
     def entity_count(self) -> int: ...
     def all_names(self) -> dict[str, list[str]]: ...
     def record(self, rec_id: int) -> Any: ...
+    def redirects(self) -> dict[str, list[tuple[str, int, int | None]]]: ...
 
 
 def slug(name: str) -> str:
@@ -83,7 +84,35 @@ class Resolver:
             stored = self.store.refs_named(key)
         return list(dict.fromkeys(stored + self.new_names.get(key, [])))
 
-    def __call__(self, text: str, role: str = "entity") -> Entity:
+    def __call__(self, text: str, role: str = "entity", *, at: int | None = None, follow: bool = True) -> Entity:
+        """The entity ``text`` names; one merged into another resolves to that one (as known at ``at``,
+        default now) unless ``follow`` is false. A batch (an import) takes refs as written."""
+        e = self._find(text, role)
+        return self.follow(e, at) if follow and not self.batch else e
+
+    def follow(self, e: Entity, at: int | None = None) -> Entity:
+        """The entity ``e`` was merged into (transitively) as known at ``at`` (default now); ``e`` itself
+        when it was not merged then."""
+        redirects = self.store.redirects()
+        ref, seen = e.ref, {e.ref}
+        while ref in redirects:
+            into = next((i for i, frm, until in reversed(redirects[ref])
+                         if (at is None and until is None) or (at is not None and frm <= at
+                                                                 and (until is None or at < until))), None)
+            if into is None or into in seen:
+                break
+            ref = into
+            seen.add(ref)
+        return e if ref == e.ref else (self.entity(ref) or e)
+
+    def follow_ref(self, ref: str) -> str:
+        """The ref ``ref`` resolves to now (itself unless it was merged into another entity)."""
+        if ref not in self.store.redirects():
+            return ref
+        e = self.entity(ref)
+        return self.follow(e).ref if e is not None else ref
+
+    def _find(self, text: str, role: str) -> Entity:
         text = str(text).strip()
         if not text and not self.batch:
             raise UnknownEntity(f"empty {role}: expected an entity ref, name or alias")
@@ -213,21 +242,32 @@ def trust_for(by: str, sources: tuple[str, ...]) -> str:
     return tier if TRUST_RANK[tier] <= TRUST_RANK[cap] else cap
 
 
+def entity_name(name: str) -> str:
+    """A name checked (text with a letter or digit to make a ref from) and its spaces normalized."""
+    if not isinstance(name, str) or not name.strip():
+        raise BadInput(f"bad entity name {name!r}: expected a non-empty name")
+    name = " ".join(clean(name, "entity name").split())
+    if not slug(name):
+        raise BadInput(f"bad entity name {name!r}: it has no letters or digits to make a ref from")
+    return name
+
+
+def alias_text(alias: Any) -> str:
+    """An alias checked (non-empty text) and its spaces normalized."""
+    if not isinstance(alias, str) or not alias.strip():
+        raise BadInput(f"bad alias {alias!r}: expected a non-empty string")
+    return " ".join(clean(alias, "alias").split())
+
+
 def make_entity(ontology: Ontology, type_name: str, name: str, aliases: Iterable[str] = (),
                 description: str = "") -> Entity:
     """An entity checked and normalized; its ref is ``prefix:slug``."""
     etype = entity_type(ontology, type_name)
-    if not isinstance(name, str) or not name.strip():
-        raise BadInput(f"bad entity name {name!r}: expected a non-empty name")
-    name = " ".join(clean(name, "entity name").split())
+    name = entity_name(name)
     s = slug(name)
-    if not s:
-        raise BadInput(f"bad entity name {name!r}: it has no letters or digits to make a ref from")
     kept: list[str] = []
     for a in aliases:
-        if not isinstance(a, str) or not a.strip():
-            raise BadInput(f"bad alias {a!r}: expected a non-empty string")
-        a = " ".join(clean(a, "alias").split())
+        a = alias_text(a)
         if a.lower() != name.lower() and a not in kept:
             kept.append(a)
     if not isinstance(description, str):

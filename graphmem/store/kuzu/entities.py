@@ -82,8 +82,7 @@ class EntityTables(Schema):
     def add_aliases(self, e: Entity, new_aliases: tuple[str, ...], description: str | None) -> None:
         self.entity_writes += 1
         aliases = list(e.aliases) + [a for a in new_aliases if a not in e.aliases]
-        if e.ref not in self._undo.entities:
-            self._undo.entities_before.setdefault(e.ref, [list(e.aliases), e.description])
+        self._remember_entity(e)
         params: dict[str, Any] = {"r": e.ref, "a": dumps(aliases)}
         sets = "e.aliases = $a"
         if description:
@@ -91,6 +90,39 @@ class EntityTables(Schema):
             params["d"] = description
         self._q(f"MATCH (e:{e.type} {{ref: $r}}) SET {sets}", params)
         self._index_names(e, tuple(a for a in new_aliases if a not in e.aliases), with_name=False)
+
+    def _remember_entity(self, e: Entity) -> None:
+        """Keep what a stored entity was before this write changes it (``roll_back``)."""
+        if e.ref not in self._undo.entities:
+            self._undo.entities_before.setdefault(e.ref, [list(e.aliases), e.description, e.name])
+
+    def rename_entity(self, e: Entity, name: str) -> None:
+        """Give a stored entity another name (its ref stays); the name index follows."""
+        self.entity_writes += 1
+        self._remember_entity(e)
+        self._q(f"MATCH (e:{e.type} {{ref: $r}}) SET e.name = $n", {"r": e.ref, "n": name})
+        self._unindex_names(e, [e.name], keep=[name, *e.aliases])
+        self._index_names(Entity(e.ref, e.type, name), ())
+
+    def remove_aliases(self, e: Entity, gone: tuple[str, ...]) -> None:
+        """Take aliases off a stored entity; the name index follows."""
+        self.entity_writes += 1
+        self._remember_entity(e)
+        kept = [a for a in e.aliases if a not in gone]
+        self._q(f"MATCH (e:{e.type} {{ref: $r}}) SET e.aliases = $a", {"r": e.ref, "a": dumps(kept)})
+        self._unindex_names(e, gone, keep=[e.name, *kept])
+
+    def _unindex_names(self, e: Entity, names: Iterable[str], keep: Iterable[str]) -> None:
+        """Take ``e`` off the index keys of ``names`` that none of ``keep`` still has."""
+        kept = {k.lower() for k in keep}
+        for key in dict.fromkeys(k.lower() for k in names):
+            if key in kept:
+                continue
+            refs = [r for r in self.refs_named(key) if r != e.ref]
+            if refs:
+                self._q("MERGE (n:Name {key: $k}) SET n.refs = $v", {"k": key, "v": dumps(sorted(refs))})
+            else:
+                self._q("MATCH (n:Name {key: $k}) DELETE n", {"k": key})
 
     def _index_names(self, e: Entity, aliases: Iterable[str], with_name: bool = True) -> None:
         keys = ([e.name] if with_name else []) + list(aliases)

@@ -128,7 +128,23 @@ def statement_times_as_microseconds(conn: Any) -> None:
     _q(conn, "COMMIT")
 
 
-MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds}
+# layout 3 -> 4 ---------------------------------------------------------------------------
+
+_ENTITY_EVENT_V4 = ("CREATE NODE TABLE EntityEvent(id INT64 PRIMARY KEY, op STRING, ref STRING, other STRING, "
+                    "detail STRING, recorded_at INT64)")
+
+
+def entity_events(conn: Any) -> None:
+    """Layout 4: the ``EntityEvent`` table, the record of renames, alias changes and merges (a store of
+    layout 3 had none; its entities are kept as they are)."""
+    _q(conn, "BEGIN TRANSACTION")
+    _q(conn, _ENTITY_EVENT_V4)
+    _set_version(conn, 4)
+    _q(conn, "COMMIT")
+
+
+MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds,
+                                                3: entity_events}
 """The function that takes a store of layout N to layout N+1, by N."""
 
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"

@@ -227,6 +227,23 @@ class RecordTables(Schema):
                 out[rid].add(self._ref_of(node))
         return {i: sorted(refs) for i, refs in out.items()}
 
+    def mentions_naming(self, ref: str) -> dict[int, list[tuple[str, int, int, str]]]:
+        """Every mention (ref, span start, span end, rule) of each record that mentions ``ref``."""
+        etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+        if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
+            return {}
+        rows = self._q(f"MATCH (r:Record)-[:MENTIONS]->(e:{etype} {{ref: $e}}) RETURN DISTINCT r.id", {"e": ref})
+        return self.mentions_of_records([r[0] for r in rows])
+
+    def mentions_of_records(self, rec_ids: list[int]) -> dict[int, list[tuple[str, int, int, str]]]:
+        """Every mention (ref, span start, span end, rule) of each of these records, by span."""
+        out: dict[int, list[tuple[str, int, int, str]]] = {}
+        for i in rec_ids:
+            rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN e.ref, m.span_start, m.span_end, "
+                           "m.rule ORDER BY m.span_start, e.ref", {"r": f"rec:{_int(i)}"})
+            out[i] = [(ref, a, b, rule) for ref, a, b, rule in rows]
+        return out
+
     def mentions_of(self, rec_id: int) -> list[str]:
         rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN DISTINCT e.ref ORDER BY e.ref",
                        {"r": f"rec:{_int(rec_id)}"}, hot=True)

@@ -123,6 +123,8 @@ class Repair(Schema):
             out.add(RECORD_TYPE)
         if undo is None or undo.facts_from is not None:
             out |= {"Assertion", "Subject"}
+        if undo is None or undo.events_from is not None:
+            out.add("EntityEvent")
         if undo is None:
             out |= set(self.ontology.entity_types)
         else:
@@ -223,11 +225,16 @@ class Repair(Schema):
         for etype, refs in sorted(by_type.items()):
             out["entities"] += self._q(f"MATCH (e:{etype}) WHERE e.ref IN $r RETURN count(e)", {"r": refs})[0][0]
             self._q(f"MATCH (e:{etype}) WHERE e.ref IN $r DETACH DELETE e", {"r": refs})
-        for ref, (aliases, description) in sorted(undo.entities_before.items()):
+        for ref, before in sorted(undo.entities_before.items()):
             etype = self.ontology.type_for_prefix(ref.partition(":")[0])
             if etype is not None:
                 self._q(f"MATCH (e:{etype} {{ref: $r}}) SET e.aliases = $a, e.description = $d",
-                        {"r": ref, "a": dumps(list(aliases)), "d": description})
+                        {"r": ref, "a": dumps(list(before[0])), "d": before[1]})
+                if len(before) > 2:  # the name (marks written before renames existed hold two values)
+                    self._q(f"MATCH (e:{etype} {{ref: $r}}) SET e.name = $n", {"r": ref, "n": before[2]})
+        if undo.events_from is not None:
+            self._q(f"MATCH (e:EntityEvent) WHERE e.id >= {_int(undo.events_from)} DELETE e")
+            self.forget_redirects()
         if undo.entities or undo.entities_before:
             self.entity_writes += 1
         if undo.counters.get("next_fact", 0) > self.next_fact_id():

@@ -20,6 +20,8 @@ _NAME_DDL = "CREATE NODE TABLE Name(key STRING PRIMARY KEY, refs STRING)"
 _RECORD_KEY_DDL = "CREATE NODE TABLE RecordKey(key STRING PRIMARY KEY, id INT64)"
 _INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
               "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
+_EVENT_DDL = ("CREATE NODE TABLE EntityEvent(id INT64 PRIMARY KEY, op STRING, ref STRING, other STRING, detail STRING, "
+              "recorded_at INT64)")
 _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 
 
@@ -47,6 +49,7 @@ class Schema(StoreBase):
                 self._q(_RECORD_KEY_DDL)
                 for ddl in _INDEX_DDL:
                     self._q(ddl)
+                self._q(_EVENT_DDL)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")

@@ -1,4 +1,4 @@
-"""The Kuzu store put together: ``Store`` is the table families (``entities``, ``statements``,
+"""The Kuzu store put together: ``Store`` is the table families (``entities``, ``events``, ``statements``,
 ``views``, ``records``, ``postings``, ``graph``, ``repair``) over the schema and the plumbing
 (``schema``, ``base``). It is the engine behind the roles in ``graphmem/store/roles.py``."""
 
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from graphmem.store.kuzu.adhoc import AdhocQueries
 from graphmem.store.kuzu.entities import _NAME, EntityTables
+from graphmem.store.kuzu.events import EntityEventTables
 from graphmem.store.kuzu.graph import GraphReads
 from graphmem.store.kuzu.postings import _INDEX_WRITES, _POSTING, _POSTING_DROP, _TERM, PostingTables
 from graphmem.store.kuzu.records import _RECORD, _RECORD_HIT, _RECORD_KEY, RecordTables
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
     from graphmem.store.roles import CypherReads, StorageEngine
 
 
-class Store(EntityTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads, Repair, AdhocQueries):
+class Store(EntityTables, EntityEventTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads,
+            Repair, AdhocQueries):
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu`` (every role of ``StorageEngine``,
     and ``CypherReads``)."""
 
