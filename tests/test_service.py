@@ -534,6 +534,28 @@ def test_lint_code_and_limit_over_http(server: Server) -> None:
     assert bad.status_code == 400 and bad.json()["message"].startswith("unknown lint code 'nope': expected one of ")
 
 
+def test_entity_upkeep_over_http(server: Server) -> None:
+    """Rename, aliases, merge and unmerge, as the CLI's entity commands, each one recorded write."""
+    r = server.post("/entities/rename", {"ref": "sextant", "name": "Sextant Two"}).json()
+    assert r["schema"] == "graphmem.entity-rename.v1", r
+    assert server.get("/entity", ref="Sextant Two").json()["entity"]["ref"] == "project:sextant"
+    assert server.post("/entities/aliases", {"ref": "project:sextant", "aliases": ["sx2"]}).json()["schema"] == (
+        "graphmem.entity-alias-add.v1")
+    assert server.get("/entity", ref="sx2").json()["entity"]["ref"] == "project:sextant"
+    gone = server.post("/entities/aliases/remove", {"ref": "project:sextant", "aliases": ["sx2"]}).json()
+    assert gone["schema"] == "graphmem.entity-alias-remove.v1"
+    assert server.get("/entity", ref="sx2").status_code == 404
+    merged = server.post("/entities/merge", {"into": "lighthouse", "merged": "project:sextant"}).json()
+    assert merged["schema"] == "graphmem.entity-merge.v1", merged
+    assert server.get("/entity", ref="project:sextant").json()["merged_into"] == "project:lighthouse"
+    assert server.get("/current", subject="project:sextant").json()["subject"]["ref"] == "project:lighthouse"
+    back = server.post("/entities/unmerge", {"merged": "project:sextant"}).json()
+    assert back["schema"] == "graphmem.entity-unmerge.v1", back
+    assert server.get("/entity", ref="project:sextant").json()["merged_into"] is None
+    bad = server.post("/entities/merge", {"into": "lighthouse", "merged": "lighthouse"})
+    assert bad.status_code == 400 and bad.json()["schema"] == "graphmem.error.v1"
+
+
 def test_post_entities_adds_aliases_to_an_existing_entity(server: Server) -> None:
     """What the endpoint's description says: an existing entity (same type and name) gains the aliases it lacks."""
     r = server.post("/entities", {"type": "Tool", "name": "kuzu", "aliases": ["kuzu-embedded"]})

@@ -195,6 +195,27 @@ OPERATIONS: tuple[Operation, ...] = (
                Param("name", required=True, description="Its name; the ref is type:slug of the name"),
                Param("aliases", "array", description="Other names it goes by"),
                Param("description", description="What it is, in a sentence")), write=True, surfaces=HTTP),
+    Operation("entity_rename", "POST", "/entities/rename", "Give an entity another name; its ref stays "
+              "(graphmem.entity-rename.v1)", lambda m, p: m.rename_entity(p["ref"], p["name"]),
+              (Param("ref", required=True, description="The entity: a ref, name or alias"),
+               Param("name", required=True, description="Its new name")), write=True),
+    Operation("entity_alias_add", "POST", "/entities/aliases", "Add aliases to an entity; those it has stay "
+              "(graphmem.entity-alias-add.v1)", lambda m, p: m.add_aliases(p["ref"], p["aliases"]),
+              (Param("ref", required=True, description="The entity: a ref, name or alias"),
+               Param("aliases", "array", required=True, description="The names to add")), write=True),
+    Operation("entity_alias_remove", "POST", "/entities/aliases/remove", "Take aliases off an entity "
+              "(graphmem.entity-alias-remove.v1)", lambda m, p: m.remove_aliases(p["ref"], p["aliases"]),
+              (Param("ref", required=True, description="The entity: a ref, name or alias"),
+               Param("aliases", "array", required=True, description="The aliases to take off (each must be one)")),
+              write=True),
+    Operation("entity_merge", "POST", "/entities/merge", "Merge one entity into another: its facts, the facts "
+              "naming it and its mentions are carried over by new statements; its ref then resolves to the other "
+              "(graphmem.entity-merge.v1)", lambda m, p: m.merge_entities(p["into"], p["merged"]),
+              (Param("into", required=True, description="The entity that stays"),
+               Param("merged", required=True, description="The entity merged into it")), write=True),
+    Operation("entity_unmerge", "POST", "/entities/unmerge", "Take back a merge: the copies it made are retracted "
+              "and the originals copied back (graphmem.entity-unmerge.v1)", lambda m, p: m.unmerge_entity(p["merged"]),
+              (Param("merged", required=True, description="The entity that was merged"),), write=True),
     Operation("assert", "POST", "/assert", "Record that subject predicate object holds (graphmem.assert.v1)",
               lambda m, p: m.assert_(p["subject"], p["predicate"], p["object"], valid_from=p.get("valid_from"),
                                      valid_to=p.get("valid_to"), sources=p.get("sources") or [],
