@@ -66,13 +66,25 @@ class WhyResult(HtmlRepr):
     superseded_by: tuple[int, ...]
     conflicts: tuple[int, ...]
     ended_by: tuple[int, ...]
+    cited_by: tuple[Statement, ...] = ()  # the cites of this assertion, retracted ones included
 
     def to_dict(self) -> dict[str, Any]:
         st = self.statement
+        sources = [{**self._source(s), "attached_at": format_instant(st.recorded_at), "cite": None}
+                   for s in st.sources]
+        seen = set(st.sources)
+        for c in sorted(self.cited_by):
+            if c.retracted_at is None:
+                for s in c.sources:
+                    if s not in seen:
+                        seen.add(s)
+                        sources.append({**self._source(s), "attached_at": format_instant(c.recorded_at),
+                                        "cite": c.ref, "note": c.object})
         return {
             "schema": "graphmem.why.v1", "fact": st.to_dict(),
             "subject": self.subject.brief() if self.subject else {"ref": st.subject},
-            "sources": [self._source(s) for s in st.sources],
+            "sources": sources,
+            "cited_by": [c.to_dict() for c in sorted(self.cited_by)],
             "in_view": [iv.to_dict() for iv in self.intervals],
             "supersedes": [fact_ref(i) for i in self.supersedes],
             "superseded_by": [fact_ref(i) for i in self.superseded_by],
@@ -117,6 +129,7 @@ class ImportReport(HtmlRepr):
     errors: tuple[tuple[int, str], ...]
     written: bool
     seconds: float = 0.0
+    unchanged: int = 0  # lines equal to what the store held: nothing written for them
 
     @property
     def ok(self) -> bool:
@@ -126,7 +139,7 @@ class ImportReport(HtmlRepr):
         return {
             "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
             "entities_created": self.entities_created, "entities_updated": self.entities_updated,
-            "statements": self.statements, "retractions": self.retractions,
+            "statements": self.statements, "retractions": self.retractions, "unchanged": self.unchanged,
             "facts": None if self.first_fact is None else [fact_ref(self.first_fact), fact_ref(self.last_fact or 0)],
             "errors": [{"line": n, "reason": r} for n, r in self.errors],
             "seconds": round(self.seconds, 3),

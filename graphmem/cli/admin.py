@@ -91,7 +91,7 @@ def import_(
                 render.out(f"{verb}: {d['entities_created']} entities created, {d['entities_updated']} updated, "
                            f"{d['statements'] if d['written'] else 0} statements"
                            + (f" ({d['facts'][0]}..{d['facts'][1]})" if d["facts"] and d["written"] else "")
-                           + f", {d['retractions']} retractions in {d['seconds']} s")
+                           + f", {d['retractions']} retractions, {d['unchanged']} lines unchanged in {d['seconds']} s")
             emit(ctx, doc, human)
             if r.errors:
                 for n, reason in r.errors[:20]:

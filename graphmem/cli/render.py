@@ -84,6 +84,9 @@ def timeline(doc: dict[str, Any]) -> None:
     for e in doc["events"]:
         if e["event"] == "retract":
             rows.append([e["recorded_at"], "retract", e["fact"], e["predicate"], e.get("reason") or ""])
+        elif e["event"] == "cite":
+            rows.append([e["recorded_at"], "cite", e["fact"], e["predicate"],
+                         f"{e['cites']} + {', '.join(e['sources'])}"])
         elif e["event"] == "end":
             rows.append([e["recorded_at"], "end", e["fact"], e["predicate"],
                          f"{obj_text(e['object'])} at {day(e['at'])}"])
@@ -122,14 +125,22 @@ def why(doc: dict[str, Any]) -> None:
     heading(f"{f['fact']}: {f['subject']} {f['predicate']} {obj_text(f['object'])}")
     if f["op"] == "end":
         out(f"  ends at        {f['at']}")
+    elif f["op"] == "cite":
+        out(f"  cites          {f['cites']}" + (f" ({f['note']})" if f["note"] else ""))
     else:
         out(f"  valid          {day(f['valid_from'])} .. {day(f['valid_to'])}")
     out(f"  recorded       {f['recorded_at']} by {f['asserted_by']} (trust {f['trust']})")
     out(f"  sources        {', '.join(s['ref'] for s in doc['sources']) or 'none'}")
     for src in doc["sources"]:
+        attached = f" (attached {src['attached_at']} by {src['cite']})" if src.get("cite") else ""
         if src["kind"] == "record":
             text = " ".join(src["text"].split())[:200] if src.get("resolved") else "(does not resolve)"
-            out(f"    {src['ref']}: {text}")
+            out(f"    {src['ref']}{attached}: {text}")
+        elif attached:
+            out(f"    {src['ref']}{attached}")
+    for c in doc.get("cited_by", []):
+        if c["retracted_at"]:
+            out(f"  cite withdrawn {c['fact']} ({', '.join(c['sources'])}) at {c['retracted_at']}")
     for key, label in (("supersedes", "supersedes"), ("superseded_by", "superseded by"),
                        ("conflicts", "conflicts with"), ("ended_by", "ended by")):
         if doc[key]:
