@@ -122,7 +122,9 @@ class _Reader:
                                             record_refs)
                     if op == "assert" or op == "end" or op == "cite":
                         if self.stored is not None:
-                            same = self.stored.match(st, declared_id(declared))
+                            same = self.stored.match(st, declared_id(declared), obj.get("recorded_at") is not None,
+                                                     obj.get("asserted_by") is not None,
+                                                     op == "assert" and obj.get("valid_from") is None)
                             if same is not None:  # held already: nothing to write
                                 if isinstance(declared, str):
                                     file_ids[declared] = same

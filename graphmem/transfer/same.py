@@ -2,8 +2,9 @@
 nothing and is counted as unchanged (docs/formats.md, "Importing again").
 
 Equal means the same op, subject, predicate, object, interval (an end's time, a cite's assertion) and
-sources (as a set), and, when the line carries an ``id``, that very statement; record time, asserter
-and trust are not compared, and a retracted statement still counts as held.
+sources (as a set), and, when the line carries an ``id``, that very statement; the record time and the
+asserter are compared when the line gives them (a line without ``recorded_at`` is recorded "now", which
+is no claim), and a retracted statement still counts as held.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class Held:
 
     def __init__(self, store: Store, preload: bool) -> None:
         self.store = store
-        self.subjects: dict[str, tuple[dict[Key, int], dict[int, Key]]] = {}
+        self.subjects: dict[str, dict[Key, list[Statement]]] = {}
         self.complete = False
         if preload:
             none = _no_name
@@ -35,31 +36,31 @@ class Held:
                 self._add(ref, store.statements_from_log(ref, text, none)[0])
             self.complete = True
 
-    def _add(self, ref: str, log: Iterable[Statement]) -> tuple[dict[Key, int], dict[int, Key]]:
-        by_key: dict[Key, int] = {}
-        by_id: dict[int, Key] = {}
+    def _add(self, ref: str, log: Iterable[Statement]) -> dict[Key, list[Statement]]:
+        by_key: dict[Key, list[Statement]] = {}
         for s in log:
-            k = key(s)
-            by_key.setdefault(k, s.id)
-            by_id[s.id] = k
-        self.subjects[ref] = (by_key, by_id)
-        return by_key, by_id
+            by_key.setdefault(key(s), []).append(s)
+        self.subjects[ref] = by_key
+        return by_key
 
-    def _of(self, ref: str) -> tuple[dict[Key, int], dict[int, Key]]:
-        got = self.subjects.get(ref)
-        if got is None:
-            got = ({}, {}) if self.complete else self._add(ref, self.store.subject_log(ref))
-        return got
-
-    def match(self, s: Statement, declared: int | None) -> int | None:
-        """The id of the stored statement ``s`` equals (the one named ``declared``, if given), else None."""
-        by_key, by_id = self._of(s.subject)
-        if not by_id:
-            return None
-        k = key(s)
-        if declared is not None:
-            return declared if by_id.get(declared) == k else None
-        return by_key.get(k)
+    def match(self, s: Statement, declared: int | None, recorded: bool, by: bool, default_from: bool) -> int | None:
+        """The id of the stored statement ``s`` equals (the one named ``declared``, if given), else None;
+        ``recorded`` and ``by``: the line gave its record time, its asserter; ``default_from``: it gave no
+        ``valid_from`` (so it starts when it is recorded, and equals a statement that started when it was)."""
+        by_key = self.subjects.get(s.subject)
+        if by_key is None:
+            by_key = {} if self.complete else self._add(s.subject, self.store.subject_log(s.subject))
+        if default_from and not recorded:
+            k = key(s)[:5] + key(s)[6:]
+            candidates: Iterable[Statement] = (h for hs in by_key.values() for h in hs
+                                               if h.valid_from == h.recorded_at and key(h)[:5] + key(h)[6:] == k)
+        else:
+            candidates = by_key.get(key(s), ())
+        for h in candidates:
+            if ((declared is None or h.id == declared) and (not recorded or h.recorded_at == s.recorded_at)
+                    and (not by or h.asserted_by == s.asserted_by)):
+                return h.id
+        return None
 
 
 def held(store: Store, preload: bool) -> Held | None:
