@@ -122,7 +122,8 @@ def lint(doc: dict[str, Any], per_code: int | None = None) -> None:
 
 def why(doc: dict[str, Any]) -> None:
     f = doc["fact"]
-    heading(f"{f['fact']}: {f['subject']} {f['predicate']} {obj_text(f['object'])}")
+    what = f"cite of {f['cites']}" if f["op"] == "cite" else obj_text(f["object"])
+    heading(f"{f['fact']}: {f['subject']} {f['predicate']} {what}")
     if f["op"] == "end":
         out(f"  ends at        {f['at']}")
     elif f["op"] == "cite":

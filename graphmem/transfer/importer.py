@@ -170,7 +170,7 @@ class _Reader:
                 if not extra and (not ent.description or ent.description == have.description):
                     if ent.ref not in self.created and ent.ref not in self.updated:
                         self.unchanged += 1
-                elif extra or (ent.description and ent.description != have.description):
+                else:
                     merged = replace(have, aliases=have.aliases + extra,
                                      description=ent.description or have.description)
                     if ent.ref in self.created:
