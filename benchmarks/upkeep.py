@@ -62,7 +62,9 @@ def main() -> None:
                            "nothing_written": before == (m.store.statement_count(), m.store.next_fact_id(),
                                                          m.store.next_record_id())}
         # cite: one at a time on random assertions, beside a raw single-row CREATE in Kuzu (rolled back)
-        asserts = [int(x["id"].split(":")[1]) for x in map(json.loads, lines) if x.get("op") == "assert"]
+        parsed = [json.loads(x) for x in lines]
+        retracted = {x["fact"] for x in parsed if x.get("op") == "retract"}
+        asserts = [int(x["id"].split(":")[1]) for x in parsed if x.get("op") == "assert" and x["id"] not in retracted]
         targets = rng.sample(asserts, min(args.cites, len(asserts)))
         ours: list[float] = []
         for i, fid in enumerate(targets):

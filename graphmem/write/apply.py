@@ -152,7 +152,8 @@ class Writer:
         st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us())
         assert target is not None
         not_attached(fact, st, attached_sources(log, target))
-        apply(self.store, self.registry, [st])
+        # the subject's row only: fact edges carry no sources, so a cite leaves them as they are
+        apply(self.store, self.registry, [st], touched={st.subject: set()})
         return WriteResult("cite", (st.ref,), {"fact": st.to_dict(), "assertion": target.to_dict(),
                                                "sources": list(attached_sources([*log, st], target))})
 
