@@ -11,11 +11,17 @@ from typing import Any
 import pytest
 from helpers import cli, jl, one_clear_line
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import ENTITIES as ENTITY_PAIRS
-from strategies import import_histories
+from strategies import HORIZON, SOURCES, import_histories, known_ats, pure_subject_statements
 
 import graphmem
+from graphmem.model import Statement
+from graphmem.ontology.schema import load_ontology, load_registry
 from graphmem.transfer import importer
+from graphmem.view.temporal import view_for_subject
+
+REGISTRY = load_registry(load_ontology())
 
 ENTITIES = [{"op": "entity", "type": "Project", "name": "Atlas"}, {"op": "entity", "type": "Tool", "name": "Kuzu"}]
 
@@ -300,3 +306,37 @@ def test_import_twice_equals_import_once(tmp_path_factory: pytest.TempPathFactor
         once.close()
         twice.close()
     shutil.rmtree(folder)
+
+
+# the pure view with cites ----------------------------------------------------------------------------
+
+@st.composite
+def _with_cites(draw: st.DrawFn) -> tuple[list[Statement], list[Statement]]:
+    stmts = draw(pure_subject_statements())
+    asserts = [s for s in stmts if s.op == "assert"]
+    cites: list[Statement] = []
+    for k in range(draw(st.integers(0, 6)) if asserts else 0):
+        target = draw(st.sampled_from(asserts))
+        rec = draw(st.integers(0, HORIZON))
+        retracted = draw(st.one_of(st.none(), st.integers(rec, HORIZON)))
+        cites.append(Statement(1000 + k, "cite", target.subject, target.predicate, None, "", target.id, None, rec,
+                               retracted, None, tuple(draw(st.lists(st.sampled_from(SOURCES), min_size=1,
+                                                                    max_size=2, unique=True)))))
+    return stmts, cites
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=_with_cites(), known_at=known_ats, data=st.data())
+def test_cites_change_only_the_sources_of_their_assertions_intervals(
+        case: tuple[list[Statement], list[Statement]], known_at: int | None, data: st.DataObject) -> None:
+    stmts, cites = case
+    without = view_for_subject(stmts, REGISTRY, known_at)
+    mixed = data.draw(st.permutations(stmts + cites), label="order")
+    with_cites = view_for_subject(mixed, REGISTRY, known_at)
+    assert [iv._replace(sources=()) for iv in with_cites] == [iv._replace(sources=()) for iv in without]
+    for a, b in zip(without, with_cites, strict=True):
+        expected = list(a.sources)
+        for c in sorted(cites):
+            if c.valid_from in a.assertions and c.visible_at(known_at):
+                expected += [x for x in c.sources if x not in expected]
+        assert list(b.sources) == expected
