@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, check_int
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant
 from graphmem.notebook import HtmlRepr
@@ -165,6 +166,11 @@ class LintIssue:
 
 
 SEVERITY_RANK = {"warning": 1, "error": 2}
+# every code lint reports, with its severity (SPEC 6)
+LINT_CODES = {"unknown_predicate": "error", "subject_type_mismatch": "error", "object_type_mismatch": "error",
+              "dangling_entity": "error", "interval_invalid": "error", "single_value_conflict": "error",
+              "dangling_source": "error", "view_drift": "error", "duplicate_assertion": "warning",
+              "missing_source": "warning", "stale_fact": "warning", "future_fact": "warning"}
 
 
 def check_fail_on(fail_on: str, what: str = "fail_on") -> str:
@@ -174,8 +180,25 @@ def check_fail_on(fail_on: str, what: str = "fail_on") -> str:
     return fail_on
 
 
+def check_lint_codes(codes: Iterable[str] | None, what: str = "code") -> tuple[str, ...] | None:
+    """The lint codes asked for (None: every code), each checked; an unknown one is BadInput naming them all."""
+    if codes is None:
+        return None
+    if isinstance(codes, str):
+        codes = [codes]
+    chosen: list[str] = []
+    for c in codes:
+        if c not in LINT_CODES:
+            raise BadInput(f"unknown lint {what} {c!r}: expected one of {', '.join(sorted(LINT_CODES))}")
+        if c not in chosen:
+            chosen.append(c)
+    return tuple(chosen)
+
+
 @dataclass(frozen=True)
 class LintReport(HtmlRepr):
+    """Every issue lint found, errors first, then by code and what it is about; ``checked`` counts what was read."""
+
     issues: tuple[LintIssue, ...]
     checked: dict[str, int]
 
@@ -187,14 +210,38 @@ class LintReport(HtmlRepr):
                 "warning": sum(i.severity == "warning" for i in self.issues),
                 "by_code": dict(sorted(by_code.items())), **self.checked}
 
-    def fails(self, fail_on: str = "error") -> bool:
-        """Whether an issue is at or above ``fail_on`` (error or warning; BadInput otherwise)."""
-        rank = SEVERITY_RANK[check_fail_on(fail_on)]
-        return any(SEVERITY_RANK[i.severity] >= rank for i in self.issues)
+    def summary(self) -> list[dict[str, Any]]:
+        """One entry per code found: ``code``, ``severity``, ``count``; errors first, then the most frequent."""
+        by_code: dict[str, list[Any]] = {}
+        for i in self.issues:
+            by_code.setdefault(i.code, [i.severity, 0])[1] += 1
+        return [{"code": c, "severity": sev, "count": n} for c, (sev, n) in
+                sorted(by_code.items(), key=lambda kv: (-SEVERITY_RANK[kv[1][0]], -kv[1][1], kv[0]))]
 
-    def to_dict(self, fail_on: str = "error") -> dict[str, Any]:
-        return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on), "fail_on": fail_on,
-                "counts": self.counts(), "issues": [i.to_dict() for i in self.issues]}
+    def select(self, codes: Iterable[str] | None = None) -> tuple[LintIssue, ...]:
+        """The issues of these codes (all with None); an unknown code is BadInput naming the known ones."""
+        chosen = check_lint_codes(codes)
+        return self.issues if chosen is None else tuple(i for i in self.issues if i.code in chosen)
+
+    def fails(self, fail_on: str = "error", codes: Iterable[str] | None = None) -> bool:
+        """Whether an issue (of ``codes``, if given) is at or above ``fail_on`` (error or warning; BadInput otherwise)."""
+        rank = SEVERITY_RANK[check_fail_on(fail_on)]
+        return any(SEVERITY_RANK[i.severity] >= rank for i in self.select(codes))
+
+    def to_dict(self, fail_on: str = "error", *, codes: Iterable[str] | None = None,
+                limit: int | None = None) -> dict[str, Any]:
+        """The ``graphmem.lint.v1`` document: ``counts`` and ``summary`` cover every issue; ``issues`` holds
+        those of ``codes`` (all with None), at most ``limit`` of them (all with None), and ``ok`` judges them;
+        ``matched`` is how many there are and ``more`` how many ``limit`` left out."""
+        chosen = check_lint_codes(codes)
+        if limit is not None:
+            check_int(limit, "limit", 0, 10**9)
+        issues = self.select(chosen)
+        shown = issues if limit is None else issues[:limit]
+        return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on, chosen), "fail_on": fail_on,
+                "counts": self.counts(), "summary": self.summary(), "codes": None if chosen is None else list(chosen),
+                "limit": limit, "matched": len(issues), "more": len(issues) - len(shown),
+                "issues": [i.to_dict() for i in shown]}
 
 
 @dataclass(frozen=True)
@@ -277,17 +324,19 @@ class ExtractResult(HtmlRepr):
     written: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        mentions, entities, assertions, skipped = [], [], [], []
+        mentions, entities, assertions, ends, skipped = [], [], [], [], []
         for source, ex in self.items:
             rec = source if source.startswith("rec:") else None
             mentions += [{**m.to_dict(), "record": rec} for m in ex.mentions]
             entities += [{**e.to_dict(), "record": rec} for e in ex.entities]
             assertions += [p.to_dict() for p in ex.assertions]
+            ends += [p.to_dict() for p in ex.ends]
             skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
                         for s in ex.skipped]
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
-                "entities": entities, "assertions": assertions, "skipped": skipped, "written": list(self.written)}
+                "entities": entities, "assertions": assertions, "ends": ends, "skipped": skipped,
+                "written": list(self.written)}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, fail, memory
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, fail, memory
+from graphmem.cli.progress import bar
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +33,9 @@ def ingest(
         if file != "-" and not Path(file).is_file():
             fail(f"cannot read records file {file!r}: no such file")
         with memory(ctx, create=True) as m:
-            r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_)
+            with bar() as progress:
+                r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_,
+                             progress=progress)
             emit(ctx, r.to_dict(), render.ingest)
             for n, reason in r.errors[:20]:
                 sys.stderr.write(f"graphmem: line {n}: {reason}\n")
@@ -45,6 +48,7 @@ def search(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to look for (BM25 over record text).")],
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="At most N records.")] = 10,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Full-text (BM25) search over evidence records, best first."""
     with errors(), memory(ctx) as m:
@@ -59,6 +63,7 @@ def extract(
     apply: Annotated[bool, typer.Option("--apply", help="Write the mentions and assertions (by the extractor, citing "
                                         "the record; --text is stored as a record first).")] = False,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Propose mentions, new entities and assertions from text; writes nothing without --apply."""
     with errors():
@@ -73,5 +78,6 @@ def extract(
             elif text is not None:
                 r = m.extract_text(text, apply=apply)
             else:
-                r = m.extract_pending(apply=apply)
+                with bar() as progress:
+                    r = m.extract_pending(apply=apply, progress=progress)
             emit(ctx, r.to_dict(), render.extract)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
 
 When = "ISO-8601 date or datetime, or 'now'."
 
@@ -26,6 +26,7 @@ def pack(
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Add every candidate considered and why it was kept or left out.")] = False,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """A small cited context bundle for an LLM request; prints the bundle text alone unless --json or --trace."""
     with errors(), memory(ctx, lookup=True) as m:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
@@ -15,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import MAX_CHARS, parse_record
 from graphmem.model.jsonio import loads
+from graphmem.model.progress import EVERY, Progress, no_progress
 from graphmem.model.records import Record
 from graphmem.model.times import now_us
 
@@ -61,11 +63,18 @@ class IngestReport:
         return doc
 
 
-def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes]) -> Iterable[bytes]:
+def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes], progress: Progress = no_progress) -> Iterable[bytes]:
     if isinstance(source, str | Path):
         try:
             with Path(source).open("rb") as f:
-                yield from f
+                if progress is no_progress:
+                    yield from f
+                    return
+                size, task = os.fstat(f.fileno()).st_size, f"reading {Path(source).name}"
+                for n, raw in enumerate(f):
+                    if not n % EVERY:
+                        progress(task, f.tell(), size)
+                    yield raw
         except OSError as e:
             raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}") from None
     else:
@@ -73,14 +82,15 @@ def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes]) -> Iterable[byt
 
 
 def ingest(store: RecordStore, source: str | Path | IO[bytes] | Iterable[bytes], *, redact: bool = True,
-           max_chars: int = MAX_CHARS) -> IngestReport:
-    """Store every good line as a record; report bad lines; add nothing twice."""
+           max_chars: int = MAX_CHARS, progress: Progress = no_progress) -> IngestReport:
+    """Store every good line as a record; report bad lines; add nothing twice; ``progress`` hears how far
+    it has got."""
     t0 = time.perf_counter()
     now = now_us()
     parsed: list[Record] = []
     errors: list[tuple[int, str]] = []
     n = 0
-    for lineno, raw in enumerate(_raw_lines(source), 1):
+    for lineno, raw in enumerate(_raw_lines(source, progress), 1):
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         if not raw.strip():
@@ -117,6 +127,7 @@ def ingest(store: RecordStore, source: str | Path | IO[bytes] | Iterable[bytes],
     for r in fresh:
         for k, v in r.redactions.items():
             redactions[k] = redactions.get(k, 0) + v
+    progress("writing records and their index", 0, None)
     with store.transaction():
         store.add_records(fresh)
     return IngestReport(n, tuple(r.ref for r in fresh), duplicates, tuple(errors), redactions,

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
+from graphmem.model.progress import Progress, counted, no_progress
 from graphmem.model.text import check_text
 from graphmem.model.times import now_us
 
@@ -94,6 +95,8 @@ def load_records(store: ExtractionStore, ids: list[int]) -> list[Record]:
     return out
 
 
-def propose(extractor: Extractor, records: list[Record]) -> list[tuple[Record, Extraction]]:
+def propose(extractor: Extractor, records: list[Record], progress: Progress = no_progress
+            ) -> list[tuple[Record, Extraction]]:
     """What the extractor proposes from each record, dated by the record and citing it."""
-    return [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref)) for rec in records]
+    return [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref))
+            for rec in counted(records, "extracting from records", progress)]

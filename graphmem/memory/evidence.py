@@ -9,6 +9,7 @@ from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
+from graphmem.model.progress import Progress, no_progress
 from graphmem.model.text import check_text
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 class EvidenceFacade(MemoryBase):
     """Records: ingest, look up, search, extract; export."""
 
-    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> IngestReport:
+    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False,
+               progress: Progress = no_progress) -> IngestReport:
         """Store evidence records from JSONL lines (a path, a binary stream or byte lines).
 
         With ``extract``, also extract from the new records and apply it (the report's ``extraction``).
@@ -44,6 +46,8 @@ class EvidenceFacade(MemoryBase):
             Mask secrets (keys, tokens, passwords) in the text before storing it.
         extract : bool, default False
             Run extraction on the new records and write what it proposes.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
 
         Returns
         -------
@@ -65,9 +69,10 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.evidence.ingest import ingest
-        report = ingest(self.store, source, redact=redact)
+        report = ingest(self.store, source, redact=redact, progress=progress)
         if extract and report.stored:
-            report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
+            report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True,
+                                                                                 progress=progress))
         return report
 
     def record(self, ref: str) -> Record:
@@ -196,7 +201,8 @@ class EvidenceFacade(MemoryBase):
         when = parse_instant(at, what="at") if at else now_us()
         return ExtractResult((("text", self.extractor().extract(text, default_time=when)),), False, ())
 
-    def extract_records(self, refs: list[str], *, apply: bool = False) -> ExtractResult:
+    def extract_records(self, refs: list[str], *, apply: bool = False,
+                        progress: Progress = no_progress) -> ExtractResult:
         """Proposals from stored records; with ``apply``, write mentions and assertions citing them.
 
         Parameters
@@ -205,6 +211,8 @@ class EvidenceFacade(MemoryBase):
             Record refs, ``rec:N``.
         apply : bool, default False
             Write the mentions and proposed assertions.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -226,11 +234,16 @@ class EvidenceFacade(MemoryBase):
         (('fact:1',), ('rec:1',))
         >>> m.close()
         """
-        items = propose(self.extractor(), load_records(self.store, [parse_record_ref(r) for r in refs]))
+        progress("loading the extractor", 0, None)
+        extractor = self.extractor()
+        items = propose(extractor, load_records(self.store, [parse_record_ref(r) for r in refs]), progress)
+        if apply:
+            progress("writing mentions and assertions", 0, None)
         written = self._writer.extractions(items) if apply else []
         return ExtractResult(tuple((rec.ref, ex) for rec, ex in items), apply, tuple(written))
 
-    def extract_pending(self, *, apply: bool = False, limit: int | None = None) -> ExtractResult:
+    def extract_pending(self, *, apply: bool = False, limit: int | None = None,
+                        progress: Progress = no_progress) -> ExtractResult:
         """Proposals from the records not extracted from yet (``limit``: the first that many).
 
         Parameters
@@ -239,6 +252,8 @@ class EvidenceFacade(MemoryBase):
             Write the mentions and proposed assertions.
         limit : int, optional
             Only the first that many pending records.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -256,7 +271,8 @@ class EvidenceFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self.extract_records([f"rec:{i}" for i in self.store.pending_record_ids(limit)], apply=apply)
+        return self.extract_records([f"rec:{i}" for i in self.store.pending_record_ids(limit)], apply=apply,
+                                    progress=progress)
 
     def export_doc(self, fmt: str = "jsonl", as_of: str | None = None) -> ExportDoc:
         """The document of ``graphmem export``: ``export``'s text with its format and ``as_of``.

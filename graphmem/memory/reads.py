@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
+from graphmem.model.progress import Progress, no_progress
 from graphmem.results import (
     CurrentResult,
     FactsResult,
@@ -191,9 +192,40 @@ class ReadFacade(MemoryBase):
         """
         return self._reads.why(fact)
 
+    def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
+        """Who asserted each statement: ``fact:N`` to operator, agent, extractor or import.
+
+        The readable tables mark a fact only the extractor asserted with it (its trust is the lowest).
+
+        Parameters
+        ----------
+        facts : iterable of str
+            Statement refs, ``fact:N``; one that does not exist is left out of the answer.
+
+        Returns
+        -------
+        dict of str to str
+
+        Raises
+        ------
+        BadInput
+            A bad ref.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+        >>> _ = m.assert_("Atlas", "uses", "Kuzu", by="extractor"), m.assert_("Atlas", "status", "active")
+        >>> m.asserted_by(["fact:1", "fact:2", "fact:9"])
+        {'fact:1': 'extractor', 'fact:2': 'operator'}
+        >>> m.close()
+        """
+        return self._reads.asserted_by(facts)
+
     # rebuild (graphmem.view.rebuild) ----------------------------------------------------------
 
-    def rebuild(self, *, check: bool = False) -> RebuildReport:
+    def rebuild(self, *, check: bool = False, progress: Progress = no_progress) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare (``view.rebuild.rebuild``).
 
         A store opened with ``repair=True`` after an interrupted bulk commit is made whole first.
@@ -202,6 +234,8 @@ class ReadFacade(MemoryBase):
         ----------
         check : bool, default False
             Only compare the stored view with a recomputation; write nothing.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -220,7 +254,8 @@ class ReadFacade(MemoryBase):
         (True, (), 1)
         >>> m.close()
         """
-        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon)
+        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon,
+                                    progress=progress)
 
     def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed.
@@ -252,7 +287,8 @@ class ReadFacade(MemoryBase):
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
-                      write_changed: bool = False) -> tuple[list[R], list[ViewFiles]]:
+                      write_changed: bool = False, *, progress: Progress = no_progress
+                      ) -> tuple[list[R], list[ViewFiles]]:
         """Every subject recomputed and compared with its stored rows (``view.rebuild.compare_views``).
 
         Parameters
@@ -266,6 +302,8 @@ class ReadFacade(MemoryBase):
             subject; it must not touch the store (the work is shared out between processes).
         write_changed : bool, default False
             Also write the rows of the subjects that differ to bulk files (returned).
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -285,7 +323,8 @@ class ReadFacade(MemoryBase):
         ([('project:atlas', [])], [])
         >>> m.close()
         """
-        return view_rebuild.compare_views(self.store, self.registry, names, content_only, each, write_changed)
+        return view_rebuild.compare_views(self.store, self.registry, names, content_only, each, write_changed,
+                                          progress)
 
     def drift_entry(self, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:
         """How the stored rows of ``ref`` differ from ``view`` (``view.rebuild.drift_entry``).
@@ -317,13 +356,19 @@ class ReadFacade(MemoryBase):
         """
         return view_rebuild.drift_entry(self.store, ref, view, parts)
 
-    def lint(self) -> LintReport:
+    def lint(self, *, progress: Progress = no_progress) -> LintReport:
         """Check the store: statements without sources, conflicts, drift of the view and other issues.
+
+        Parameters
+        ----------
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
 
         Returns
         -------
         LintReport
-            ``issues`` are LintIssue values with a code, severity and message.
+            ``issues`` are LintIssue values with a code, severity and message, errors first; ``to_dict``
+            takes the codes to show and how many.
 
         Examples
         --------
@@ -338,4 +383,4 @@ class ReadFacade(MemoryBase):
         """
         from graphmem.view.lint import LintParts, lint
         with gc_paused():
-            return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry))
+            return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry, progress))

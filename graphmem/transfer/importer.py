@@ -22,12 +22,13 @@ from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Interval, Statement
 from graphmem.model.jsonio import loads
+from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.results import ImportReport
 from graphmem.store import StatementFile, Store, ViewFiles
-from graphmem.transfer.lines import declared_id, decode, file_lines, mention_list, record_line, str_list
+from graphmem.transfer.lines import counted, declared_id, decode, file_lines, mention_list, record_line, str_list
 from graphmem.transfer.same import Held, held
 from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import attached_sources, view_for_subject
@@ -272,11 +273,12 @@ class _Reader:
 
 
 def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
-                 strict: bool = False) -> ImportReport:
-    """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
+                 strict: bool = False, progress: Progress = no_progress) -> ImportReport:
+    """Validate every line, then write the valid ones (all or nothing with ``strict``); ``progress``
+    hears how far it has got."""
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
-    lines: Iterable[str] = file_lines(source)
+    lines: Iterable[str] = file_lines(source, progress)
     size = 0
     path: Path | None = None
     if isinstance(source, str | Path):
@@ -297,10 +299,13 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
         # two cores only into a store without entities: the child process must not query the store
         run = (_plain_run(path) if path is not None and sink is not None and resolve.store_empty and stored is None
                else None)
-        if path is None or run is None:
+        if path is None:
+            assert isinstance(lines, list)
+            r.read(counted(lines, progress))
+        elif run is None:
             r.read(enumerate(lines, 1))
         else:
-            _read_on_two_cores(r, path, *run)
+            _read_on_two_cores(r, path, *run, progress=progress)
     except BaseException:
         if sink is not None:
             sink.discard()
@@ -313,8 +318,9 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
                             r.unchanged)
     del r.recorded
     if r.created or r.updated or r.records or n_stmts or r.retractions:
+        progress("writing to the store", 0, None)
         _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
-               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions)
+               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
     elif sink is not None:
         sink.discard()
     return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
@@ -358,14 +364,18 @@ def _plain_run(path: Path) -> tuple[int, int, int] | None:
             return start, middle, end
 
 
-def _span(path: Path, start: int, end: int, first_line: int) -> Iterator[tuple[int, str]]:
-    """The numbered lines of a file that start at byte offsets in [start, end)."""
+def _span(path: Path, start: int, end: int, first_line: int,
+          report: Callable[[int], None] | None = None) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a file that start at byte offsets in [start, end); ``report`` is handed the
+    offset reached every few thousand lines."""
     with path.open("rb") as f:
         f.seek(start)
         pos = start
         for lineno, raw in enumerate(f, first_line):
             if pos >= end:
                 return
+            if report is not None and not (lineno - first_line) % EVERY:
+                report(pos)
             pos += len(raw)
             yield lineno, decode(raw)
 
@@ -391,18 +401,30 @@ def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[in
     return breaks, filled + (1 if rest.strip() else 0)
 
 
-def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int) -> None:
+def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
+                       progress: Progress = no_progress) -> None:
     """Read the file with its longest run of plain lines (``_plain_run``) split between this process
     and a forked child; the rest is read here, in order.
 
     The child reads the second half as if every line of the first half were a valid statement, so
     its ids start that many after the first half's first id. When the first half has an error (or
     the child fails), the child's work is dropped and this process reads the second half itself:
-    the result is always that of reading the file in order.
+    the result is always that of reading the file in order. ``progress`` hears of the bytes read (of
+    the halves, as if the child kept pace with this process).
     """
     assert r.sink is not None
     size = path.stat().st_size
-    r.read(_span(path, 0, start, 1))
+    task = f"reading {path.name}"
+    tell = here_only(progress)
+
+    def at(pos: int) -> None:
+        tell(task, pos, size)
+
+    def paced(pos: int) -> None:  # this process reads the first half while the child reads the second
+        tell(task, min(start + 2 * (pos - start), end), size)
+
+    report = None if progress is no_progress else at
+    r.read(_span(path, 0, start, 1, report))
     # the line numbers at the three offsets, and the second half's first id if all goes well
     first_half, statements = _count(path, start, middle, nonblank=True)
     line_at = {start: _count(path, 0, start)[0] + 1}
@@ -414,7 +436,7 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     def part(halves: list[tuple[int, int]]) -> dict[str, Any] | None:
         (lo, hi), = halves
         if lo == start:  # the first half, here
-            r.read(_span(path, lo, hi, line_at[lo]))
+            r.read(_span(path, lo, hi, line_at[lo], None if report is None else paced))
             return None
         child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file())
         child.record_refs = r.record_refs
@@ -446,15 +468,15 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     else:  # the first half had an error, so the second half's ids are not those: read it here
         if theirs is not None:
             theirs["bulk"].discard()
-        r.read(_span(path, middle, end, line_at[middle]))
-    r.read(_span(path, end, size, line_at[end]))
+        r.read(_span(path, middle, end, line_at[middle], report))
+    r.read(_span(path, end, size, line_at[end], report))
 
 
 def _write(store: Store, registry: Registry, created: list[Entity],
            updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementFile,
            next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            touched: dict[str, set[str]], now: int, records: list[Record],
-           rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
+           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress) -> None:
     """Write everything in one transaction: entities, aliases, records and mentions, then the statements
     and retractions with the view of every subject they touch.
 
@@ -483,7 +505,9 @@ def _write(store: Store, registry: Registry, created: list[Entity],
         # every statement is in this import's bulk files: the view from them, before the transaction
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
+        progress("computing the view", 0, None)
         views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+        progress("writing to the store", 0, None)
     names: dict[str, str | None] = {e.ref: e.name for e in created}
 
     def name_of(ref: str) -> str | None:
@@ -514,7 +538,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
                     store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
                 else:  # recompute every view from the store (Kuzu groups the statements by subject)
-                    reload_view(store, registry, store.entity_names())
+                    reload_view(store, registry, store.entity_names(), progress)
                 return
             # a streamed import touching few subjects: their statements, grouped by Kuzu from the rows just written
             for ref, text in store.subject_logs(refs=sorted(touched)):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.evidence.records import parse_record
+from graphmem.model.progress import EVERY, Progress, no_progress
 from graphmem.model.records import Record
 from graphmem.model.text import clean
 from graphmem.write.inputs import parse_fact_ref
@@ -24,13 +26,21 @@ def decode(raw: bytes | str) -> str:
         return "\x00not-utf8"
 
 
-def file_lines(source: str | Path | Iterable[str] | Iterable[bytes]) -> Iterator[str]:
-    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input."""
+def file_lines(source: str | Path | Iterable[str] | Iterable[bytes], progress: Progress = no_progress) -> Iterator[str]:
+    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input. ``progress`` hears
+    of the bytes read of a file."""
     if isinstance(source, str | Path):
         path = Path(source)
         try:
             with path.open("rb") as f:
-                for raw in f:
+                if progress is no_progress:
+                    for raw in f:
+                        yield decode(raw)
+                    return
+                size = os.fstat(f.fileno()).st_size
+                for n, raw in enumerate(f):
+                    if not n % EVERY:
+                        progress(f"reading {path.name}", f.tell(), size)
                     yield decode(raw)
         except OSError as e:
             raise BadInput(f"cannot read import file {str(path)!r}: {e.strerror}") from None
@@ -85,3 +95,14 @@ def declared_id(declared: object) -> int | None:
         except BadInput:
             return None
     return None
+
+
+def counted(lines: list[str], progress: Progress) -> Iterator[tuple[int, str]]:
+    """The lines numbered from 1, ``progress`` told every few thousand."""
+    if progress is no_progress:
+        yield from enumerate(lines, 1)
+        return
+    for n, line in enumerate(lines, 1):
+        if n % EVERY == 1:
+            progress("checking lines", n - 1, len(lines))
+        yield n, line

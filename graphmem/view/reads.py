@@ -4,10 +4,11 @@ the stored view, and recompute a subject's view from its statements only to answ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
@@ -123,6 +124,12 @@ class Reads:
             etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
             out.append((Entity(ref, etype, names.get(ref, ref)), iv))
         return FactsResult(a, filters, tuple(out))
+
+    def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
+        """Who asserted each statement (``fact:N`` to operator, agent, extractor or import); a fact that
+        does not exist is left out, a bad ref is bad input."""
+        ids = [parse_fact_ref(f) for f in facts]
+        return {fact_ref(i): by for i, by in sorted(self.store.asserters(ids).items())}
 
     def why(self, fact: str) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction."""
