@@ -52,3 +52,7 @@ class StoreUnavailable(GraphmemError):
     """The store cannot be used: locked, of another version, or damaged."""
 
     exit_code = 3
+
+
+class MissingExtra(GraphmemError, ImportError):
+    """An optional feature needs a package that is not installed; the message names the extra to install."""

@@ -12,7 +12,7 @@ from typing import Any
 import graphmem
 
 READ = {"current", "timeline", "facts", "why", "entity", "entities", "search", "recommend", "path", "pack", "lint"}
-WRITE = {"assert", "end", "retract", "ingest"}
+WRITE = {"assert", "end", "retract", "ingest", "note"}
 
 
 async def _session(store: Path, script: Any, *args: str) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def _state(m: graphmem.Memory) -> tuple[Any, ...]:
 def test_cite_is_an_event_of_its_own_seen_from_its_record_time(atlas: graphmem.Memory) -> None:
     fact = atlas.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs[0]
     assert "missing_source" in _codes(atlas)
-    before = atlas.why(fact).statement.recorded_at
+    before = atlas.why(fact).stored.recorded_at
     w = atlas.cite(fact, ["https://example.org/adr/7"], note="decision record")
     cite = w.refs[0]
     assert cite == "fact:2" and w.to_dict()["schema"] == "graphmem.cite.v1"
@@ -48,9 +48,9 @@ def test_cite_is_an_event_of_its_own_seen_from_its_record_time(atlas: graphmem.M
     # the assertion itself is untouched (append-only); the view lists the cited source
     assert atlas.why(fact).statement.sources == ()
     (iv,) = atlas.current("Atlas").facts
-    assert iv.sources == ("https://example.org/adr/7",) and iv.assertions == (1,)
+    assert iv.sources == ("https://example.org/adr/7",) and iv.assertions == ("fact:1",)
     # as known before the cite, the source is not there
-    cited_at = atlas.why(cite).statement.recorded_at
+    cited_at = atlas.why(cite).stored.recorded_at
     from graphmem.model.times import format_instant
     (old,) = atlas.current("Atlas", known_at=format_instant(cited_at - 1)).facts
     assert old.sources == () and before < cited_at

@@ -220,6 +220,23 @@ def test_parameters_from_the_operations_table(server: Server) -> None:
     assert server.get("/entities", type="Tool", limit="2").json()["entities"] == tools[:2]
 
 
+def test_note_and_record_filters_over_http(server: Server) -> None:
+    """POST /note stores one record (the same note again writes nothing); search and pack take the
+    filters of the CLI, several values of one comma-separated."""
+    first = server.post("/note", {"text": "Quokkafleet ships on Fridays.", "kind": "doc", "ts": "2026-03-02"}).json()
+    assert first["schema"] == "graphmem.note.v1" and first["stored"] is True
+    again = server.post("/note", {"text": "Quokkafleet ships on Fridays.", "kind": "doc", "ts": "2026-03-02"}).json()
+    assert again["ref"] == first["ref"] and again["stored"] is False
+    hit = server.get("/search", q="quokkafleet", kind="doc,note", since="2026-03-01").json()
+    assert [r["ref"] for r in hit["results"]] == [first["ref"]] and hit["filters"]["kind"] == ["doc", "note"]
+    assert server.get("/search", q="quokkafleet", kind="message").json()["results"] == []
+    assert server.get("/search", q="quokkafleet", until="2026-03-01").json()["results"] == []
+    packed = server.get("/pack", q="quokkafleet", kind="doc", known_at="2026-11-20").json()
+    assert packed["meta"]["filters"]["kind"] == ["doc"]
+    bad = server.get("/search", q="quokkafleet", since="2026-04-01", until="2026-03-01")
+    assert bad.status_code == 400 and bad.json()["message"].startswith("bad ")
+
+
 def test_openapi_describes_every_parameter(server: Server) -> None:
     spec = server.get("/openapi.json").json()
     for path, methods in spec["paths"].items():

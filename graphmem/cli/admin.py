@@ -99,12 +99,10 @@ def import_(
                            + (f" ({d['facts'][0]}..{d['facts'][1]})" if d["facts"] and d["written"] else "")
                            + f", {d['retractions']} retractions, {d['unchanged']} lines unchanged in {d['seconds']} s")
             emit(ctx, doc, human)
-            if r.errors:
-                for n, reason in r.errors[:20]:
-                    sys.stderr.write(f"graphmem: line {n}: {reason}\n")
-                if len(r.errors) > 20:
-                    sys.stderr.write(f"graphmem: ... and {len(r.errors) - 20} more invalid lines\n")
-                raise typer.Exit(2)
+            if r.errors and not r.written:  # a store this command created, with nothing in it, is removed
+                _bad_lines(r.errors)
+        if r.errors:  # after the store is closed: a store this command created keeps the good lines
+            _bad_lines(r.errors)
 
 
 def lint(
@@ -122,7 +120,7 @@ def lint(
     Prints the number of issues of each code, then the issues, errors first. The JSON holds the
     counts of every code ("counts", "summary") and the issues --code and --limit select.
     """
-    from graphmem.results import check_fail_on, check_lint_codes
+    from graphmem.reports import check_fail_on, check_lint_codes
     with errors():
         check_fail_on(fail_on, "--fail-on")
         codes = check_lint_codes(code, "--code value") if code else None
@@ -223,3 +221,12 @@ def export(
 
 
 __all__ = ["register", "store_path"]
+
+
+def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
+    """The invalid lines on stderr (the first 20), then exit 2."""
+    for n, reason in errors[:20]:
+        sys.stderr.write(f"graphmem: line {n}: {reason}\n")
+    if len(errors) > 20:
+        sys.stderr.write(f"graphmem: ... and {len(errors) - 20} more invalid lines\n")
+    raise typer.Exit(2)

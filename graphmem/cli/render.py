@@ -182,6 +182,10 @@ def search(doc: dict[str, Any]) -> None:
           [[r["ref"], f"{r['score']:.3f}", day(r["ts"]), r["kind"], r["snippet"]] for r in doc["results"]])
 
 
+def note(doc: dict[str, Any]) -> None:
+    out(doc["ref"])
+
+
 def ingest(doc: dict[str, Any]) -> None:
     red = ", ".join(f"{k} {v}" for k, v in doc["redactions"].items()) or "none"
     out(f"stored {plural(doc['stored'], 'record')}, {doc['duplicates']:,} already present, "

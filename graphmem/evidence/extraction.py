@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -173,6 +174,48 @@ class _Ment:
     type: str
 
 
+def hedge_reason(window: Span, clause: Span, named: AbstractSet[int] = frozenset()) -> str | None:
+    """Why what ``window`` (the clause up to the end of a proposal) says is not stated as fact:
+    a question, a hedge (or a request: a clause that starts with a verb such as "move", unless the
+    word begins a name: ``named`` holds the token positions inside names), a negation."""
+    if any(t.text == "?" for t in clause.sent):
+        return "question"
+    if any(t.lower_ in TRAILING_HEDGES for t in clause):
+        return "hedge"
+    words = [t.lower_ for t in window]
+    first = next((t for t in clause if t.is_alpha), None)
+    if first is not None and first.lower_ in IMPERATIVES and first.i not in named:
+        return "hedge"
+    negated = False
+    for i, w in enumerate(words):
+        if w in NEGATIONS or w.endswith("n't"):
+            negated = True
+        elif w in HEDGES:
+            if w == "going" and not (i + 1 < len(words) and words[i + 1] == "to"):
+                continue
+            return "hedge"
+    return "negation" if negated else None
+
+def says_stopped(window: Span, clause: Span) -> bool:
+    """A negation that says something stopped holding: "no longer", "stopped", "not ... anymore"."""
+    words = [t.lower_ for t in window]
+    if "never" in words:
+        return False
+    rest = [t.lower_ for t in clause]
+    return ("longer" in words and "no" in words) or "stopped" in words or "anymore" in rest or (
+        "any" in rest and "more" in rest)
+
+def labelled_wish(clauses: list[Span]) -> str | None:
+    """A sentence labelled as a wish ("Proposal: ...", "Next sprint: ...", "TODO: ...") states no fact."""
+    if len(clauses) < 2 or clauses[0][-1].text != ":":
+        return None
+    words = [t.lower_ for t in clauses[0] if t.is_alpha]
+    if 0 < len(words) <= 3 and any(w in HEDGES or w in TRAILING_HEDGES or w in ("idea", "plan", "wishlist")
+                                   for w in words):
+        return "hedge"
+    return None
+
+
 class Extractor:
     """Built once per store and process from its entities and the registry."""
 
@@ -229,16 +272,16 @@ class Extractor:
             date = find_date(sent.text)
             when = to_us(_dt.datetime.fromisoformat(date[0]).replace(tzinfo=_dt.UTC)) if date else default_time
             clauses = self._clauses(sent)
-            labelled = self._label_hedge(clauses)
+            labelled = labelled_wish(clauses)
             taken_back = max((i for i, c in enumerate(clauses) if any(t.lower_ in TAKE_BACKS for t in c)), default=-1)
             for ci, clause in enumerate(clauses):
                 found, ended = self._clause(doc, clause, mentions, triggers, when, evidence, new_ents)
                 for p, is_end in [(p, False) for p in found] + [(p, True) for p in ended]:
                     # a negation or hedge counts when it comes before the end of what is proposed
                     end_tok = next((t.i for t in clause if t.idx >= p.span[1]), clause.end)
-                    reason = labelled or ("taken back" if ci < taken_back else None) or self._hedged(
+                    reason = labelled or ("taken back" if ci < taken_back else None) or hedge_reason(
                         doc[clause.start:end_tok], clause, named)
-                    if reason == "negation" and not is_end and self._stops(doc[clause.start:end_tok], clause):
+                    if reason == "negation" and not is_end and says_stopped(doc[clause.start:end_tok], clause):
                         reason, is_end = None, True  # "X no longer uses A", "X stopped using A": A ends
                     if reason:
                         skipped.append({"text": clause.text, "reason": reason, "would_propose": [p.key()]})
@@ -275,50 +318,6 @@ class Extractor:
         cuts.append(sent.end)
         doc = sent.doc
         return [doc[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
-
-    @staticmethod
-    def _hedged(window: Span, clause: Span, named: set[int] = frozenset()) -> str | None:  # type: ignore[assignment]
-        """Why what ``window`` (the clause up to the end of a proposal) says is not stated as fact:
-        a question, a hedge (or a request: a clause that starts with a verb such as "move", unless the
-        word begins a name: ``named`` holds the token positions inside names), a negation."""
-        if any(t.text == "?" for t in clause.sent):
-            return "question"
-        if any(t.lower_ in TRAILING_HEDGES for t in clause):
-            return "hedge"
-        words = [t.lower_ for t in window]
-        first = next((t for t in clause if t.is_alpha), None)
-        if first is not None and first.lower_ in IMPERATIVES and first.i not in named:
-            return "hedge"
-        negated = False
-        for i, w in enumerate(words):
-            if w in NEGATIONS or w.endswith("n't"):
-                negated = True
-            elif w in HEDGES:
-                if w == "going" and not (i + 1 < len(words) and words[i + 1] == "to"):
-                    continue
-                return "hedge"
-        return "negation" if negated else None
-
-    @staticmethod
-    def _stops(window: Span, clause: Span) -> bool:
-        """A negation that says something stopped holding: "no longer", "stopped", "not ... anymore"."""
-        words = [t.lower_ for t in window]
-        if "never" in words:
-            return False
-        rest = [t.lower_ for t in clause]
-        return ("longer" in words and "no" in words) or "stopped" in words or "anymore" in rest or (
-            "any" in rest and "more" in rest)
-
-    @staticmethod
-    def _label_hedge(clauses: list[Span]) -> str | None:
-        """A sentence labelled as a wish ("Proposal: ...", "Next sprint: ...", "TODO: ...") states no fact."""
-        if len(clauses) < 2 or clauses[0][-1].text != ":":
-            return None
-        words = [t.lower_ for t in clauses[0] if t.is_alpha]
-        if 0 < len(words) <= 3 and any(w in HEDGES or w in TRAILING_HEDGES or w in ("idea", "plan", "wishlist")
-                                       for w in words):
-            return "hedge"
-        return None
 
     def _clause(self, doc: Doc, clause: Span, mentions: list[_Ment], triggers: list[tuple[str, int, int]],
                 when: int, evidence: str | None, new_ents: dict[str, EntityProposal]

@@ -98,5 +98,5 @@ def load_records(store: ExtractionStore, ids: list[int]) -> list[Record]:
 def propose(extractor: Extractor, records: list[Record], progress: Progress = no_progress
             ) -> list[tuple[Record, Extraction]]:
     """What the extractor proposes from each record, dated by the record and citing it."""
-    return [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref))
+    return [(rec, extractor.extract(rec.text, default_time=rec.ts_us, evidence=rec.ref))
             for rec in counted(records, "extracting from records", progress)]

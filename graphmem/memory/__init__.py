@@ -25,7 +25,7 @@ from graphmem.memory.evidence import EvidenceFacade
 from graphmem.memory.reads import ReadFacade
 from graphmem.memory.retrieval import RetrievalFacade
 from graphmem.memory.writes import WriteFacade
-from graphmem.results import MigrateReport
+from graphmem.reports import MigrateReport
 from graphmem.write.inputs import parse_fact_ref, parse_record_ref
 from graphmem.write.validate import slug
 

@@ -9,15 +9,8 @@ from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
-from graphmem.results import (
-    CurrentResult,
-    FactsResult,
-    LintReport,
-    MigrateReport,
-    RebuildReport,
-    TimelineResult,
-    WhyResult,
-)
+from graphmem.reports import LintReport, MigrateReport, RebuildReport
+from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import ViewFiles
 from graphmem.view import rebuild as view_rebuild
 
@@ -47,7 +40,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         CurrentResult
-            ``facts`` holds the intervals in force.
+            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs).
 
         Raises
         ------
@@ -67,8 +60,8 @@ class ReadFacade(MemoryBase):
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
-        >>> [(iv.predicate, iv.object) for iv in m.current("atlas-app").facts]
-        [('uses', 'tool:kuzu')]
+        >>> [(f.predicate, f.object, f.valid_from.date().isoformat(), f.assertions) for f in m.current("atlas-app").facts]
+        [('uses', 'tool:kuzu', '2024-02-01', ('fact:1',))]
         >>> m.current("Atlas", as_of="2024-01-01").facts
         ()
         >>> m.close()
@@ -90,7 +83,8 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         TimelineResult
-            ``intervals`` and the statements (``events``) they come from.
+            ``intervals`` (Fact values) and the statements (``events``, Event values) they come from;
+            ``plot()`` draws them (matplotlib).
 
         Raises
         ------
@@ -111,10 +105,10 @@ class ReadFacade(MemoryBase):
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
         >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
-        >>> [(iv.object, iv.valid_to is not None) for iv in m.timeline("Atlas").intervals]
-        [('tool:kuzu', True)]
-        >>> [e["op"] for e in m.timeline("Atlas").events]
-        ['assert', 'end']
+        >>> [(f.object, f.valid_to.isoformat()) for f in m.timeline("Atlas").intervals]
+        [('tool:kuzu', '2024-06-01T00:00:00+00:00')]
+        >>> [(e.op, e.fact) for e in m.timeline("Atlas").events]
+        [('assert', 'fact:1'), ('end', 'fact:2')]
         >>> m.close()
         """
         return self._reads.timeline(subject, predicate=predicate, known_at=known_at)
@@ -137,7 +131,8 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         FactsResult
-            ``facts`` holds (subject, interval) pairs.
+            ``facts`` holds Fact values (``fact.subject`` is the subject's ref; ``subjects`` maps refs to
+            entities).
 
         Raises
         ------
@@ -155,7 +150,7 @@ class ReadFacade(MemoryBase):
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
-        >>> [(s.ref, iv.object) for s, iv in m.facts(predicate="uses", object="Kuzu").facts]
+        >>> [(f.subject, f.object) for f in m.facts(predicate="uses", object="Kuzu").facts]
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
@@ -172,6 +167,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         WhyResult
+            ``statement`` (an Event), the facts it is behind (``in_view``) and the ``fact:N`` refs around it.
 
         Raises
         ------
@@ -185,9 +181,9 @@ class ReadFacade(MemoryBase):
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
-        >>> w = m.why("fact:1")
-        >>> w.statement.predicate, w.subject.ref, w.supersedes
-        ('uses', 'project:atlas', ())
+        >>> w = m.why(m.current("Atlas").facts[0].assertions[0])
+        >>> w.statement.predicate, w.statement.valid_from.year, w.subject.ref, w.supersedes
+        ('uses', 2024, 'project:atlas', ())
         >>> m.close()
         """
         return self._reads.why(fact)

@@ -16,7 +16,7 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.memory import EXTRACT_MAX_CHARS
-from graphmem.results import check_fail_on, check_lint_codes
+from graphmem.reports import check_fail_on, check_lint_codes
 from graphmem.service.guard import show
 
 BOTH, HTTP, MCP = ("http", "mcp"), ("http",), ("mcp",)
@@ -88,6 +88,20 @@ SUBJECT = Param("subject", required=True, description="The entity: a ref (projec
 PREDICATE = Param("predicate", description="Only this predicate (a name or alias, e.g. uses)")
 SOURCES = Param("sources", "array", description="Where it comes from: URIs or evidence record refs (rec:N)")
 BY = Param("by", description="Who states it (default agent): operator, agent, extractor or import", surfaces=HTTP)
+# the record filters of search and pack (docs/evidence.md): values of one are alternatives, filters combine
+FILTERS = (
+    Param("kind", "array", description="Only records of these kinds (comma-separated in a query string)"),
+    Param("source", "array", description="Only records whose source is this or goes on from it after #, /, : or ?"),
+    Param("since", description=f"Only records whose time (ts) is at or after this. {T}"),
+    Param("until", description=f"Only records whose time (ts) is before this. {T}"),
+    Param("about", "array", description="Only records that mention these entities (ref, name or alias)"),
+)
+
+
+def _filters(p: dict[str, Any]) -> dict[str, Any]:
+    return {k: p.get(k) for k in ("kind", "source", "since", "until", "about")}
+
+
 FORMAT = Param("format", default="text", choices=("text", "json"), description=(
     "text (default): the answer as text to read; json: the full JSON document, as the CLI's --json"))
 
@@ -215,9 +229,18 @@ OPERATIONS: tuple[Operation, ...] = (
                                                                       "it (statements by: extractor)")),
               write=True, body="jsonl"),
     Operation("search", "GET", "/search", "BM25-ranked full-text search over the evidence records "
-              "(graphmem.search.v1)", lambda m, p: m.search(p["q"], limit=p["limit"]),
+              "(graphmem.search.v1)", lambda m, p: m.search(p["q"], limit=p["limit"], **_filters(p)),
               (Param("q", required=True, alias="query", description="The words to look for"),
-               Param("limit", "integer", default=10, description="At most this many records"))),
+               Param("limit", "integer", default=10, description="At most this many records"), *FILTERS)),
+    Operation("note", "POST", "/note", "Store one evidence record and give its rec:N; the same note again writes "
+              "nothing (graphmem.note.v1)",
+              lambda m, p: m.note(p["text"], kind=p.get("kind"), source=p.get("source"), scope=p.get("scope"),
+                                  ts=p.get("ts")),
+              (Param("text", required=True, description="The note (at most 16,000 characters are kept)"),
+               Param("kind", description="Its kind (default note): message, note, tool_result, doc, ..."),
+               Param("source", description="Where it comes from"),
+               Param("scope", description="Whose it is (a user, agent, project or session)"),
+               Param("ts", description=f"When it was written (default now). {T}")), write=True),
     Operation("extract", "POST", "/extract", "Mentions and proposed assertions in a text, written only with apply "
               "(graphmem.extract.v1)",
               lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=p["apply"]),
@@ -260,12 +283,12 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("pack", "GET", "/pack", "A cited context bundle for a question within a token budget "
               "(graphmem.context-pack.v1)",
               lambda m, p: m.pack(p["q"], budget_tokens=p["budget_tokens"], max_items=p["max_items"],
-                                  as_of=p.get("as_of"), known_at=p.get("known_at"), trace=p["trace"]),
+                                  as_of=p.get("as_of"), known_at=p.get("known_at"), trace=p["trace"], **_filters(p)),
               (Param("q", required=True, alias="query", description="The question or task the bundle is for"),
                Param("budget_tokens", "integer", default=1000, description="The token budget of the bundle text"),
                Param("max_items", "integer", default=40, description="At most this many items"), AS_OF, KNOWN_AT,
                Param("trace", "boolean", default=False, description="Also list every candidate considered, kept or "
-                                                                    "not, with its reason (in the JSON)")),
+                                                                    "not, with its reason (in the JSON)"), *FILTERS),
               guide="The text answer is the bundle, ready to put in a prompt, then the refs it cites with their "
                     "sources.", text=pack_text),
 )
@@ -317,6 +340,8 @@ def _value(p: Param, name: str, v: Any, from_text: bool) -> Any:
         if not isinstance(v, bool):
             raise BadInput(f"bad {name} {show(v)}: expected true or false")
     elif p.kind == "array":
+        if from_text and isinstance(v, str):  # a query string: values separated by commas
+            v = [x for x in v.split(",") if x]
         items = v if isinstance(v, list) else [v]
         if not all(isinstance(x, str) for x in items):
             raise BadInput(f"bad {name} {show(v)}: expected a list of strings")

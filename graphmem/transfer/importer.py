@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.bulk import forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
@@ -324,8 +324,8 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     elif sink is not None:
         sink.discard()
     return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
-                        r.first_id if n_stmts else None, r.next_id - 1 if n_stmts else None, tuple(r.errors), True,
-                        time.perf_counter() - t0, r.unchanged)
+                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
+                        tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
 
 
 # A line holding one of these is read in order, by this process: an op other than assert or end is

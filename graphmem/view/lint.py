@@ -14,7 +14,7 @@ from graphmem.model import Interval, Statement, fact_ref
 from graphmem.model.progress import Progress, no_progress
 from graphmem.model.times import format_instant, now_us
 from graphmem.ontology.schema import Registry
-from graphmem.results import LintIssue, LintReport
+from graphmem.reports import LintIssue, LintReport
 from graphmem.view.temporal import holding
 
 R = TypeVar("R")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from graphmem.bulk import forked_map, gc_paused
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
-from graphmem.results import MigrateReport, RebuildReport
+from graphmem.reports import MigrateReport, RebuildReport
 from graphmem.store import Store, ViewFiles
 from graphmem.view.temporal import view_for_subject
 
