@@ -185,6 +185,7 @@ class WhyResult(HtmlRepr):
     superseded_by: tuple[str, ...]
     conflicts: tuple[str, ...]
     ended_by: tuple[str, ...]
+    cited_by: tuple[Statement, ...] = ()  # the cites of this assertion, retracted ones included
 
     @cached_property
     def statement(self) -> Event:
@@ -200,10 +201,21 @@ class WhyResult(HtmlRepr):
 
     def to_dict(self) -> dict[str, Any]:
         st = self.stored
+        sources = [{**self._source(s), "attached_at": format_instant(st.recorded_at), "cite": None}
+                   for s in st.sources]
+        seen = set(st.sources)
+        for c in sorted(self.cited_by):
+            if c.retracted_at is None:
+                for s in c.sources:
+                    if s not in seen:
+                        seen.add(s)
+                        sources.append({**self._source(s), "attached_at": format_instant(c.recorded_at),
+                                        "cite": c.ref, "note": c.object})
         return {
             "schema": "graphmem.why.v1", "fact": st.to_dict(),
             "subject": self.subject.brief() if self.subject else {"ref": st.subject},
-            "sources": [self._source(s) for s in st.sources],
+            "sources": sources,
+            "cited_by": [c.to_dict() for c in sorted(self.cited_by)],
             "in_view": [iv.to_dict() for iv in self.view],
             "supersedes": list(self.supersedes),
             "superseded_by": list(self.superseded_by),
@@ -265,6 +277,7 @@ class ImportReport(HtmlRepr):
     errors: tuple[tuple[int, str], ...]
     written: bool
     seconds: float = 0.0
+    unchanged: int = 0  # lines equal to what the store held: nothing written for them
 
     @property
     def ok(self) -> bool:
@@ -274,7 +287,7 @@ class ImportReport(HtmlRepr):
         return {
             "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
             "entities_created": self.entities_created, "entities_updated": self.entities_updated,
-            "statements": self.statements, "retractions": self.retractions,
+            "statements": self.statements, "retractions": self.retractions, "unchanged": self.unchanged,
             "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
             "errors": [{"line": n, "reason": r} for n, r in self.errors],
             "seconds": round(self.seconds, 3),

@@ -172,7 +172,9 @@ api_histories = st.lists(api_op(), min_size=1, max_size=12)
 def import_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     """JSONL objects (no entity lines) with explicit past ``recorded_at`` values.
 
-    Statement i (1-based, in file order) becomes ``fact:i`` in an empty store.
+    Statement i (1-based, in file order) is ``"id": "fact:i"`` and becomes ``fact:i`` in an empty store
+    (imported in two parts, the id keeps a statement of the second part from counting as one the store
+    holds when it repeats one of the first).
     A retraction names an earlier statement not yet retracted, at or after its
     ``recorded_at``.
     """
@@ -197,7 +199,8 @@ def import_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             default_from = draw(st.integers(0, 5)) == 0  # valid_from defaults to recorded_at
             # the first whole day after valid_from (a default one lies at 12:00)
             vf_day = rec_day if default_from else draw(st.integers(FIRST_DAY, LAST_DAY))
-            line: dict[str, Any] = {"op": "assert", "subject": subject, "predicate": pred,
+            line: dict[str, Any] = {"op": "assert", "id": f"fact:{len(recorded) + 1}", "subject": subject,
+                                    "predicate": pred,
                                     "object": draw(st.sampled_from(values)),
                                     "valid_from": None if default_from else _day(vf_day),
                                     "valid_to": None, "recorded_at": rec,
@@ -205,7 +208,8 @@ def import_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             if draw(st.booleans()):
                 line["valid_to"] = _day(vf_day + draw(st.integers(1, 4)))
         else:
-            line = {"op": "end", "subject": subject, "predicate": pred, "at": _day(draw(st.integers(1, LAST_DAY))),
+            line = {"op": "end", "id": f"fact:{len(recorded) + 1}", "subject": subject, "predicate": pred,
+                    "at": _day(draw(st.integers(1, LAST_DAY))),
                     "recorded_at": rec}
             obj = draw(st.one_of(st.none(), st.sampled_from(values)))
             if obj is not None:

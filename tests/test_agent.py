@@ -12,7 +12,7 @@ from typing import Any
 import graphmem
 
 READ = {"current", "timeline", "facts", "why", "entity", "entities", "search", "recommend", "path", "pack", "lint"}
-WRITE = {"assert", "end", "retract", "ingest", "note", "entity_rename", "entity_alias_add", "entity_alias_remove",
+WRITE = {"assert", "end", "retract", "cite", "ingest", "note", "entity_rename", "entity_alias_add", "entity_alias_remove",
          "entity_merge", "entity_unmerge"}
 
 

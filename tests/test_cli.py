@@ -365,7 +365,8 @@ def test_why_json(demo_ro: Path) -> None:
     assert d["fact"]["fact"] == "fact:120" and d["fact"]["predicate"] == "owner"
     assert d["fact"]["object"]["ref"] == "person:tomas-ortega"
     assert d["subject"] == {"ref": "project:atlas", "type": "Project", "name": "Atlas"}
-    assert d["sources"] == [{"ref": "https://chat.example.org/eng-leads/p/220", "kind": "uri"}]
+    assert d["sources"] == [{"ref": "https://chat.example.org/eng-leads/p/220", "kind": "uri",
+                             "attached_at": d["fact"]["recorded_at"], "cite": None}]
     assert d["retraction"]["at"] == "2025-09-09T08:40:00Z" and "wrong project" in d["retraction"]["reason"]
     assert d["in_view"] == []
     # a superseded status: fact:33 (active) was superseded by fact:129 (paused)

@@ -534,6 +534,19 @@ def test_lint_code_and_limit_over_http(server: Server) -> None:
     assert bad.status_code == 400 and bad.json()["message"].startswith("unknown lint code 'nope': expected one of ")
 
 
+def test_cite_over_http(server: Server) -> None:
+    """POST /cite attaches a source to what an assertion says, as a statement of its own; why shows it."""
+    fact = server.post("/assert", {"subject": "ferry", "predicate": "uses", "object": "redis"}).json()["created"][0]
+    r = server.post("/cite", {"fact": fact, "sources": ["https://example.org/ferry-cache"], "note": "design doc"})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["schema"] == "graphmem.cite.v1" and doc["fact"]["asserted_by"] == "agent"
+    why = server.get("/why", fact=fact).json()
+    assert [s["ref"] for s in why["sources"]] == ["https://example.org/ferry-cache"]
+    again = server.post("/cite", {"fact": fact, "sources": ["https://example.org/ferry-cache"]})
+    assert again.status_code == 400 and again.json()["schema"] == "graphmem.error.v1"
+
+
 def test_entity_upkeep_over_http(server: Server) -> None:
     """Rename, aliases, merge and unmerge, as the CLI's entity commands, each one recorded write."""
     r = server.post("/entities/rename", {"ref": "sextant", "name": "Sextant Two"}).json()

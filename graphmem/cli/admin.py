@@ -100,7 +100,8 @@ def import_(
                            f"{d['entities_updated']} updated, "
                            f"{plural(d['statements'] if d['written'] else 0, 'statement')}"
                            + (f" ({'..'.join(dict.fromkeys(d['facts']))})" if d["facts"] and d["written"] else "")
-                           + f", {plural(d['retractions'], 'retraction')} in {d['seconds']} s")
+                           + f", {plural(d['retractions'], 'retraction')}, "
+                           f"{plural(d['unchanged'], 'line')} unchanged in {d['seconds']} s")
             emit(ctx, doc, human)
             if r.errors and not r.written:  # a store this command created, with nothing in it, is removed
                 _bad_lines(r.errors)

@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
     app.command("assert")(assert_)
     app.command("end")(end)
     app.command("retract")(retract)
+    app.command("cite")(cite)
     app.command("current")(current)
     app.command("timeline")(timeline)
     app.command("facts")(facts)
@@ -70,6 +71,21 @@ def retract(
     """Withdraw a statement from now on (it stays in the history)."""
     with errors(), memory(ctx, create=True) as m:
         r = m.retract(fact, reason)
+        emit(ctx, r.to_dict(), _written)
+
+
+def cite(
+    ctx: typer.Context,
+    fact: Annotated[str, typer.Argument(metavar="FACT", help="The assertion the evidence supports, fact:N.")],
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", metavar="REF",
+                                                     help="Evidence: a record ref (rec:N) or a URI (repeatable; at least one).")] = None,
+    note: Annotated[str | None, typer.Option("--note", "-n", metavar="TEXT", help="Why it supports the assertion.")] = None,
+    by: Annotated[str, typer.Option("--by", metavar="WHO", help="operator, agent, extractor or import.")] = "operator",
+    json_: JsonOpt = False,
+) -> None:
+    """Attach evidence to assertion FACT as a recorded cite of its own; prints the cite's fact:N."""
+    with errors(), memory(ctx, create=True) as m:
+        r = m.cite(fact, source or [], note, by=by)
         emit(ctx, r.to_dict(), _written)
 
 

@@ -97,7 +97,10 @@ def timeline(doc: dict[str, Any]) -> None:
             rows.append([day(e["recorded_at"]), e["event"], e["id"], "", event_text(e), ""])
             continue
         mark = trust([e["fact"]], by)
-        if e["event"] == "end":
+        if e["event"] == "cite":
+            rows.append([day(e["recorded_at"]), "cite", e["fact"], e["predicate"],
+                         f"{e['cites']} + {', '.join(e['sources'])}", mark])
+        elif e["event"] == "end":
             rows.append([day(e["recorded_at"]), "end", e["fact"], e["predicate"],
                          f"{obj_text(e['object'])} at {day(e['at'])}", mark])
         else:
@@ -155,17 +158,26 @@ def lint(doc: dict[str, Any], per_code: int | None = None) -> None:
 
 def why(doc: dict[str, Any]) -> None:
     f = doc["fact"]
-    heading(f"{f['fact']}: {f['subject']} {f['predicate']} {obj_text(f['object'])}")
+    what = f"cite of {f['cites']}" if f["op"] == "cite" else obj_text(f["object"])
+    heading(f"{f['fact']}: {f['subject']} {f['predicate']} {what}")
     if f["op"] == "end":
         out(f"  ends at        {day(f['at'])}")
+    elif f["op"] == "cite":
+        out(f"  cites          {f['cites']}" + (f" ({f['note']})" if f["note"] else ""))
     else:
         out(f"  valid          {day(f['valid_from'])} .. {day(f['valid_to'])}")
     out(f"  recorded       {day(f['recorded_at'])} by {f['asserted_by']} (trust {f['trust']})")
     out(f"  sources        {', '.join(s['ref'] for s in doc['sources']) or 'none'}")
     for src in doc["sources"]:
+        attached = f" (attached {src['attached_at']} by {src['cite']})" if src.get("cite") else ""
         if src["kind"] == "record":
             text = clip(" ".join(src["text"].split()), 200) if src.get("resolved") else "(does not resolve)"
-            out(f"    {src['ref']}: {text}")
+            out(f"    {src['ref']}{attached}: {text}")
+        elif attached:
+            out(f"    {src['ref']}{attached}")
+    for c in doc.get("cited_by", []):
+        if c["retracted_at"]:
+            out(f"  cite withdrawn {c['fact']} ({', '.join(c['sources'])}) at {c['retracted_at']}")
     for key, label in (("supersedes", "supersedes"), ("superseded_by", "superseded by"),
                        ("conflicts", "conflicts with"), ("ended_by", "ended by")):
         if doc[key]:

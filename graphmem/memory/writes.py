@@ -165,6 +165,51 @@ class WriteFacade(MemoryBase):
         """
         return self._writer.retract(fact, reason)
 
+    def cite(self, fact: str, sources: Iterable[str], note: str | None = None, *, by: str = "operator") -> WriteResult:
+        """Attach evidence to what an assertion already says, as a statement of its own (a cite).
+
+        The assertion is not changed: from the cite's record time on, the fact view's intervals of the
+        assertion list the new sources after its own; ``why`` shows each source with when it was
+        attached. Retracting the cite withdraws them again (docs/semantics.md, "Cites").
+
+        Parameters
+        ----------
+        fact : str
+            The assertion's ref, ``fact:N``.
+        sources : iterable of str
+            Record refs (``rec:N``) or URIs, at least one, none of them attached to it already.
+        note : str, optional
+            Why the sources support it (kept with the cite).
+        by : str, default "operator"
+            Who attaches them.
+
+        Returns
+        -------
+        WriteResult
+            ``refs`` holds the cite's own ref; ``detail["sources"]`` every source the assertion now has.
+
+        Raises
+        ------
+        BadInput
+            A bad or unknown ref, an ``end`` or a cite, a retracted assertion, no source, a bad or
+            unknown source, or one it has already; nothing was written.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> _ = m.add_entity("Project", "Atlas")
+        >>> m.assert_("Atlas", "status", "active", valid_from="2024-01-01").refs
+        ('fact:1',)
+        >>> w = m.cite("fact:1", ["https://example.org/minutes"], note="kick-off minutes")
+        >>> w.refs, w.detail["sources"]
+        (('fact:2',), ['https://example.org/minutes'])
+        >>> m.current("Atlas").facts[0].sources
+        ('https://example.org/minutes',)
+        >>> m.close()
+        """
+        return self._writer.cite(fact, sources, note, by)
+
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False,
                      progress: Progress = no_progress) -> ImportReport:
         """Entities, records and statements from JSONL lines (SPEC 5), each line checked before any is written.

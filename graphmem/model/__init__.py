@@ -40,10 +40,12 @@ class Entity:
 
 
 class Statement(NamedTuple):
-    """One append-only statement: ``op`` is ``assert`` or ``end``.
+    """One append-only statement: ``op`` is ``assert``, ``end`` or ``cite``.
 
     For an end, ``valid_from`` is the instant it closes at and ``object`` may be
-    None (every value of the predicate). An immutable named tuple rather than a
+    None (every value of the predicate). A cite attaches its ``sources`` to an
+    earlier assertion of the same subject and predicate: its ``valid_from`` holds
+    that assertion's id and its ``object`` the cite's note (a literal) or None. An immutable named tuple rather than a
     frozen dataclass: imports build millions and a tuple is five times cheaper.
     """
 
@@ -67,6 +69,11 @@ class Statement(NamedTuple):
     def ref(self) -> str:
         return fact_ref(self.id)
 
+    @property
+    def cited(self) -> int | None:
+        """The id of the assertion a cite attaches its sources to (None for other statements)."""
+        return self.valid_from if self.op == "cite" else None
+
     def visible_at(self, known_at: int | None) -> bool:
         """Counts at record time K iff recorded by K and not retracted at or before K."""
         if known_at is None:
@@ -81,7 +88,11 @@ class Statement(NamedTuple):
             "fact": self.ref, "op": self.op, "subject": self.subject, "predicate": self.predicate,
             "object": self.object_json(),
         }
-        if self.op == "end":
+        if self.op == "cite":
+            d["object"] = None
+            d["cites"] = fact_ref(self.valid_from)
+            d["note"] = self.object
+        elif self.op == "end":
             d["at"] = format_instant(self.valid_from)
         else:
             d["valid_from"] = format_instant(self.valid_from)

@@ -104,7 +104,7 @@ def event_doc(event: str, st: Statement) -> dict[str, Any]:
 class Event(NamedTuple):
     """One statement, or a retraction, as results give it (``why``'s ``statement``, ``timeline``'s ``events``).
 
-    ``op`` is ``assert``, ``end`` or (a timeline event) ``retract``; ``fact`` is its ``fact:N``.
+    ``op`` is ``assert``, ``end``, ``cite`` or (a timeline event) ``retract``; ``fact`` is its ``fact:N``.
     For an end, ``valid_from`` (also ``at``) is the instant it closes at and ``object`` None means every
     value. ``recorded_at`` is when it was recorded (for a retraction: when it was retracted);
     ``retracted_at`` and ``retract_reason`` say whether and why it was withdrawn. Times are
@@ -126,10 +126,15 @@ class Event(NamedTuple):
     asserted_by: str | None = None
     trust: str | None = None
     object_name: str | None = None
+    cites: str | None = None  # for a cite, the fact:N of the assertion it attaches its sources to
 
     @classmethod
     def of(cls, st: Statement) -> Event:
         """The public form of a stored statement."""
+        if st.op == "cite":  # its valid_from holds the cited assertion's id and its object the note
+            return cls("cite", fact_ref(st.id), st.subject, st.predicate, st.object, st.object_kind, None, None,
+                       utc(st.recorded_at), utc(st.retracted_at), st.retract_reason, st.sources, st.asserted_by,
+                       st.trust, None, fact_ref(st.valid_from))
         return cls(st.op, fact_ref(st.id), st.subject, st.predicate, st.object, st.object_kind, utc(st.valid_from),
                    utc(st.valid_to), utc(st.recorded_at), utc(st.retracted_at), st.retract_reason, st.sources,
                    st.asserted_by, st.trust, st.object_name)
@@ -160,6 +165,8 @@ class Event(NamedTuple):
         if self.op == "retract":
             why = f": {self.retract_reason}" if self.retract_reason else ""
             return f"Event(retract {self.fact} {self.predicate} at {when}{why})"
+        if self.op == "cite":
+            return f"Event(cite {self.fact} of {self.cites}: {' '.join(self.sources)}, recorded {when})"
         if self.op == "end":
             return (f"Event(end {self.fact} {self.subject} {self.predicate} {self._label()} at {short_instant(self.at)}, "
                     f"recorded {when})")

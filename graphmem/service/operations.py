@@ -232,6 +232,12 @@ OPERATIONS: tuple[Operation, ...] = (
               (SUBJECT, Param("predicate", required=True, description="The predicate (a name or alias)"),
                Param("object", "value", description="Only the fact with this object (default: what holds)"),
                Param("at", required=True, description=f"When it stops holding. {T}"), SOURCES, BY), write=True),
+    Operation("cite", "POST", "/cite", "Attach evidence to an assertion, as a recorded cite of its own "
+              "(graphmem.cite.v1)",
+              lambda m, p: m.cite(p["fact"], p["sources"], p.get("note"), by=p.get("by") or "agent"),
+              (Param("fact", required=True, description="The assertion the evidence supports, fact:N"),
+               Param("sources", "array", required=True, description="The evidence: URIs or record refs (rec:N)"),
+               Param("note", description="Why it supports the assertion"), BY), write=True),
     Operation("retract", "POST", "/retract", "Withdraw a statement that was wrong, from now on; history keeps it "
               "(graphmem.retract.v1)", lambda m, p: m.retract(p["fact"], p.get("reason")),
               (Param("fact", required=True, description="The statement to withdraw, fact:N"),

@@ -67,6 +67,8 @@ def export_lines(store: ExportStore) -> list[dict[str, Any]]:
         if s.op == "assert":
             line.update({"object": s.object, "valid_from": format_instant(s.valid_from),
                          "valid_to": format_instant(s.valid_to)})
+        elif s.op == "cite":
+            line.update({"fact": fact_ref(s.valid_from), "note": s.object})
         else:
             if s.object is not None:
                 line["object"] = s.object

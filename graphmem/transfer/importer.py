@@ -19,21 +19,22 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.bulk import forked_map
 from graphmem.errors import BadInput, GraphmemError
-from graphmem.evidence.records import opt_str, parse_record
+from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
-from graphmem.model.text import clean
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.results import ImportReport
 from graphmem.store import StatementFile, Store, ViewFiles
+from graphmem.transfer.lines import counted, declared_id, decode, file_lines, mention_list, record_line, str_list
+from graphmem.transfer.same import Held, held
 from graphmem.view.rebuild import reload_view
-from graphmem.view.temporal import view_for_subject
+from graphmem.view.temporal import attached_sources, view_for_subject
 from graphmem.write.apply import append, apply, touch
 from graphmem.write.inputs import parse_fact_ref
-from graphmem.write.validate import Checks, Resolver, check_retraction
+from graphmem.write.validate import Checks, Resolver, check_retraction, not_attached
 
 if TYPE_CHECKING:
     from graphmem.store import Store
@@ -42,48 +43,19 @@ BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the nam
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
-OPS = ("entity", "record", "assert", "end", "retract")
-
-
-def _decode(raw: bytes | str) -> str:
-    if isinstance(raw, str):
-        return raw
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return "\x00not-utf8"
-
-
-def _lines(source: str | Path | Iterable[str] | Iterable[bytes], progress: Progress = no_progress) -> Iterator[str]:
-    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input. ``progress`` hears
-    of the bytes read of a file."""
-    if isinstance(source, str | Path):
-        path = Path(source)
-        try:
-            with path.open("rb") as f:
-                if progress is no_progress:
-                    for raw in f:
-                        yield _decode(raw)
-                    return
-                size = os.fstat(f.fileno()).st_size
-                for n, raw in enumerate(f):
-                    if not n % EVERY:
-                        progress(f"reading {path.name}", f.tell(), size)
-                    yield _decode(raw)
-        except OSError as e:
-            raise BadInput(f"cannot read import file {str(path)!r}: {e.strerror}") from None
-    else:
-        item: str | bytes
-        for item in source:
-            yield _decode(item)
+OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
 class _Reader:
     """One import's state while its lines are read and validated (nothing is written yet)."""
 
     def __init__(self, store: Store, checks: Checks, now: int, resolve: Resolver, next_id: int, next_record: int,
-                 sink: StatementFile | None) -> None:
+                 sink: StatementFile | None, stored: Held | None = None) -> None:
         self.store, self.checks, self.now, self.resolve, self.sink = store, checks, now, resolve, sink
+        self.stored = stored  # what the store holds already (None: no statements)
+        self.unchanged = 0  # lines equal to what the store holds: nothing written
+        self.heads = array("q")  # streamed: hash of (op, subject, predicate) of each statement, by id - first id
+        self.cited: dict[int, list[str]] = defaultdict(list)  # sources this import's cites add, by assertion
         self.first_id = self.next_id = next_id
         self.stmts: list[Statement] = []
         self.by_id: dict[int, int] = {}  # fact id -> index in stmts (small imports)
@@ -124,6 +96,9 @@ class _Reader:
                     if not isinstance(obj, dict):
                         raise BadInput("expected a JSON object")
                     op = obj.get("op")
+                    if op == "cite":
+                        declared = obj.get("id")
+                        st = self._cite(obj, next_id)
                     if op == "assert" or op == "end":
                         declared = obj.get("id")
                         if not isinstance(obj.get("subject"), str):
@@ -146,10 +121,23 @@ class _Reader:
                             st = checks.ending(next_id, obj["subject"], obj["predicate"], obj.get("object"),
                                             opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
                                             record_refs)
+                    if op == "assert" or op == "end" or op == "cite":
+                        if self.stored is not None:
+                            same = self.stored.match(st, declared_id(declared), obj.get("recorded_at") is not None,
+                                                     obj.get("asserted_by") is not None,
+                                                     op == "assert" and obj.get("valid_from") is None)
+                            if same is not None:  # held already: nothing to write
+                                if isinstance(declared, str):
+                                    file_ids[declared] = same
+                                self.unchanged += 1
+                                continue
+                        if op == "cite":
+                            self._attach(obj["fact"], st, next_id)
                         if isinstance(declared, str):
                             file_ids[declared] = next_id
                         if sink is not None:
                             sink.add(st)
+                            self.heads.append(hash((st.op, st.subject, st.predicate)))
                         else:
                             by_id[next_id] = len(stmts)
                             stmts.append(st)
@@ -170,7 +158,7 @@ class _Reader:
         """An ``entity``, ``record`` or ``retract`` line."""
         resolve = self.resolve
         if op == "entity":
-            ent = self.checks.make_entity(str(obj.get("type", "")), obj.get("name", ""), _str_list(obj, "aliases"),
+            ent = self.checks.make_entity(str(obj.get("type", "")), obj.get("name", ""), str_list(obj, "aliases"),
                                 obj.get("description") or "")
             have = resolve.entity(ent.ref)
             if have is None:
@@ -180,7 +168,10 @@ class _Reader:
                 extra = tuple(a for a in ent.aliases if a not in have.aliases)
                 if have.type != ent.type or have.name != ent.name and have.name.lower() != ent.name.lower():
                     raise BadInput(f"entity {ent.ref!r} already exists as {have.type} {have.name!r}")
-                if extra or (ent.description and ent.description != have.description):
+                if not extra and (not ent.description or ent.description == have.description):
+                    if ent.ref not in self.created and ent.ref not in self.updated:
+                        self.unchanged += 1
+                else:
                     merged = replace(have, aliases=have.aliases + extra,
                                      description=ent.description or have.description)
                     if ent.ref in self.created:
@@ -189,15 +180,16 @@ class _Reader:
                         self.updated[ent.ref] = (have, extra, ent.description or None)
                     resolve.add(merged)
         elif op == "record":
-            rec = _record_line(obj, self.now)
+            rec = record_line(obj, self.now)
             ref = obj.get("ref")
             rid = self.record_keys.get(rec.key)
             if rid is None:
                 rid = self.store.record_ids_for_keys([rec.key]).get(rec.key)
+                self.unchanged += rid is not None
             if rid is None:
                 rid = self.next_record
                 self.records.append(replace(rec, id=self.next_record))
-                self.rec_mentions[rid] = _mention_list(obj)
+                self.rec_mentions[rid] = mention_list(obj)
                 self.record_keys[rec.key] = self.next_record
                 self.next_record += 1
             if isinstance(ref, str):
@@ -219,6 +211,11 @@ class _Reader:
                 target = self.store.statement(fid)
                 target_at = target.recorded_at if target else None
                 already = target is not None and (target.retracted_at is not None or fid in self.retractions)
+                if (target is not None and target.retracted_at is not None and fid not in self.retractions
+                        and (at_text is None or at == target.retracted_at)
+                        and obj.get("reason") == target.retract_reason):
+                    self.unchanged += 1  # retracted already, as this line says
+                    return
             reason = obj.get("reason")
             # the rule of every retraction; an import's message does not name when a stored fact was retracted
             r = check_retraction(ref, fid, target_at, None, already, at, at_text, self.now,
@@ -227,16 +224,52 @@ class _Reader:
         else:
             raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
 
+    def _cite(self, obj: dict[str, Any], next_id: int) -> Statement:
+        """A ``cite`` line's statement (with id ``next_id``), its assertion found in this import or the store."""
+        ref = obj.get("fact")
+        if not isinstance(ref, str):
+            raise BadInput("missing field 'fact': expected the fact:N whose assertion the sources support")
+        if ref in self.failed_ids and ref not in self.file_ids:
+            raise BadInput(f"unknown fact {ref!r}: expected a fact of this file or the store; line "
+                           f"{self.failed_ids[ref]} declares it but has an error, so it was not imported")
+        srcs = obj.get("sources") or []
+        if not isinstance(srcs, list):
+            raise BadInput(f"bad sources {srcs!r}: expected a list")
+        fid = self.file_ids.get(ref) or parse_fact_ref(ref)
+        target: Statement | None
+        if self.first_id <= fid < next_id:  # added by this import
+            if self.sink is None:
+                target = self.stmts[self.by_id[fid]]
+            else:  # streamed: the line names the subject and predicate, checked against what was read
+                subj, pred = obj.get("subject"), obj.get("predicate")
+                i = fid - self.first_id
+                op = "assert" if self.heads[i] == hash(("assert", subj, pred)) else "statement"
+                if op != "assert" and not (isinstance(subj, str) and isinstance(pred, str)):
+                    raise BadInput(f"a cite of {ref}, a fact of the same large import, needs its 'subject' and "
+                                   "'predicate'")
+                target = Statement(fid, op, str(subj), str(pred), None, "", 0, None, self.recorded[i])
+        else:
+            target = self.store.statement(fid)
+        if target is not None and fid in self.retractions:
+            target = target._replace(retracted_at=self.retractions[fid][0])
+        if target is not None and target.op != "assert" and target.op not in ("end", "cite"):
+            raise BadInput(f"bad cite of {ref}: its 'subject' and 'predicate' are not those of that assertion")
+        note = obj.get("note")
+        return self.checks.citation(next_id, ref, target, srcs, note, obj.get("asserted_by") or "import",
+                                    opt_str(obj, "recorded_at"), self.now, self.record_refs)
 
-def _counted(lines: list[str], progress: Progress) -> Iterator[tuple[int, str]]:
-    """The lines numbered from 1, ``progress`` told every few thousand."""
-    if progress is no_progress:
-        yield from enumerate(lines, 1)
-        return
-    for n, line in enumerate(lines, 1):
-        if n % EVERY == 1:
-            progress("checking lines", n - 1, len(lines))
-        yield n, line
+    def _attach(self, ref: str, st: Statement, next_id: int) -> None:
+        """A new cite's sources are not attached to its assertion yet (by the store or this import)."""
+        fid = st.valid_from
+        attached: tuple[str, ...] = ()
+        if not self.first_id <= fid < next_id:
+            target = self.store.statement(fid)
+            if target is not None:
+                attached = attached_sources(self.store.subject_log(target.subject), target)
+        elif self.sink is None:
+            attached = self.stmts[self.by_id[fid]].sources
+        not_attached(ref, st, (*attached, *self.cited[fid]))
+        self.cited[fid].extend(st.sources)
 
 
 def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
@@ -245,7 +278,7 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     hears how far it has got."""
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
-    lines: Iterable[str] = _lines(source, progress)
+    lines: Iterable[str] = file_lines(source, progress)
     size = 0
     path: Path | None = None
     if isinstance(source, str | Path):
@@ -260,13 +293,15 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     # a very large file writes its statements to bulk files as they come (no statement objects held);
     # smaller imports keep them, and an import into an empty store computes the view from them
     sink = store.statement_file() if size > STREAM_BYTES else None
-    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink)
+    stored = held(store, large)
+    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored)
     try:
         # two cores only into a store without entities: the child process must not query the store
-        run = _plain_run(path) if path is not None and sink is not None and resolve.store_empty else None
+        run = (_plain_run(path) if path is not None and sink is not None and resolve.store_empty and stored is None
+               else None)
         if path is None:
             assert isinstance(lines, list)
-            r.read(_counted(lines, progress))
+            r.read(counted(lines, progress))
         elif run is None:
             r.read(enumerate(lines, 1))
         else:
@@ -279,21 +314,24 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     if strict and r.errors:
         if sink is not None:
             sink.discard()
-        return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0)
+        return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
+                            r.unchanged)
     del r.recorded
-    progress("writing to the store", 0, None)
-    _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id, r.by_id, r.retractions,
-           r.touched, now, r.records, r.rec_mentions, progress)
+    if r.created or r.updated or r.records or n_stmts or r.retractions:
+        progress("writing to the store", 0, None)
+        _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
+               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
+    elif sink is not None:
+        sink.discard()
     return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
                         fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
-                        tuple(r.errors), True,
-                        time.perf_counter() - t0)
+                        tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
 
 
 # A line holding one of these is read in order, by this process: an op other than assert or end is
 # spelt with one of the first three, an escape could spell anything, and a record ref as a source
 # may need a look in the store.
-_SPECIAL = (b'"entity"', b'"record"', b'"retract"', b"\\u", b"rec:")
+_SPECIAL = (b'"entity"', b'"record"', b'"retract"', b'"cite"', b"\\u", b"rec:")
 
 
 def _plain_run(path: Path) -> tuple[int, int, int] | None:
@@ -339,7 +377,7 @@ def _span(path: Path, start: int, end: int, first_line: int,
             if report is not None and not (lineno - first_line) % EVERY:
                 report(pos)
             pos += len(raw)
-            yield lineno, _decode(raw)
+            yield lineno, decode(raw)
 
 
 def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
@@ -412,7 +450,7 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
             raise
         return {"next_id": child.next_id, "n_lines": child.n_lines, "errors": child.errors,
                 "touched": dict(child.touched), "file_ids": child.file_ids, "failed_ids": child.failed_ids,
-                "recorded": child.recorded.tobytes(),
+                "recorded": child.recorded.tobytes(), "heads": child.heads.tobytes(),
                 "bulk": child.sink.finish()}
 
     _, theirs = forked_map(part, [(start, middle), (middle, end)], min_items=2)
@@ -426,48 +464,12 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         r.file_ids.update(theirs["file_ids"])
         r.failed_ids.update(theirs["failed_ids"])
         r.recorded.frombytes(theirs["recorded"])
+        r.heads.frombytes(theirs["heads"])
     else:  # the first half had an error, so the second half's ids are not those: read it here
         if theirs is not None:
             theirs["bulk"].discard()
         r.read(_span(path, middle, end, line_at[middle], report))
     r.read(_span(path, end, size, line_at[end], report))
-
-
-def _record_line(obj: dict[str, Any], now: int) -> Record:
-    """A ``record`` line of an export: stored as written (it was bounded when first ingested), under the
-    same text rule as every write: what an export carries was redacted already and stays as it is."""
-    rec = parse_record(obj, now=now, max_chars=10**9)
-    key = obj.get("key")
-    if key is not None and not isinstance(key, str):
-        raise BadInput(f"bad key {key!r}: expected a string")
-    fields: dict[str, Any] = {"key": clean(key, "key") if key else rec.key}
-    for name, kind in (("original_sha256", str), ("original_chars", int), ("truncated", bool), ("redactions", dict)):
-        if obj.get(name) is not None:
-            if not isinstance(obj[name], kind):
-                raise BadInput(f"bad {name} {obj[name]!r}: expected {kind.__name__}")
-            fields[name] = obj[name]
-    if rec.redactions:  # secrets the line still held are redacted now, and counted with the ones before
-        fields["redactions"] = {k: fields.get("redactions", {}).get(k, 0) + rec.redactions.get(k, 0)
-                                for k in sorted({*fields.get("redactions", {}), *rec.redactions})}
-    return replace(rec, **fields)
-
-
-def _mention_list(obj: dict[str, Any]) -> list[tuple[str, int, int, str]]:
-    raw = obj.get("mentions") or []
-    ok = isinstance(raw, list) and all(
-        isinstance(x, list) and len(x) == 4 and isinstance(x[0], str) and isinstance(x[1], int)
-        and isinstance(x[2], int) and isinstance(x[3], str) for x in raw)
-    if not ok:
-        raise BadInput(f"bad mentions {raw!r}: expected a list of [entity ref, start, end, rule]")
-    return [(x[0], x[1], x[2], x[3]) for x in raw]
-
-
-
-def _str_list(obj: dict[str, Any], key: str) -> list[str]:
-    v = obj.get(key) or []
-    if not isinstance(v, list):
-        raise BadInput(f"bad {key} {v!r}: expected a list of strings")
-    return v
 
 
 def _write(store: Store, registry: Registry, created: list[Entity],

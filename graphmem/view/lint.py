@@ -102,8 +102,15 @@ class _Checker:
         stype = self.entity_types.get(subj)
         entity_types, preds, record_ts = self.entity_types, self.preds, self.record_ts
         seen: dict[tuple[object, ...], int] = {}
+        cited = _cited(log)
         for fid, op, _, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ in log:
             ref = fact_ref(fid)
+            if op == "cite":  # its sources are checked; its object is a note, its valid_from an id
+                for src in sources:
+                    if src.startswith("rec:") and src not in record_ts:
+                        issues.append(LintIssue("dangling_source", "error", f"{ref} cites {src}, which does not "
+                                                "resolve to a stored record", fact=ref, subject=subj, record=src))
+                continue
             if stype is None:
                 issues.append(LintIssue("dangling_entity", "error", f"{ref} names subject {subj!r}, which does "
                                         "not exist", fact=ref, subject=subj))
@@ -144,7 +151,7 @@ class _Checker:
                                         "statement and interval)", fact=ref, subject=subj))
             else:
                 seen[key] = fid
-            if not sources:
+            if not sources and fid not in cited:
                 issues.append(LintIssue("missing_source", "warning", f"{ref} ({subj} {pred}) cites no "
                                         "source", fact=ref, subject=subj))
             if vf > rec:
@@ -156,6 +163,7 @@ class _Checker:
         """Current facts whose newest evidence (statement or cited record) is older than ``stale_after``."""
         now = self.now
         by_id: dict[int, Statement] | None = None  # made for the first fact that can go stale
+        cited: dict[int, int] = {}
         for iv in holding(view, now):
             if iv.predicate not in self.limits:
                 known = self.registry.predicates.get(iv.predicate)
@@ -168,7 +176,10 @@ class _Checker:
                 continue
             if by_id is None:
                 by_id = {s.id: s for s in log}
+                cited = _cited(log)  # a cite is evidence too
             newest = max(by_id[a].recorded_at for a in iv.assertions)
+            for a in iv.assertions:
+                newest = max(newest, cited.get(a, 0))
             for src in iv.sources:
                 if src.startswith("rec:"):
                     newest = max(newest, self.record_ts.get(src, 0))
@@ -177,6 +188,15 @@ class _Checker:
                 issues.append(LintIssue("stale_fact", "warning", f"{ref} {iv.predicate} = {iv.object} has no "
                                         f"evidence newer than {plural(days, 'day')} (stale after {p.stale_after})",
                                         fact=fact_ref(iv.assertions[-1]), subject=ref))
+
+
+def _cited(log: list[Statement]) -> dict[int, int]:
+    """The assertions with a cite not retracted, each with its latest cite's record time."""
+    out: dict[int, int] = {}
+    for s in log:
+        if s.op == "cite" and s.retracted_at is None and s.recorded_at > out.get(s.valid_from, -1):
+            out[s.valid_from] = s.recorded_at
+    return out
 
 
 def _conflicts(ref: str, view: list[Interval], issues: list[LintIssue]) -> None:

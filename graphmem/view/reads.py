@@ -14,7 +14,7 @@ from graphmem.model.words import moment
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import Store
-from graphmem.view.temporal import holding, intervals_for, view_for_subject
+from graphmem.view.temporal import cites_of, holding, intervals_for, view_for_subject
 from graphmem.write.inputs import parse_fact_ref, parse_record_ref, when
 from graphmem.write.validate import Checks, literal
 
@@ -152,7 +152,7 @@ class Reads:
         log = [s for s in self.store.subject_log(st.subject) if s.predicate == st.predicate]
         p = self.registry.predicates.get(st.predicate)
         ivs = intervals_for(log, p.cardinality, None) if p else []
-        mine = [iv for iv in ivs if fid in iv.assertions]
+        mine = [iv for iv in ivs if (st.cited if st.op == "cite" else fid) in iv.assertions]
         supersedes: set[int] = set()
         superseded_by: set[int] = set()
         conflicts: set[int] = set()
@@ -176,12 +176,16 @@ class Reads:
                     if (e.op == "end" and e.retracted_at is None and e.valid_from == iv.valid_to
                             and (e.object is None or e.object == st.object)):
                         ended_by.append(e.id)
+        cited_by = tuple(cites_of(log, fid)) if st.op == "assert" else ()
         subject = self.store.entity(st.subject)
-        records = {src: self.store.record(parse_record_ref(src)) for src in st.sources if src.startswith("rec:")}
+        records = {src: self.store.record(parse_record_ref(src))
+                   for s in (st, *cited_by) for src in s.sources if src.startswith("rec:")}
+
         def refs(ids: set[int]) -> tuple[str, ...]:
             return tuple(map(fact_ref, sorted(ids)))
         return WhyResult(st, subject, records, tuple(mine), refs(supersedes), refs(superseded_by),
-                         refs(conflicts - {fid}), refs(set(ended_by)), self._events_of_fact(st))
+                         refs(conflicts - {fid}), refs(set(ended_by)), cited_by,
+                         self._events_of_fact(st))
 
     def _events_of_fact(self, st: Statement) -> tuple[EntityEvent, ...]:
         """The merges and unmerges that carried ``st`` away, made it as a copy, or retracted it."""

@@ -43,16 +43,24 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
     """
     asserts: list[Statement] = []
     ends: list[Statement] = []
+    cites: list[Statement] = []
     if known_at is None:  # the view as known now: everything not retracted
         for s in stmts:
             if s.retracted_at is None:
-                (ends if s.op == "end" else asserts).append(s)
+                op = s.op
+                (asserts if op == "assert" else ends if op == "end" else cites).append(s)
     else:
         for s in stmts:
             if s.visible_at(known_at):
-                (ends if s.op == "end" else asserts).append(s)
+                op = s.op
+                (asserts if op == "assert" else ends if op == "end" else cites).append(s)
     if not asserts:
         return []
+    out = _intervals(asserts, ends, cardinality)
+    return _with_cites(out, cites) if cites else out
+
+
+def _intervals(asserts: list[Statement], ends: list[Statement], cardinality: str) -> list[Interval]:
     if len(asserts) == 1 and not ends:  # the common case: one statement, nothing closing it
         a = asserts[0]
         assert a.object is not None
@@ -71,6 +79,25 @@ def intervals_for(stmts: Iterable[Statement], cardinality: str, known_at: int | 
     else:
         segments = _one_segments(asserts, ends)
     return _merge(segments)
+
+
+def _with_cites(out: list[Interval], cites: list[Statement]) -> list[Interval]:
+    """The intervals with the sources of the visible cites of their assertions added (after their own,
+    in the cites' id order; docs/semantics.md, "Cites")."""
+    by_target: dict[int, list[Statement]] = defaultdict(list)
+    for c in sorted(cites, key=_id):
+        by_target[c.valid_from].append(c)
+    for i, iv in enumerate(out):
+        mine = sorted((c for a in iv.assertions for c in by_target.get(a, ())), key=_id)
+        if not mine:
+            continue
+        sources = list(iv.sources)
+        for c in mine:
+            for src in c.sources:
+                if src not in sources:
+                    sources.append(src)
+        out[i] = iv._replace(sources=tuple(sources))
+    return out
 
 
 def _many_plain(asserts: list[Statement]) -> list[Interval] | None:
@@ -375,3 +402,18 @@ def cite(log: Iterable[Statement], ids: Iterable[int], as_of: int, known_at: int
     mine = [s for s in log if s.id in wanted and s.op == "assert" and s.visible_at(known_at)]
     holds = [s for s in mine if s.valid_from <= as_of and (s.valid_to is None or s.valid_to > as_of)]
     return max(holds or mine or [], key=lambda s: (s.valid_from, s.id), default=None)
+
+
+def cites_of(log: Iterable[Statement], fid: int, known_at: int | None = None) -> list[Statement]:
+    """The cites of assertion ``fid`` in a log, visible at ``known_at`` (None: every one, retracted included)."""
+    return [s for s in log if s.op == "cite" and s.valid_from == fid
+            and (known_at is None or s.visible_at(known_at))]
+
+
+def attached_sources(log: Iterable[Statement], st: Statement) -> tuple[str, ...]:
+    """The sources of assertion ``st`` now: its own, then those of its cites not retracted, in order."""
+    out = list(st.sources)
+    for c in sorted(cites_of(log, st.id), key=_id):
+        if c.retracted_at is None:
+            out.extend(x for x in c.sources if x not in out)
+    return tuple(out)

@@ -17,9 +17,9 @@ from graphmem.errors import BadInput, GraphmemError
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, now_us
 from graphmem.results import WriteResult
-from graphmem.view.temporal import view_for_subject
+from graphmem.view.temporal import attached_sources, view_for_subject
 from graphmem.write.inputs import parse_fact_ref
-from graphmem.write.validate import Checks, check_retraction
+from graphmem.write.validate import Checks, check_retraction, not_attached
 
 if TYPE_CHECKING:
     from graphmem.evidence.extraction import Extraction
@@ -141,6 +141,18 @@ class Writer:
         assert st is not None
         apply(self.store, self.registry, [], [r])
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
+
+    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str) -> WriteResult:
+        fid = parse_fact_ref(fact)
+        target = self.store.statement(fid)
+        log = self.store.subject_log(target.subject) if target is not None else []
+        st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us())
+        assert target is not None
+        not_attached(fact, st, attached_sources(log, target))
+        # the subject's row only: fact edges carry no sources, so a cite leaves them as they are
+        apply(self.store, self.registry, [st], touched={st.subject: set()})
+        return WriteResult("cite", (st.ref,), {"fact": st.to_dict(), "assertion": target.to_dict(),
+                                               "sources": list(attached_sources([*log, st], target))})
 
     def extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
         """MENTIONS edges, new assertions and ends (by the extractor, citing the record); known facts are

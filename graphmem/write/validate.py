@@ -412,3 +412,42 @@ class Checks:
         srcs = self.sources(sources, records)
         return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
                          trust_for(by, srcs), oname)
+
+    def citation(self, fid: int, ref: str, target: Statement | None, sources: Iterable[str], note: str | None,
+                 by: str, recorded_at: str | None, now: int, records: dict[str, int] | None = None) -> Statement:
+        """A ``cite`` statement with id ``fid``: ``sources`` attached to the assertion ``target`` (``ref`` as the
+        caller wrote it), which is neither an end, a cite, nor retracted (see also ``not_attached``)."""
+        if by not in ASSERTERS:
+            raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
+        if target is None:
+            raise BadInput(f"unknown fact {ref!r}: no statement has that id")
+        if target.op != "assert":
+            raise BadInput(f"fact {ref!r} is {'an end' if target.op == 'end' else 'a cite'}: expected an assertion "
+                           "(only what an assertion says can be cited)")
+        rec = parse_instant(recorded_at, now=now, what="recorded_at") if recorded_at is not None else now
+        if rec > now:
+            raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
+        if rec < target.recorded_at:
+            raise BadTime(f"bad recorded_at {format_instant(rec)}: expected a time after {ref} was recorded "
+                          f"({format_instant(target.recorded_at)})")
+        if target.retracted_at is not None and target.retracted_at <= rec:
+            raise BadInput(f"fact {ref!r} is retracted (at {format_instant(target.retracted_at)}): expected an "
+                           "assertion that is not withdrawn")
+        srcs = self.sources(sources, records)
+        if not srcs:
+            raise BadInput("missing source: expected at least one record ref (rec:N) or URI to attach")
+        text: str | None = None
+        if note is not None:
+            if not isinstance(note, str):
+                raise BadInput(f"bad note {note!r}: expected text")
+            text = clean(note, "note").strip() or None
+        return Statement(fid, "cite", target.subject, target.predicate, text, "literal" if text else "",
+                         target.id, None, rec, None, None, srcs, by, trust_for(by, srcs), None)
+
+
+def not_attached(ref: str, cite: Statement, attached: Iterable[str]) -> None:
+    """A cite adds only sources its assertion does not have yet (``attached``: its own and its cites')."""
+    have = set(attached)
+    again = [x for x in cite.sources if x in have]
+    if again:
+        raise BadInput(f"fact {ref!r} already cites {', '.join(again)}: expected a source it does not have yet")

@@ -58,7 +58,7 @@ class StatementFile:
             self._first = s.id
             self._store._undo.fact(s.id)
         obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
-        otype = self._otypes.get((s.predicate, s.object_kind))
+        otype = self._otypes.get((s.predicate, s.object_kind)) if s.op != "cite" else self._store._object_type(s) or ""
         if otype is None:
             otype = self._otypes[(s.predicate, s.object_kind)] = self._store._object_type(s) or ""
         vt, retracted = s.valid_to, s.retracted_at
@@ -165,6 +165,8 @@ class StatementTables(Schema):
         }
 
     def _object_type(self, s: Statement) -> str | None:
+        if s.op == "cite":  # a cite's object is its note
+            return "text" if s.object is not None else None
         if s.object_kind == "entity":
             return "entity"
         if s.object_kind == "literal":

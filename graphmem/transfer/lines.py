@@ -1,0 +1,108 @@
+"""The lines of an import file: read as text, and the parts of a line checked before its op's own checks
+(a record line of an export, mentions, string lists, a statement's declared id)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from graphmem.errors import BadInput
+from graphmem.evidence.records import parse_record
+from graphmem.model.progress import EVERY, Progress, no_progress
+from graphmem.model.records import Record
+from graphmem.model.text import clean
+from graphmem.write.inputs import parse_fact_ref
+
+
+def decode(raw: bytes | str) -> str:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\x00not-utf8"
+
+
+def file_lines(source: str | Path | Iterable[str] | Iterable[bytes], progress: Progress = no_progress) -> Iterator[str]:
+    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input. ``progress`` hears
+    of the bytes read of a file."""
+    if isinstance(source, str | Path):
+        path = Path(source)
+        try:
+            with path.open("rb") as f:
+                if progress is no_progress:
+                    for raw in f:
+                        yield decode(raw)
+                    return
+                size = os.fstat(f.fileno()).st_size
+                for n, raw in enumerate(f):
+                    if not n % EVERY:
+                        progress(f"reading {path.name}", f.tell(), size)
+                    yield decode(raw)
+        except OSError as e:
+            raise BadInput(f"cannot read import file {str(path)!r}: {e.strerror}") from None
+    else:
+        item: str | bytes
+        for item in source:
+            yield decode(item)
+
+
+def record_line(obj: dict[str, Any], now: int) -> Record:
+    """A ``record`` line of an export: stored as written (it was bounded when first ingested), under the
+    same text rule as every write: what an export carries was redacted already and stays as it is."""
+    rec = parse_record(obj, now=now, max_chars=10**9)
+    key = obj.get("key")
+    if key is not None and not isinstance(key, str):
+        raise BadInput(f"bad key {key!r}: expected a string")
+    fields: dict[str, Any] = {"key": clean(key, "key") if key else rec.key}
+    for name, kind in (("original_sha256", str), ("original_chars", int), ("truncated", bool), ("redactions", dict)):
+        if obj.get(name) is not None:
+            if not isinstance(obj[name], kind):
+                raise BadInput(f"bad {name} {obj[name]!r}: expected {kind.__name__}")
+            fields[name] = obj[name]
+    if rec.redactions:  # secrets the line still held are redacted now, and counted with the ones before
+        fields["redactions"] = {k: fields.get("redactions", {}).get(k, 0) + rec.redactions.get(k, 0)
+                                for k in sorted({*fields.get("redactions", {}), *rec.redactions})}
+    return replace(rec, **fields)
+
+
+def mention_list(obj: dict[str, Any]) -> list[tuple[str, int, int, str]]:
+    raw = obj.get("mentions") or []
+    ok = isinstance(raw, list) and all(
+        isinstance(x, list) and len(x) == 4 and isinstance(x[0], str) and isinstance(x[1], int)
+        and isinstance(x[2], int) and isinstance(x[3], str) for x in raw)
+    if not ok:
+        raise BadInput(f"bad mentions {raw!r}: expected a list of [entity ref, start, end, rule]")
+    return [(x[0], x[1], x[2], x[3]) for x in raw]
+
+
+
+def str_list(obj: dict[str, Any], key: str) -> list[str]:
+    v = obj.get(key) or []
+    if not isinstance(v, list):
+        raise BadInput(f"bad {key} {v!r}: expected a list of strings")
+    return v
+
+
+def declared_id(declared: object) -> int | None:
+    """The id a statement line carries (``"id": "fact:N"``), if it is one."""
+    if isinstance(declared, str):
+        try:
+            return parse_fact_ref(declared)
+        except BadInput:
+            return None
+    return None
+
+
+def counted(lines: list[str], progress: Progress) -> Iterator[tuple[int, str]]:
+    """The lines numbered from 1, ``progress`` told every few thousand."""
+    if progress is no_progress:
+        yield from enumerate(lines, 1)
+        return
+    for n, line in enumerate(lines, 1):
+        if n % EVERY == 1:
+            progress("checking lines", n - 1, len(lines))
+        yield n, line
