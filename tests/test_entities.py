@@ -427,3 +427,21 @@ def test_a_merge_killed_while_committing_is_taken_back_whole(tmp_path: Path) -> 
         assert m.store.entity_events() == [] and m.entity("Atlas 2").ref == "project:atlas-2"
         assert m.rebuild(check=True).ok
         assert len(m.merge_entities("Atlas", "Atlas 2").refs) == 2500  # and the merge can be made again
+
+
+def test_merge_and_unmerge_carry_cites_with_what_they_cite(tmp_path: Path) -> None:
+    """A cite of the merged entity's assertion goes with the copy of that assertion (and back on unmerge):
+    the evidence stays on the fact, lint finds no missing source, rebuild --check finds no drift."""
+    m = graphmem.open(tmp_path / "s", create=True)
+    m.add_entity("Project", "Alpha"), m.add_entity("Project", "Beta"), m.add_entity("Tool", "Kuzu")
+    fact = m.assert_("Beta", "uses", "Kuzu", valid_from="2025-01-01").refs[0]
+    m.cite(fact, ["https://example.org/beta-design"], "design doc")
+    m.merge_entities("Alpha", "Beta")
+    (on_a,) = m.current("Alpha").facts
+    assert on_a.sources == ("https://example.org/beta-design",)
+    assert m.rebuild(check=True).ok and m.lint().counts()["warning"] == 0
+    m.unmerge_entity("project:beta")
+    (on_b,) = m.current("project:beta").facts
+    assert on_b.sources == ("https://example.org/beta-design",) and not m.current("Alpha").facts
+    assert m.rebuild(check=True).ok and m.lint().counts()["warning"] == 0
+    m.close()

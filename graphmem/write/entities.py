@@ -172,15 +172,23 @@ class EntityEditor:
         new: list[Statement] = []
         carried: list[list[int]] = []
         same: list[list[int]] = []
+        now_id: dict[int, int] = {}  # an original's id -> the statement that says it on A (for cites)
         for s in originals:
             moved = _moved(s, b.ref, a)
+            if moved.op == "cite":  # a cite goes with the copy of what it cites (recorded after it)
+                target = now_id.get(int(moved.valid_from))
+                if target is None:
+                    continue
+                moved = moved._replace(valid_from=target)
             key = _same_key(moved)
             p = self.registry.predicates.get(moved.predicate)
             # a statement A has already, of a many-valued predicate, is not written twice (it changes no
             # interval); of a single-valued one it is, as its record time can decide a tie
             if moved.subject == a.ref and key in own and moved.op == "assert" and p and p.cardinality == "many":
                 same.append([s.id, own[key]])
+                now_id[s.id] = own[key]
                 continue
+            now_id[s.id] = fid
             new.append(moved._replace(id=fid, recorded_at=now, retracted_at=None, retract_reason=None))
             carried.append([s.id, fid])
             if moved.subject == a.ref:
@@ -230,10 +238,17 @@ class EntityEditor:
         fid = self.store.next_fact_id()
         new: list[Statement] = []
         restored: list[list[int]] = []
+        now_id: dict[int, int] = {}  # an original's id -> its copy made now (for cites)
         for old in sorted(back):
             st = stored.get(old)
             if st is None:
                 continue
+            if st.op == "cite":  # a cite goes with the copy of what it cites
+                target = now_id.get(int(st.valid_from))
+                if target is None:
+                    continue
+                st = st._replace(valid_from=target)
+            now_id[old] = fid
             new.append(st._replace(id=fid, recorded_at=now, retracted_at=None, retract_reason=None))
             restored.append([old, fid])
             fid += 1
