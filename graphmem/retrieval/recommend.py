@@ -373,12 +373,12 @@ def rank_key(score: float, own_text: float, paths_apart: int, ref: str) -> tuple
 
 
 def independent_paths(partials: list[_Partial]) -> int:
-    """How many of ``partials`` (the paths that counted for one project, strongest first) share no
-    node but the project with a stronger one: the seed and every node on the way count."""
+    """How many of ``partials`` (the paths that counted for one project) share no node on the way
+    with a stronger one; a path with no node between its seed and the project shares its seed."""
     used: set[str] = set()
     n = 0
     for p in sorted(partials, key=_Partial.order):
-        inner = set(p.nodes[:-1])  # the seed and the nodes on the way (none for a project the idea names)
+        inner = set(p.nodes[1:-1]) or {p.seed.ref}
         if not inner & used:
             n += 1
             used |= inner
