@@ -394,14 +394,13 @@ def _status(g: Graph, ref: str) -> str | None:
     return None
 
 
-def _hub_bound(g: Graph, frontier: Iterable[str], edges: dict[str, list[FactEdge]], found: set[str],
+def _hub_bound(projects: dict[str, set[str]], found: set[str],
                own_text: Callable[[Iterable[str]], dict[str, float]]) -> dict[str, set[str]]:
     """For each hub among ``frontier`` (a node adjacent to more than HUB_FANOUT Projects), the
     Projects a path may step to from it: those with other evidence (a seed, or already reached,
     or adjacent to another node of this hop), and the HUB_FANOUT others whose own text best
-    matches the idea (then by ref). Every other Project would only get the hub's small, equal share."""
-    projects = {ref: {o for e in edges.get(ref, []) if g._type(o := e.dst if e.src == ref else e.src) == PROJECT}
-                for ref in frontier}
+    matches the idea (then by ref). Every other Project would only get the hub's small, equal share.
+    ``projects``: each frontier node's adjacent Projects."""
     hubs = [ref for ref, ps in projects.items() if len(ps) > HUB_FANOUT]
     if not hubs:
         return {}
@@ -439,13 +438,13 @@ def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int,
             break
         last = hop == max_hops
         edges = g.incident(frontier, PROJECT if last else None)
-        bound = _hub_bound(g, frontier, edges, set(found) | seed_refs, own_text)
+        projects = {ref: {o for e in edges.get(ref, []) if g._type(o := e.dst if e.src == ref else e.src) == PROJECT}
+                    for ref in frontier}
+        bound = _hub_bound(projects, set(found) | seed_refs, own_text)
         nxt: dict[str, list[_Partial]] = defaultdict(list)
         for ref in sorted(frontier):
             incident = edges.get(ref, [])
-            neighbours = {e.dst if e.src == ref else e.src for e in incident}
-            degree = sum(1 for r in neighbours if g._type(r) == PROJECT)
-            damp = damping(degree) * (HOP_DECAY if hop > 1 else 1.0)
+            damp = damping(len(projects[ref])) * (HOP_DECAY if hop > 1 else 1.0)
             if ref in bound:  # a hub: only the projects _hub_bound keeps (its damping still counts them all)
                 incident = [e for e in incident if (o := e.dst if e.src == ref else e.src) in bound[ref]
                             or g._type(o) != PROJECT]
