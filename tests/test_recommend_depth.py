@@ -146,3 +146,18 @@ def test_a_tool_below_the_hub_bound_reaches_all_its_projects(mem: graphmem.Memor
                 *({"op": "assert", "subject": f"project:p{i:03d}", "predicate": "uses", "object": "tool:keystone"}
                   for i in range(n))])
     assert len(_refs(mem, "Keystone", top=100)) == n
+
+
+def test_a_project_only_described_is_left_out_where_nothing_about_it_holds(mem: graphmem.Memory) -> None:
+    _load(mem, [{"op": "entity", "type": "Project", "name": "Compass", "description": "Graph explorer."},
+                {"op": "entity", "type": "Project", "name": "Draft", "description": "Graph notes."},
+                {"op": "entity", "type": "Concept", "name": "Maps"},
+                {"op": "assert", "subject": "project:compass", "predicate": "relates_to", "object": "concept:maps",
+                 "valid_from": "2025-11-17"}])
+    assert set(_refs(mem, "a graph explorer")) == {"project:compass", "project:draft"}
+    # before Compass's first fact it is not a project yet; Draft has no dated fact at all and stays
+    assert _refs(mem, "a graph explorer", top=5) and _refs_at(mem, "a graph explorer", "2025-05-01") == ["project:draft"]
+
+
+def _refs_at(m: graphmem.Memory, idea: str, as_of: str) -> list[str]:
+    return [r.project.ref for r in m.recommend(idea, as_of=as_of).results]

@@ -39,6 +39,7 @@ BEAM = 200  # nodes carried from one hop to the next
 MAX_IDEA_CHARS = 100_000
 NODE_PATHS = len(PATH_SHARES)  # partial paths kept per node and seed
 HUB_FANOUT = 50  # a node adjacent to more Projects than this is a hub: its fan-out is bounded (docs/recommend.md)
+DESCRIBED = ("text", "record")  # seed matches that only describe an entity (docs/recommend.md section 2)
 TIE_PLACES = 9  # scores equal to this many decimal places are a tie (broken by evidence, then by ref)
 
 
@@ -349,7 +350,9 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
     for ref in order:
         if len(chosen) >= top and key(raw[ref], ref) > key(chosen[-1][0], chosen[-1][1]):
             break  # a penalty only lowers a score: nothing further down can overtake the last chosen
-        status = _status(g, ref)
+        status, present = _status(g, ref)
+        if not present and all(not p.steps and p.seed.match in DESCRIBED for _, p in per_project[ref]):
+            continue  # only described by the idea, and nothing about it holds at as_of: not a project then
         factor = STATUS_PENALTY.get(status or "", 1.0)
         penalty = None if factor == 1.0 else {"factor": factor, "reason": f"status is {status} at as_of"}
         chosen.append((raw[ref] * factor, ref, status, penalty))
@@ -385,13 +388,13 @@ def independent_paths(partials: list[_Partial]) -> int:
     return n
 
 
-def _status(g: Graph, ref: str) -> str | None:
-    view = (g.store.subject_view(ref) if g.known_at is None
-            else view_for_subject(g.log(ref), g.registry, g.known_at))
-    for iv in holding(view, g.as_of):
-        if iv.predicate == "status":
-            return str(iv.object)
-    return None
+def _status(g: Graph, ref: str) -> tuple[str | None, bool]:
+    """The project's status at ``as_of`` (None: none), and whether it is there at ``as_of``: some
+    fact about it holds then, or no fact about it has a time at all."""
+    view = list(g.store.subject_view(ref) if g.known_at is None
+                else view_for_subject(g.log(ref), g.registry, g.known_at))
+    now = holding(view, g.as_of)
+    return next((str(iv.object) for iv in now if iv.predicate == "status"), None), bool(now) or not view
 
 
 def _hub_bound(projects: dict[str, set[str]], found: set[str],
