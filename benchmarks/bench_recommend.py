@@ -41,7 +41,7 @@ from benchstore import _names, ensure  # noqa: E402
 
 import graphmem  # noqa: E402
 from graphmem.model.times import now_us  # noqa: E402
-from graphmem.store.kuzu.store import _ts_param  # noqa: E402
+from graphmem.store.kuzu.codecs import _ts_param  # noqa: E402
 
 TARGET_P50_MS = 100.0  # recommend at 1M (SPEC 12)
 PACK_TARGET_P50_MS = 50.0  # pack at 1M with 100k records (SPEC 12)

@@ -7,7 +7,8 @@ Five ways, strongest first (docs/recommend.md):
 - ``lemma``: the same after each word is reduced to its lemma by spaCy's English lookup
   table (package ``spacy-lookups-data``), so "graph databases" finds "Graph database";
 - ``text``: BM25 over the entities' names, aliases and descriptions, with the full-text
-  index's own stemming, for entities the text only describes;
+  index's own stemming, for entities the text only describes (every entity scoring at least
+  TEXT_FLOOR of the best, at most TEXT_SEEDS of them);
 - ``record``: entities mentioned (MENTIONS edges) by the evidence records that full-text
   search ranks best for the text.
 
@@ -35,7 +36,7 @@ from graphmem.ontology.schema import Ontology
 MATCH_WEIGHTS = {"name": 1.0, "alias": 0.9, "lemma": 0.8, "text": 0.5, "record": 0.3}
 MATCH_ORDER = tuple(MATCH_WEIGHTS)
 MAX_NAME_WORDS = 8  # longer names are matched by their first words only through ``text``
-TEXT_SEEDS = 5  # entities the ``text`` way may add
+TEXT_SEEDS = 50  # at most this many entities from the ``text`` way (a bound for speed; TEXT_FLOOR decides which)
 RECORD_HITS = 5  # records whose mentions the ``record`` way may add
 RECORD_SEEDS = 5
 TEXT_FLOOR = 0.25  # a ``text`` match scores at least this share of the best one
@@ -111,6 +112,7 @@ class Lexicon:
         from graphmem.model.textindex import postings_of
         self.entities: list[Entity] = sorted(entities, key=lambda e: e.ref)
         self.by_ref = {e.ref: e for e in self.entities}
+        self.index = {e.ref: i for i, e in enumerate(self.entities)}
         self.names: dict[str, list[tuple[str, str]]] = defaultdict(list)  # word key -> (ref, name|alias)
         self.lemmas: dict[str, list[str]] = defaultdict(list)
         self.longest = 1
@@ -129,16 +131,45 @@ class Lexicon:
         docs = ((i, " ".join([e.name, *e.aliases, e.description])) for i, e in enumerate(self.entities))
         self.postings, self.n_docs, self.n_tokens = postings_of(docs)
 
-    def describe(self, ws: list[str], exclude: set[str], limit: int) -> list[tuple[Entity, float, list[str]]]:
-        """Entities whose names, aliases or descriptions share some of the words ``ws``, by BM25:
-        (entity, score, the words that matched), best first, ties by ref; each scores at least
-        TEXT_FLOOR of the best."""
-        from graphmem.model.textindex import bm25_top, terms, weights
+    @staticmethod
+    def _by_term(ws: list[str]) -> dict[str, list[str]]:
+        from graphmem.model.textindex import terms
         by_term: dict[str, list[str]] = defaultdict(list)
         for w in ws:
             stems = terms(w)
             if stems and w not in by_term[stems[0]]:
                 by_term[stems[0]].append(w)
+        return by_term
+
+    def text_scores(self, ws: list[str], refs: Iterable[str]) -> dict[str, float]:
+        """BM25 of each of ``refs`` (its name, aliases and description) against the words ``ws``,
+        with the same index and weights as ``describe``; 0.0 for an entity sharing none of them."""
+        import numpy as np
+
+        from graphmem.model.textindex import weights
+        known = sorted({self.index[r] for r in refs if r in self.index})
+        out = dict.fromkeys(refs, 0.0)
+        if not known:
+            return out
+        cand = np.asarray(known, dtype=np.int64)
+        total = np.zeros(len(cand))
+        for term in sorted(self._by_term(ws)):
+            p = self.postings.get(term)
+            if p is None or not len(p.ids):
+                continue
+            w = weights(p, self.n_docs, self.n_tokens)
+            pos = np.minimum(np.searchsorted(p.ids, cand), len(p.ids) - 1)
+            total += np.where(p.ids[pos] == cand, w[pos], 0.0)
+        for i, score in zip(known, total.tolist(), strict=True):
+            out[self.entities[i].ref] = score
+        return out
+
+    def describe(self, ws: list[str], exclude: set[str], limit: int) -> list[tuple[Entity, float, list[str]]]:
+        """Entities whose names, aliases or descriptions share some of the words ``ws``, by BM25:
+        (entity, score, the words that matched), best first, ties by ref; each scores at least
+        TEXT_FLOOR of the best, and at most ``limit`` of them."""
+        from graphmem.model.textindex import bm25_top, terms, weights
+        by_term = self._by_term(ws)
         lists = []
         for term in sorted(by_term):
             p = self.postings.get(term)
@@ -207,9 +238,8 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
                 taken[j] = True
             break
     if text_seeds and ws:
-        # stop words, and words naming an entity type ("projects", "tools"): they describe every entity of it
-        stop = stop_words() | {k.lower() for k in (*linker.ontology.entity_types, *linker.ontology.by_prefix)}
-        free = [w for (w, _, _), lem, t in zip(ws, lemmas, taken, strict=True) if not t and w not in stop and lem not in stop]
+        content = content_words(linker.ontology, text, ws, lemmas)
+        free = [w for (w, _, _), keep, t in zip(ws, content, taken, strict=True) if keep and not t]
         found = lex.describe(free, set(seeds), text_seeds)
         top = found[0][1] if found else 1.0
         for e, score, matched in found:
@@ -222,6 +252,44 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
             if mentioned is not None:
                 seeds[ref] = Seed(ref, mentioned.type, mentioned.name, "record", None, " ".join(via), weight, tuple(via))
     return tuple(sorted(seeds.values(), key=lambda s: (MATCH_ORDER.index(s.match), s.span or (1 << 30, 0), s.ref)))
+
+
+def type_words(ontology: Ontology) -> frozenset[str]:
+    """The words naming an entity type or its ref prefix ("project", "tool"), lower-cased."""
+    return frozenset(k.lower() for k in (*ontology.entity_types, *ontology.by_prefix))
+
+
+def content_words(ontology: Ontology, text: str, ws: list[tuple[str, int, int]], lemmas: list[str]) -> list[bool]:
+    """For each word of ``text`` (``words(text)``, with their lemmas): does it say something about one entity?
+
+    Not a stop word, and not a type word standing alone: a type word ("projects", "a tool
+    for") describes every entity of its type and is dropped, but a type word in its singular
+    form directly followed (after a space or a hyphen) by a content word is a modifier of that
+    word and kept ("project management", "tool-chain").
+    """
+    stop = stop_words()
+    types = type_words(ontology)
+
+    def plain(i: int) -> bool:
+        return ws[i][0] not in stop and lemmas[i] not in stop and ws[i][0] not in types and lemmas[i] not in types
+
+    out = []
+    for i, (w, _, end) in enumerate(ws):
+        if w in stop or lemmas[i] in stop:
+            out.append(False)
+        elif w in types or lemmas[i] in types:
+            out.append(w == lemmas[i] and i + 1 < len(ws) and text[end:ws[i + 1][1]] in (" ", "-") and plain(i + 1))
+        else:
+            out.append(True)
+    return out
+
+
+def idea_terms(ontology: Ontology, text: str) -> list[str]:
+    """The content words of ``text`` (``content_words``), in order: what an entity's own text is scored against."""
+    ws = words(text)
+    table = lemma_table()
+    lemmas = [table.get(w, w) for w, _, _ in ws]
+    return [w for (w, _, _), keep in zip(ws, content_words(ontology, text, ws, lemmas), strict=True) if keep]
 
 
 def _record_seeds(store: RecordMentions, text: str, exclude: set[str]) -> list[tuple[str, float, list[str]]]:

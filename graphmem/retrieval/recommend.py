@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,7 +25,7 @@ from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.model.words import moment
 from graphmem.notebook import HtmlRepr, day, plural, rows_of
 from graphmem.ontology.schema import Ontology, Registry
-from graphmem.retrieval.linking import Linker, Seed, link
+from graphmem.retrieval.linking import Linker, Seed, idea_terms, link
 from graphmem.store import FactEdge
 from graphmem.view.temporal import cite, holding, view_for_subject
 
@@ -40,6 +40,9 @@ STATUS_PENALTY = {"archived": 0.2, "done": 0.3, "blocked": 0.5, "paused": 0.7}
 BEAM = 200  # nodes carried from one hop to the next
 MAX_IDEA_CHARS = 100_000
 NODE_PATHS = len(PATH_SHARES)  # partial paths kept per node and seed
+HUB_FANOUT = 50  # a node adjacent to more Projects than this is a hub: its fan-out is bounded (docs/recommend.md)
+DESCRIBED = ("text", "record")  # seed matches that only describe an entity (docs/recommend.md section 2)
+TIE_PLACES = 9  # scores equal to this many decimal places are a tie (broken by evidence, then by ref)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +368,8 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
         return RecommendResult(idea, utc(as_of), utc(kk), top, max_hops, (), (),
                                "the idea names or describes no entity in the store")
     g = Graph(parts, as_of, _past(known_at, now))
-    found = _walk(g, seeds, max_hops)
+    lexicon, terms = linker.lexicon(), idea_terms(parts.ontology, idea)
+    found = _walk(g, seeds, max_hops, lambda refs: lexicon.text_scores(terms, refs))
     per_project: dict[str, list[tuple[float, _Partial]]] = defaultdict(list)
     for project, partials in found.items():
         by_seed: dict[str, list[_Partial]] = defaultdict(list)
@@ -381,16 +385,24 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
             for share, p in zip(PATH_SHARES, ranked, strict=False):
                 per_project[project].append((p.weight * share, p))
     raw = {ref: sum(c for c, _ in items) for ref, items in per_project.items()}
-    order = sorted(raw, key=lambda r: (-round(raw[r], 12), r))
+    own = lexicon.text_scores(terms, raw)
+    paths_apart = {ref: independent_paths([p for _, p in items]) for ref, items in per_project.items()}
+
+    def key(score: float, ref: str) -> tuple[float, float, int, str]:
+        return rank_key(score, own[ref], paths_apart[ref], ref)
+
+    order = sorted(raw, key=lambda r: key(raw[r], r))
     chosen: list[tuple[float, str, str | None, dict[str, Any] | None]] = []
     for ref in order:
-        if len(chosen) >= top and (-round(raw[ref], 12), ref) > (-round(chosen[-1][0], 12), chosen[-1][1]):
+        if len(chosen) >= top and key(raw[ref], ref) > key(chosen[-1][0], chosen[-1][1]):
             break  # a penalty only lowers a score: nothing further down can overtake the last chosen
-        status = _status(g, ref)
+        status, present = _status(g, ref)
+        if not present and all(not p.steps and p.seed.match in DESCRIBED for _, p in per_project[ref]):
+            continue  # only described by the idea, and nothing about it holds at as_of: not a project then
         factor = STATUS_PENALTY.get(status or "", 1.0)
         penalty = None if factor == 1.0 else {"factor": factor, "reason": f"status is {status} at as_of"}
         chosen.append((raw[ref] * factor, ref, status, penalty))
-        chosen.sort(key=lambda c: (-round(c[0], 12), c[1]))
+        chosen.sort(key=lambda c: key(c[0], c[1]))
         del chosen[top:]
     results = []
     for rank, (score, ref, status, penalty) in enumerate(chosen, 1):
@@ -403,22 +415,67 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
     return RecommendResult(idea, utc(as_of), utc(kk), top, max_hops, seeds, tuple(results), message)
 
 
-def _status(g: Graph, ref: str) -> str | None:
-    view = (g.store.subject_view(ref) if g.known_at is None
-            else view_for_subject(g.log(ref), g.registry, g.known_at))
-    for iv in holding(view, g.as_of):
-        if iv.predicate == "status":
-            return str(iv.object)
-    return None
+def rank_key(score: float, own_text: float, paths_apart: int, ref: str) -> tuple[float, float, int, str]:
+    """The order of results: by score (rounded to TIE_PLACES, so float noise is a tie); a tie goes
+    to the project whose own text (name, aliases, description) scores higher against the idea
+    by BM25, then to the one with more independent paths, and only then to the ref."""
+    return (-round(score, TIE_PLACES), -round(own_text, TIE_PLACES), -paths_apart, ref)
 
 
-def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int) -> dict[str, list[_Partial]]:
+def independent_paths(partials: list[_Partial]) -> int:
+    """How many of ``partials`` (the paths that counted for one project) share no node on the way
+    with a stronger one; a path with no node between its seed and the project shares its seed."""
+    used: set[str] = set()
+    n = 0
+    for p in sorted(partials, key=_Partial.order):
+        inner = set(p.nodes[1:-1]) or {p.seed.ref}
+        if not inner & used:
+            n += 1
+            used |= inner
+    return n
+
+
+def _status(g: Graph, ref: str) -> tuple[str | None, bool]:
+    """The project's status at ``as_of`` (None: none), and whether it is there at ``as_of``: some
+    fact about it holds then, or no fact about it has a time at all."""
+    view = list(g.store.subject_view(ref) if g.known_at is None
+                else view_for_subject(g.log(ref), g.registry, g.known_at))
+    now = holding(view, g.as_of)
+    return next((str(iv.object) for iv in now if iv.predicate == "status"), None), bool(now) or not view
+
+
+def _hub_bound(projects: dict[str, set[str]], found: set[str],
+               own_text: Callable[[Iterable[str]], dict[str, float]]) -> dict[str, set[str]]:
+    """For each hub among ``frontier`` (a node adjacent to more than HUB_FANOUT Projects), the
+    Projects a path may step to from it: those with other evidence (a seed, or already reached,
+    or adjacent to another node of this hop), and the HUB_FANOUT others whose own text best
+    matches the idea (then by ref). Every other Project would only get the hub's small, equal share.
+    ``projects``: each frontier node's adjacent Projects."""
+    hubs = [ref for ref, ps in projects.items() if len(ps) > HUB_FANOUT]
+    if not hubs:
+        return {}
+    seen: dict[str, int] = defaultdict(int)
+    for ps in projects.values():
+        for p in ps:
+            seen[p] += 1
+    out = {}
+    for hub in hubs:
+        evident = {p for p in projects[hub] if p in found or seen[p] > 1}
+        rest = sorted(projects[hub] - evident)
+        score = own_text(rest)
+        out[hub] = evident | set(sorted(rest, key=lambda r: (-round(score[r], TIE_PLACES), r))[:HUB_FANOUT])
+    return out
+
+
+def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int,
+          own_text: Callable[[Iterable[str]], dict[str, float]]) -> dict[str, list[_Partial]]:
     """Every path (as partials) from a seed to a Project within ``max_hops``, walked hop by hop.
 
     A seed Project is found by a path of no steps. A path ends at the first Project it reaches (a
     project the idea names included), never passes
     through another seed, and visits a node once. Between hops each node keeps its best partial paths per seed, and the best BEAM nodes
-    go on, so the store is read around a bounded neighbourhood.
+    go on, so the store is read around a bounded neighbourhood; a hub steps only to the Projects
+    ``_hub_bound`` keeps.
     """
     seed_refs = {s.ref for s in seeds}
     frontier: dict[str, list[_Partial]] = {s.ref: [_Partial(s, (s.ref,), (), (), s.weight)] for s in seeds}
@@ -431,12 +488,16 @@ def _walk(g: Graph, seeds: tuple[Seed, ...], max_hops: int) -> dict[str, list[_P
             break
         last = hop == max_hops
         edges = g.incident(frontier, PROJECT if last else None)
+        projects = {ref: {o for e in edges.get(ref, []) if g._type(o := e.dst if e.src == ref else e.src) == PROJECT}
+                    for ref in frontier}
+        bound = _hub_bound(projects, set(found) | seed_refs, own_text)
         nxt: dict[str, list[_Partial]] = defaultdict(list)
         for ref in sorted(frontier):
             incident = edges.get(ref, [])
-            neighbours = {e.dst if e.src == ref else e.src for e in incident}
-            degree = sum(1 for r in neighbours if g._type(r) == PROJECT)
-            damp = damping(degree) * (HOP_DECAY if hop > 1 else 1.0)
+            damp = damping(len(projects[ref])) * (HOP_DECAY if hop > 1 else 1.0)
+            if ref in bound:  # a hub: only the projects _hub_bound keeps (its damping still counts them all)
+                incident = [e for e in incident if (o := e.dst if e.src == ref else e.src) in bound[ref]
+                            or g._type(o) != PROJECT]
             for pp in frontier[ref]:
                 for e in incident:
                     step, other = _step(g, e, ref)
