@@ -52,3 +52,7 @@ class StoreUnavailable(GraphmemError):
     """The store cannot be used: locked, of another version, or damaged."""
 
     exit_code = 3
+
+
+class StoreReadOnly(StoreUnavailable):
+    """A write was attempted on a store opened read-only (``graphmem.open(path, read_only=True)``)."""

@@ -22,7 +22,7 @@ def add(
     json_: JsonOpt = False,
 ) -> None:
     """Add an entity; prints its ref."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.add_entity(type_, name, alias or [], description)
         emit(ctx, r.to_dict(), lambda d: render.out(d["created"][0]))
 

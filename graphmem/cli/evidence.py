@@ -31,7 +31,7 @@ def ingest(
     with errors():
         if file != "-" and not Path(file).is_file():
             fail(f"cannot read records file {file!r}: no such file")
-        with memory(ctx, create=True) as m:
+        with memory(ctx, write=True) as m:
             r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_)
             emit(ctx, r.to_dict(), render.ingest)
             for n, reason in r.errors[:20]:
@@ -67,7 +67,7 @@ def extract(
         if len(chosen) != 1:
             fail("expected exactly one of --record REF, --text TEXT or --pending"
                  + (f"; got {' and '.join(chosen)}" if chosen else ""))
-        with memory(ctx, create=apply) as m:
+        with memory(ctx, write=apply) as m:
             if record is not None:
                 r = m.extract_records([record], apply=apply)
             elif text is not None:

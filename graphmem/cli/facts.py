@@ -40,7 +40,7 @@ def assert_(
     json_: JsonOpt = False,
 ) -> None:
     """Record that SUBJECT PREDICATE OBJECT holds; prints its fact:N."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.assert_(subject, predicate, obj, valid_from=from_, valid_to=to, sources=source or [], by=by)
         emit(ctx, r.to_dict(), _written)
 
@@ -56,7 +56,7 @@ def end(
     json_: JsonOpt = False,
 ) -> None:
     """Close what holds for SUBJECT PREDICATE [OBJECT] at --at; prints its fact:N."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         if at is None:
             from graphmem.errors import BadTime
             raise BadTime("missing --at: expected the time at which the value stops holding (date, datetime or now)")
@@ -71,7 +71,7 @@ def retract(
     json_: JsonOpt = False,
 ) -> None:
     """Withdraw a statement from now on (it stays in the history)."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.retract(fact, reason)
         emit(ctx, r.to_dict(), _written)
 

@@ -42,7 +42,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "SQLite"), m.add_entity("Project", "Atlas")
         >>> [e.ref for e in m.entities("Tool")]
         ['tool:kuzu', 'tool:sqlite']
@@ -77,7 +77,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.add_entity("Tool", "Kuzu", description="Embedded graph database.").refs
         ('tool:kuzu',)
         >>> m.add_entity("Tool", "kuzu")
@@ -111,7 +111,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> m.show_entity("kuzu").entity.ref
         'tool:kuzu'
@@ -141,7 +141,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "SQLite")
         >>> [e.name for e in m.list_entities("Tool", match="kuz").entities]
         ['Kuzu']
@@ -159,7 +159,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> info = m.info()
         >>> info.statements, info.entities
@@ -178,7 +178,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> "Project" in m.ontology_doc().ontology.entity_types
         True
         >>> m.close()
@@ -195,7 +195,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.registry_doc().registry.predicates["status"].cardinality
         'one'
         >>> m.close()

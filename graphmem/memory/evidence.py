@@ -58,7 +58,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> r = m.ingest([b'{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}'])
         >>> r.stored, r.errors
         (('rec:1',), ())
@@ -90,7 +90,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.ingest([b'{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01"}'])
         >>> m.record("rec:1").text
         'Atlas moved to Kuzu.'
@@ -124,7 +124,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu."}', b'{"text": "Lunch at noon."}'])
         >>> [(h.ref, h.snippet) for h in m.search("kuzu").hits]
         [('rec:1', 'Atlas moved from SQLite to Kuzu.')]
@@ -148,7 +148,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.extractor() is m.extractor()
         True
         >>> m.close()
@@ -187,7 +187,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> (_, ex), = m.extract_text("Atlas uses Kuzu.", at="2024-03-01").items
         >>> [(p.subject, p.predicate, p.object) for p in ex.assertions]
@@ -238,7 +238,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> _ = m.ingest([b'{"text": "Atlas uses Kuzu.", "ts": "2024-03-01"}'])
         >>> r = m.extract_records(["rec:1"], apply=True)
@@ -271,7 +271,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> _ = m.ingest([b'{"text": "Atlas uses Kuzu.", "ts": "2024-03-01"}'])
         >>> [ref for ref, _ in m.extract_pending(apply=True).items]
@@ -304,7 +304,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> doc = m.export_doc()
         >>> doc.format, len(doc.text.splitlines())
@@ -336,7 +336,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> print(m.export(), end="")
         {"op": "entity", "type": "Tool", "name": "Kuzu", "aliases": [], "description": ""}

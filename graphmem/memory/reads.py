@@ -62,7 +62,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -105,7 +105,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -150,7 +150,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -180,7 +180,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -211,7 +211,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -240,7 +240,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> import types
         >>> up = types.SimpleNamespace(from_version=2, steps=(), backup=None, restarted=False, reindex=True)
         >>> r = m.finish_migration(up)
@@ -277,7 +277,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -307,7 +307,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -328,7 +328,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)

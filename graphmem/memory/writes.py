@@ -62,7 +62,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas")
         >>> w = m.assert_("Atlas", "status", "active", valid_from="2024-01-01")
         >>> w.action, w.refs
@@ -115,7 +115,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -150,7 +150,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -187,7 +187,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> lines = ['{"op": "entity", "type": "Tool", "name": "Kuzu"}',
         ...          '{"op": "entity", "type": "Project", "name": "Atlas"}',
         ...          '{"op": "assert", "subject": "Atlas", "predicate": "uses", "object": "Kuzu"}']

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import SERVER_FILE, NewStore, server_holding
+from graphmem.config import SERVER_FILE, has_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
 from graphmem.results import check_fail_on
@@ -74,8 +73,24 @@ def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    r = m.ingest([line.encode("utf-8") for line in p["_lines"]], extract=bool(p.get("extract")))
+    r = m.ingest([line.encode("utf-8") for line in p["_lines"]], redact=p.get("redact") is not False,
+                 extract=bool(p.get("extract")))
     return _doc(r)
+
+
+def _extract(m: Any, p: dict[str, Any]) -> Any:
+    """From a text, from one record, or from every record not extracted yet: exactly one of them."""
+    chosen = [k for k in ("text", "record", "pending") if p.get(k) not in (None, False)]
+    if len(chosen) != 1:
+        raise BadInput("expected exactly one of text, record or pending=true for /extract"
+                       + (f"; got {' and '.join(chosen)}" if chosen else ""))
+    apply = bool(p.get("apply"))
+    if "text" in chosen:
+        return m.extract_text(p["text"], at=p.get("at"), apply=apply)
+    if p.get("at") is not None:
+        raise BadInput("bad parameter 'at' for /extract with record or pending: expected it only with text "
+                       "(a record's time is its own)")
+    return m.extract_records([p["record"]], apply=apply) if "record" in chosen else m.extract_pending(apply=apply)
 
 
 def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
@@ -122,14 +137,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/import", "Bulk entities and statements; the body is JSON lines (docs/formats.md)", _import,
              (Param("strict", "boolean"),), write=True, body="jsonl"),
     Endpoint("POST", "/ingest", "Store evidence records; the body is JSON lines", _ingest,
-             (Param("extract", "boolean", description="Also extract from the new records and apply it"),),
+             (Param("extract", "boolean", description="Also extract from the new records and apply it"),
+              Param("redact", "boolean", description="Replace secrets by [REDACTED:kind] (default true)")),
              write=True, body="jsonl"),
     Endpoint("GET", "/search", "BM25-ranked evidence records",
              lambda m, p: m.search(p["q"], limit=p.get("limit", 10)),
              (Param("q", required=True), Param("limit", "integer"))),
-    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text (written only with apply)",
-             lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=bool(p.get("apply"))),
-             (Param("text", required=True, description=f"At most {EXTRACT_MAX_CHARS:,} characters"), Param("at"),
+    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text, a record or the records not extracted "
+             "yet (exactly one; written only with apply)", _extract,
+             (Param("text", description=f"At most {EXTRACT_MAX_CHARS:,} characters"),
+              Param("at", description=f"The text's time (default now). {T}"),
+              Param("record", description="A record ref, rec:N"),
+              Param("pending", "boolean", description="Every record not extracted yet"),
               Param("apply", "boolean")), write=True),
     Endpoint("GET", "/lint", "Check the store", _lint,
              (Param("fail_on", description="error or warning"),)),
@@ -198,6 +217,14 @@ def _coerce(ep: Endpoint, raw: dict[str, Any], from_query: bool) -> dict[str, An
             raise BadInput(f"bad {name} {show(v)}: expected text")
         out[name] = v
     return out
+
+
+def _file_lines(text: str) -> list[str]:
+    """A JSON-lines body as a file of it is read: split at line feeds only (a JSON string may hold
+    U+2028 and other characters ``str.splitlines`` splits at), blank lines kept, so the reports
+    number lines as the CLI does for the same file."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def openapi() -> dict[str, Any]:
@@ -313,7 +340,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                     raise BadInput("request body is not UTF-8: expected UTF-8 JSON") from None
                 if ep.body == "jsonl":
                     params = _coerce(ep, dict(request.query_params), from_query=True)
-                    params["_lines"] = [line for line in text.splitlines() if line.strip()]
+                    params["_lines"] = _file_lines(text)
                 else:
                     try:
                         raw = json.loads(text or "{}")
@@ -373,11 +400,11 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        state["memory"] = Memory(store, create=True, **(memory_kwargs or {}))
+        state["memory"] = Memory(store, **(memory_kwargs or {}))
         state["memory"].store.per_thread_connections()
         marker = Path(store) / SERVER_FILE
         if url:
-            marker.write_text(json.dumps({"pid": os.getpid(), "url": url}) + "\n")
+            write_server_file(Path(store), url, token)
         try:
             yield
         finally:
@@ -449,17 +476,15 @@ def serve(store: Path, host: str, port: int, token: str | None, max_body: int = 
     holder = server_holding(store)
     if holder is not None:
         raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
+    if not has_store(store):  # refused here: uvicorn would report a failed start as a traceback
+        raise StoreUnavailable(f"no store at {str(store)!r}: expected one made by 'graphmem init' (or "
+                               "graphmem.open(path, create=True))")
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
-    new = NewStore(store)
-    try:
-        server.run()  # a failed start exits (SystemExit) once the app has opened, and so made, the store
-    finally:
-        if not server.started:  # a server that never started leaves no empty store behind
-            new.remove()
+    server.run()  # a failed start (the port in use) exits with SystemExit once the app has opened the store
     if not server.started:
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 

@@ -39,7 +39,7 @@ def build_server(store: Path, *, allow_writes: bool = False) -> tuple[Any, dict[
     def run(fn: Any) -> dict[str, Any]:
         try:
             if "m" not in held:
-                held["m"] = Memory(store, create=True)
+                held["m"] = Memory(store, read_only=not allow_writes)  # a read-only session lets others read too
             r = fn(held["m"])
             doc: dict[str, Any] = r if isinstance(r, dict) else r.to_dict()
             return doc

@@ -222,6 +222,7 @@ class _Reader:
 def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
                  strict: bool = False) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
+    store.check_writable("import")  # before reading the whole file
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
     lines: Iterable[str] = _lines(source)
