@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from graphmem.errors import StoreUnavailable
+
 STORE_ENV = "GRAPHMEM_STORE"
 SERVER_FILE = "server.json"  # in the store folder while a server holds it (for the CLI's message)
 
@@ -90,6 +92,14 @@ def _would_create(path: Path) -> list[Path]:
 def has_store(path: str | Path) -> bool:
     """Whether ``path`` holds a store (one made by ``graphmem init`` or ``graphmem.open(path, create=True)``)."""
     return (Path(path) / "graph.kuzu").exists()
+
+
+def require_store(path: str | Path) -> None:
+    """StoreUnavailable, saying how one is made, unless ``path`` holds a store: only ``init`` (and
+    ``demo``) make a store from the command line, and ``graphmem.open(path, create=True)`` from Python."""
+    if not has_store(path):
+        raise StoreUnavailable(f"no store at {str(path)!r}: expected one made by 'graphmem init' (or "
+                               "graphmem.open(path, create=True))")
 
 
 def write_server_file(store: Path, url: str, token: str | None) -> None:

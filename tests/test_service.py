@@ -204,7 +204,7 @@ def test_openapi_and_docs(server: Server) -> None:
     assert health["status"] == "ok" and health["entities"] >= 48
 
 
-@pytest.mark.parametrize("argv", [["rebuild"], ["migrate"], ["demo"]], ids=lambda a: a[0])
+@pytest.mark.parametrize("argv", [["rebuild"], ["migrate"], ["demo"], ["serve", "--port", "1"]], ids=lambda a: a[0])
 def test_a_command_the_server_cannot_run_says_the_store_is_in_use_by_it(server: Server, argv: list[str]) -> None:
     """Commands with no endpoint keep the refusal (exit 3) and name the server (other commands go through
     it: tests/test_open.py)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import SERVER_FILE, has_store, server_holding, write_server_file
+from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.memory import EXTRACT_MAX_CHARS
 from graphmem.results import check_fail_on
@@ -468,17 +468,21 @@ class _ReadWriteLock:
                 self._cond.notify_all()
 
 
+def check_servable(store: Path) -> None:
+    """StoreUnavailable unless ``store`` is a store no other server holds (checked before the server
+    starts: uvicorn would report a failed start as a traceback)."""
+    holder = server_holding(store)
+    if holder is not None:
+        raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
+    require_store(store)
+
+
 def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
           allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> None:
     """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
     import uvicorn
     check_bind(host, token)
-    holder = server_holding(store)
-    if holder is not None:
-        raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
-    if not has_store(store):  # refused here: uvicorn would report a failed start as a traceback
-        raise StoreUnavailable(f"no store at {str(store)!r}: expected one made by 'graphmem init' (or "
-                               "graphmem.open(path, create=True))")
+    check_servable(store)
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import kuzu
 
+from graphmem.config import require_store
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
@@ -150,8 +151,7 @@ class StoreBase:
         if self.path.exists() and not self.path.is_dir():
             raise StoreUnavailable(f"store path {str(self.path)!r} is a file; expected a directory")
         if not db_path.exists() and (read_only or not create):
-            raise StoreUnavailable(f"no store at {str(self.path)!r}: expected one made by 'graphmem init' (or "
-                                   "graphmem.open(path, create=True))")
+            require_store(self.path)
         if not read_only:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
