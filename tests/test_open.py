@@ -365,6 +365,11 @@ def test_only_init_makes_a_store_from_the_command_line(tmp_path: Path) -> None:
 
 
 def test_serve_on_a_path_without_a_store_is_one_clear_line(tmp_path: Path) -> None:
+    import socket
     store = tmp_path / "s"
-    one_clear_line(cli(store, "serve", "--port", "1"), 3, [f"no store at {str(store)!r}", "graphmem init"])
+    with socket.socket() as busy:  # a port in use, so that a server that did start would stop at once
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        r = cli(store, "serve", "--port", str(busy.getsockname()[1]))
+    one_clear_line(r, 3, [f"no store at {str(store)!r}", "graphmem init"])
     assert not store.exists()
