@@ -1,5 +1,5 @@
 """Evidence benchmarks: ingest rate with extraction off and on, search p50/p99 beside the raw
-Kuzu full-text query, and the extraction rate.
+Kuzu full-text query, search with each filter beside search without it, and the extraction rate.
 
     python benchmarks/bench_evidence.py --records 100000 [--extract-records 2000] [--seed 42]
 
@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 from graphmem.demo import build_demo
+from graphmem.evidence.query import search_terms
+from graphmem.evidence.search import record_filter
+from graphmem.model.textindex import query_terms
 
 PROJECTS = ["Atlas", "Beacon", "Compass", "Ferry", "Quill", "Sextant", "Ledger", "Tidewater", "Lighthouse"]
 TOOLS = ["Kuzu", "SQLite", "PostgreSQL", "DuckDB", "spaCy", "FastAPI", "Redis", "Tantivy", "pytest", "Docker"]
@@ -30,6 +33,13 @@ TEMPLATES = [
     "Standup: {w} {w2} on {p}, {t} upgrade done.", "Does {p} still depend on {t}?",
     "{t} latency is {n} ms after the {w} change.", "We don't use {t} in {p} any more.",
 ]
+SOURCES = ("slack:#team", "slack:#ops", "git:atlas", "file:notes/n{i}.md#L{n}")
+# the filtered searches: a quarter of the records (kind), half (source prefix), a ninth (a month of ts), the
+# records that mention Atlas (MENTIONS), and all four at once
+FILTERS = {"kind": {"kind": "message"}, "source": {"source": "slack:"},
+           "since_until": {"since": "2026-03-01", "until": "2026-04-01"}, "about": {"about": "Atlas"},
+           "all": {"kind": "message", "source": "slack:", "since": "2026-01-01", "until": "2026-07-01",
+                   "about": "Atlas"}}
 FILLER = ("index", "cache", "schema", "deploy", "review", "migration", "query", "latency", "backup",
           "cluster", "ingest", "parser", "token", "shard", "replica", "release", "ticket", "alert",
           "dashboard", "budget", "roadmap", "sprint", "retro", "vendor", "audit", "export", "import")
@@ -58,13 +68,69 @@ def records(n: int, seed: int, vocab: int = 3000) -> list[str]:
             w=filler[0], w2=filler[1], n=rng.randrange(5, 500), m=rng.randrange(1, 9),
             d=rng.randrange(0, 9)) for _ in range(rng.randrange(1, 4))) + " " + " ".join(filler[2:2 + rng.randrange(0, 10)])
         out.append(json.dumps({"id": f"b{i}", "ts": f"2026-0{1 + i % 9}-{10 + i % 18}T09:00:00Z",
-                               "kind": rng.choice(["message", "note", "tool_result"]), "text": text}))
+                               "kind": rng.choice(["message", "note", "tool_result"]), "text": text,
+                               "source": SOURCES[i % len(SOURCES)].format(i=i % 50, n=1 + i % 200)}))
     return out
 
 
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+def mention_names(m: object, lines: list[str]) -> int:
+    """MENTIONS of each project a record names, written directly (extracting 100,000 records would take
+    minutes, and the filter reads only the edges); the number of edges."""
+    refs = {}
+    for name in PROJECTS:
+        try:
+            refs[name] = m.resolve(name).ref  # type: ignore[attr-defined]
+        except Exception:  # a project the bundled example does not have
+            continue
+    items = []
+    for rid, line in enumerate(lines, 1):
+        text = json.loads(line)["text"]
+        found = [(ref, text.index(name), text.index(name) + len(name), "bench") for name, ref in refs.items()
+                 if name in text]
+        if found:
+            items.append((rid + FIRST_BENCH_RECORD - 1, found))
+    with m.store.transaction():  # type: ignore[attr-defined]
+        return int(m.store.replace_mentions(items))  # type: ignore[attr-defined]
+
+
+FIRST_BENCH_RECORD = 0  # set once the records are ingested (the bundled example has records of its own)
+
+
+def filtered_searches(m: object, queries: list[str]) -> dict[str, object]:
+    """Each filter over the same queries, warm, beside the same queries without it; and the first
+    filtered search after the filter columns were dropped (they are read from the store once)."""
+    out: dict[str, object] = {}
+    m.store.forget_postings()  # type: ignore[attr-defined]
+    m.search(queries[0])  # type: ignore[attr-defined]
+    t = time.perf_counter()
+    m.search(queries[0], kind="message")  # type: ignore[attr-defined]
+    out["first_filtered_search_ms"] = round((time.perf_counter() - t) * 1000, 1)
+    for q in queries:  # the postings the queries read, decoded again (dropped above)
+        m.search(q, limit=10)  # type: ignore[attr-defined]
+    terms = [query_terms(search_terms(q)) for q in queries]
+    # "ranking": the filter and BM25 alone (what a filter changes), without reading the 10 hits' rows
+    for name, kw in {"none": {}, **FILTERS}.items():
+        times, ranking, hits = [], [], 0
+        for q, ts in zip(queries, terms, strict=True):
+            t = time.perf_counter()
+            r = m.search(q, limit=10, **kw)  # type: ignore[attr-defined]
+            times.append(time.perf_counter() - t)
+            hits += len(r.results)
+            t = time.perf_counter()
+            within = record_filter(**kw, resolve=m.resolve).within(m.store)  # type: ignore[attr-defined]
+            m.store.rank_records(ts, 10, within)  # type: ignore[attr-defined]
+            ranking.append(time.perf_counter() - t)
+        allowed = record_filter(**kw, resolve=m.resolve).within(m.store)  # type: ignore[attr-defined]
+        out[name] = {"p50_ms": round(pct(times, .5), 3), "p99_ms": round(pct(times, .99), 3),
+                     "ranking_p50_ms": round(pct(ranking, .5), 3), "ranking_p99_ms": round(pct(ranking, .99), 3),
+                     "mean_hits": round(hits / len(queries), 2),
+                     "records_allowed": m.store.record_count() if allowed is None else len(allowed), "filter": kw}
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -88,6 +154,10 @@ def main(argv: list[str] | None = None) -> None:
         rep = m.ingest(src)
         dt = time.perf_counter() - t0
         result["ingest_no_extraction"] = {"seconds": round(dt, 2), "records_per_s": round(len(rep.stored) / dt)}
+        global FIRST_BENCH_RECORD
+        FIRST_BENCH_RECORD = int(rep.stored[0].removeprefix("rec:"))
+        t0 = time.perf_counter()
+        result["mentions_written"] = {"edges": mention_names(m, lines), "seconds": round(time.perf_counter() - t0, 2)}
         rng = random.Random(a.seed)
         vocab, weights = vocabulary(a.vocab, a.seed)
         names = [w.lower() for w in PROJECTS + TOOLS]
@@ -120,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
             m.store.cypher("CALL QUERY_FTS_INDEX('Record', 'bench_text', $q, top := 10) RETURN node.id, score",
                            {"q": q})
             raw.append(time.perf_counter() - t)
+        result["search_filtered"] = filtered_searches(m, queries)
         result["load_average"] = [round(x, 2) for x in os.getloadavg()]
         result["search"] = {"p50_ms": round(pct(ours, .5), 3), "p99_ms": round(pct(ours, .99), 3),
                             "uncached_p50_ms": round(pct(cold, .5), 3), "uncached_p99_ms": round(pct(cold, .99), 3),

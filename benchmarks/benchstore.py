@@ -120,7 +120,7 @@ def mention_all(m: graphmem.Memory, batch: int = 20_000) -> int:
         recs = m.store.records_between(part[0], part[-1])
         items = []
         for rid in part:
-            ex = extractor.extract(recs[rid].text, default_time=recs[rid].ts)
+            ex = extractor.extract(recs[rid].text, default_time=recs[rid].ts_us)
             items.append((rid, [(mm.ref, mm.span[0], mm.span[1], "name-or-alias") for mm in ex.mentions]))
         with m.store.transaction():
             total += m.store.replace_mentions(items)

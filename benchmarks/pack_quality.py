@@ -44,7 +44,7 @@ def search_bundle(m: Any, q: str, budget: int, as_of: int) -> set[str]:
     terms = search_terms(q)
     used = count_tokens("Evidence:")
     cited: set[str] = set()
-    for hit in m.search(q, limit=50).hits:
+    for hit in m.search(q, limit=50).results:
         rid = int(hit.ref[4:])
         text, ts, kind, source, _, _ = m.store.record_hit(rid)
         if ts > as_of:

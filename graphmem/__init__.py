@@ -17,6 +17,7 @@ from graphmem.errors import (
     ConfigError,
     GraphmemError,
     ImportFailed,
+    MissingExtra,
     StoreUnavailable,
     TypeMismatch,
     UnknownEntity,
@@ -24,6 +25,7 @@ from graphmem.errors import (
 )
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
+from graphmem.reports import LintIssue, LintReport, MigrateReport, RebuildReport
 from graphmem.results import (
     CurrentResult,
     EntityDoc,
@@ -32,11 +34,7 @@ from graphmem.results import (
     ExtractResult,
     FactsResult,
     ImportReport,
-    LintIssue,
-    LintReport,
-    MigrateReport,
     OntologyDoc,
-    RebuildReport,
     RegistryDoc,
     SearchHit,
     SearchResult,
@@ -49,6 +47,7 @@ from graphmem.results import (
 if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type checkers
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
+    from graphmem.model.facts import Event, Fact
     from graphmem.model.records import Record
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
@@ -56,6 +55,8 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
 
 # loaded on first access: their modules are not needed to open a store and answer ``current``
 _LAZY = {
+    "Event": "graphmem.model.facts",
+    "Fact": "graphmem.model.facts",
     "Extractor": "graphmem.evidence.extraction",
     "IngestReport": "graphmem.evidence.ingest",
     "Record": "graphmem.evidence.records",
@@ -71,14 +72,14 @@ __all__ = [
     # the facade
     "Memory", "migrate", "open",
     # values and results
-    "CurrentResult", "Entity", "EntityDoc", "EntityList", "ExportDoc", "ExtractResult", "Extractor",
-    "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
+    "CurrentResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult", "Extractor",
+    "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
     "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
     "RegistryDoc", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
     "WhyResult", "WriteResult",
     # errors
     "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed",
-    "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
+    "MissingExtra", "StoreUnavailable", "TypeMismatch", "UnknownEntity", "UnknownPredicate",
     "__version__",
 ]
 

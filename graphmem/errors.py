@@ -54,5 +54,9 @@ class StoreUnavailable(GraphmemError):
     exit_code = 3
 
 
+class MissingExtra(GraphmemError, ImportError):
+    """An optional feature needs a package that is not installed; the message names the extra to install."""
+
+
 class StoreReadOnly(StoreUnavailable):
     """A write was attempted on a store opened read-only (``graphmem.open(path, read_only=True)``)."""

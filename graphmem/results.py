@@ -1,87 +1,205 @@
-"""Result values returned by the Python API; each converts to the CLI's JSON."""
+"""Result values returned by the Python API; each converts to the CLI's JSON.
+
+A result keeps what the fact view computed (``view``: intervals with integer instants and ids, the form
+``to_dict`` writes) and hands out its public form on first access: ``Fact`` and ``Event`` values, with
+timezone-aware UTC datetimes and ``fact:N`` refs (``graphmem.model.facts``). Converting only what is
+read keeps ``current`` and ``facts`` as fast as the view; ``to_dict`` and ``to_json`` are unchanged.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_instant
+import graphmem.notebook as nb
+from graphmem.model import Entity, Interval, Statement
+from graphmem.model.times import format_datetime, format_instant
 from graphmem.notebook import HtmlRepr
 
 if TYPE_CHECKING:
+    from graphmem.model.facts import Event, Fact
     from graphmem.ontology.schema import Ontology, Registry
 
 
-@dataclass(frozen=True)
+def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
+    """The public form of view intervals (graphmem.model.facts loads on first use: ``--json`` never needs it)."""
+    from graphmem.model.facts import Fact
+    return tuple(map(Fact.of, view))
+
+
+@dataclass(frozen=True, repr=False)
 class CurrentResult(HtmlRepr):
-    """What holds for one subject; ``subject`` carries ref, type and name (aliases are not loaded)."""
+    """What holds for ``subject`` at ``as_of`` as known at ``known_at``: ``facts`` are Fact values.
+
+    ``subject`` carries ref, type and name (aliases are not loaded); ``view`` holds the same facts as the
+    view's intervals.
+    """
 
     subject: Entity
-    as_of: int
-    known_at: int
-    facts: tuple[Interval, ...]
+    as_of: _dt.datetime
+    known_at: _dt.datetime
+    view: tuple[Interval, ...]
+
+    @cached_property
+    def facts(self) -> tuple[Fact, ...]:
+        """The facts that hold, by predicate then start."""
+        return _facts(self.view)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
-                "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
-                "facts": [iv.to_dict() for iv in self.facts]}
+                "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
+                "facts": [iv.to_dict() for iv in self.view]}
+
+    def _summary(self) -> str:
+        return (f"{nb.who(self.subject)} as of {nb.day(self.as_of)}, known at {nb.day(self.known_at)}: "
+                f"{nb.plural(len(self.view), 'fact')}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return [nb.fact_line(f) for f in _facts(self.view[:limit])], len(self.view)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return nb.FACT_COLUMNS, [nb.fact_row(f) for f in self.facts]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TimelineResult(HtmlRepr):
+    """Every interval of ``subject`` (``intervals``, Fact values, by predicate then start) and the statements
+    and retractions behind them (``events``, Event values, in record order), as known at ``known_at``."""
+
     subject: Entity
-    known_at: int
-    intervals: tuple[Interval, ...]
-    events: tuple[dict[str, Any], ...]
+    known_at: _dt.datetime
+    view: tuple[Interval, ...]
+    log: tuple[tuple[str, Statement], ...]  # (event, statement): assert, end or retract, in record order
+
+    @cached_property
+    def intervals(self) -> tuple[Fact, ...]:
+        """Every interval, past ones included."""
+        return _facts(self.view)
+
+    @cached_property
+    def events(self) -> tuple[Event, ...]:
+        """Each assertion, end and retraction, by record time."""
+        from graphmem.model.facts import Event
+        return tuple(Event.retraction(st) if ev == "retract" else Event.of(st) for ev, st in self.log)
+
+    def plot(self, *, predicates: list[str] | None = None, ax: Any = None, now: _dt.datetime | None = None) -> Any:
+        """The intervals as bars over time (only ``predicates``, if given); returns the matplotlib Axes.
+
+        An open interval runs to ``now`` (default: the current time), drawn lighter. Needs matplotlib
+        (``pip install 'graphmem[notebook]'``).
+        """
+        facts = [f for f in self.intervals if predicates is None or f.predicate in predicates]
+        return nb.plot_facts(facts, f"{nb.who(self.subject)} over time", ax=ax, now=now)
+
+    def to_frame(self, events: bool = False) -> Any:
+        """The intervals (or, with ``events``, the events) as a pandas DataFrame."""
+        if not events:
+            return super().to_frame()
+        return nb.frame(nb.EVENT_COLUMNS, [nb.event_row(e) for e in self.events])
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
-                "known_at": format_instant(self.known_at),
-                "intervals": [iv.to_dict() for iv in self.intervals], "events": list(self.events)}
+                "known_at": format_datetime(self.known_at),
+                "intervals": [iv.to_dict() for iv in self.view], "events": _event_docs(self.log)}
+
+    def _summary(self) -> str:
+        return (f"{nb.who(self.subject)}, known at {nb.day(self.known_at)}: {nb.plural(len(self.view), 'interval')}, "
+                f"{nb.plural(len(self.log), 'event')}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return [nb.fact_line(f) for f in _facts(self.view[:limit])], len(self.view)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return nb.FACT_COLUMNS, [nb.fact_row(f) for f in self.intervals]
 
 
-@dataclass(frozen=True)
+def _event_docs(log: tuple[tuple[str, Statement], ...]) -> list[dict[str, Any]]:
+    from graphmem.model.facts import event_doc
+    return [event_doc(e, s) for e, s in log]
+
+
+@dataclass(frozen=True, repr=False)
 class FactsResult(HtmlRepr):
-    """Facts with their subjects; each subject carries ref, type and name (aliases are not loaded)."""
+    """Facts with their subjects at ``as_of``: ``facts`` are Fact values (``fact.subject`` a ref), ``subjects``
+    the Entity of each subject ref (ref, type and name; aliases are not loaded)."""
 
-    as_of: int | None
+    as_of: _dt.datetime
     filters: dict[str, Any]
-    facts: tuple[tuple[Entity, Interval], ...]
+    view: tuple[tuple[Entity, Interval], ...]
+
+    @cached_property
+    def facts(self) -> tuple[Fact, ...]:
+        """The facts, by subject, predicate and start."""
+        return _facts(iv for _, iv in self.view)
+
+    @cached_property
+    def subjects(self) -> dict[str, Entity]:
+        """Each subject of ``facts`` by its ref."""
+        return {e.ref: e for e, _ in self.view}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.facts.v1", "as_of": format_instant(self.as_of), "filters": self.filters,
-                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.facts]}
+        return {"schema": "graphmem.facts.v1", "as_of": format_datetime(self.as_of), "filters": self.filters,
+                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view]}
+
+    def _summary(self) -> str:
+        shown = {k: v for k, v in self.filters.items() if v is not None}
+        where = "".join(f", {k}={v}" for k, v in shown.items())
+        return f"{nb.plural(len(self.view), 'fact')} as of {nb.day(self.as_of)}{where}"
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        shown = self.view[:limit]
+        return [f"{e.ref} {nb.fact_line(f)}" for (e, _), f in zip(shown, _facts(iv for _, iv in shown), strict=True)], len(self.view)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return (["subject", "subject_name", "subject_type", *nb.FACT_COLUMNS],
+                [[e.ref, e.name, e.type, *nb.fact_row(f)] for (e, _), f in zip(self.view, self.facts, strict=True)])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class WhyResult(HtmlRepr):
-    statement: Statement
+    """The receipts of one statement: ``statement`` (an Event), its ``subject``, the cited ``records``, the facts
+    it is part of (``in_view``), and the ``fact:N`` refs it supersedes, is superseded by, conflicts with or is
+    ended by."""
+
+    stored: Statement
     subject: Entity | None
     records: dict[str, Any]  # cited record ref -> Record, or None when it does not resolve
-    intervals: tuple[Interval, ...]
-    supersedes: tuple[int, ...]
-    superseded_by: tuple[int, ...]
-    conflicts: tuple[int, ...]
-    ended_by: tuple[int, ...]
+    view: tuple[Interval, ...]
+    supersedes: tuple[str, ...]
+    superseded_by: tuple[str, ...]
+    conflicts: tuple[str, ...]
+    ended_by: tuple[str, ...]
+
+    @cached_property
+    def statement(self) -> Event:
+        """The statement asked about."""
+        from graphmem.model.facts import Event
+        return Event.of(self.stored)
+
+    @cached_property
+    def in_view(self) -> tuple[Fact, ...]:
+        """The facts of the view this statement is behind."""
+        return _facts(self.view)
 
     def to_dict(self) -> dict[str, Any]:
-        st = self.statement
+        st = self.stored
         return {
             "schema": "graphmem.why.v1", "fact": st.to_dict(),
             "subject": self.subject.brief() if self.subject else {"ref": st.subject},
             "sources": [self._source(s) for s in st.sources],
-            "in_view": [iv.to_dict() for iv in self.intervals],
-            "supersedes": [fact_ref(i) for i in self.supersedes],
-            "superseded_by": [fact_ref(i) for i in self.superseded_by],
-            "conflicts": [fact_ref(i) for i in self.conflicts],
-            "ended_by": [fact_ref(i) for i in self.ended_by],
+            "in_view": [iv.to_dict() for iv in self.view],
+            "supersedes": list(self.supersedes),
+            "superseded_by": list(self.superseded_by),
+            "conflicts": list(self.conflicts),
+            "ended_by": list(self.ended_by),
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
         }
-
 
     def _source(self, ref: str) -> dict[str, Any]:
         if not ref.startswith("rec:"):
@@ -89,11 +207,25 @@ class WhyResult(HtmlRepr):
         rec = self.records.get(ref)
         if rec is None:
             return {"ref": ref, "kind": "record", "resolved": False}
-        return {"ref": ref, "kind": "record", "resolved": True, "ts": format_instant(rec.ts), "record_kind": rec.kind,
+        return {"ref": ref, "kind": "record", "resolved": True, "ts": format_instant(rec.ts_us), "record_kind": rec.kind,
                 "source": rec.source, "text": rec.text}
 
+    def _summary(self) -> str:
+        return repr(self.statement).removeprefix("Event(").removesuffix(")")
 
-@dataclass(frozen=True)
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        lines = [f"in view: {nb.fact_line(f)}" for f in self.in_view]
+        lines += [f"source: {s}" for s in self.stored.sources]
+        for name in ("supersedes", "superseded_by", "conflicts", "ended_by"):
+            if getattr(self, name):
+                lines.append(f"{name.replace('_', ' ')}: {' '.join(getattr(self, name))}")
+        return lines[:limit], len(lines)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return nb.EVENT_COLUMNS, [nb.event_row(self.statement)]
+
+
+@dataclass(frozen=True, repr=False)
 class WriteResult(HtmlRepr):
     """What a write created: refs of entities and statements."""
 
@@ -104,16 +236,19 @@ class WriteResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": f"graphmem.{self.action}.v1", "created": list(self.refs), **self.detail}
 
+    def _summary(self) -> str:
+        return f"{self.action}: {' '.join(self.refs) or 'nothing created'}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class ImportReport(HtmlRepr):
     lines: int
     entities_created: int
     entities_updated: int
     statements: int
     retractions: int
-    first_fact: int | None
-    last_fact: int | None
+    first_fact: str | None  # fact:N, the first and last statement written
+    last_fact: str | None
     errors: tuple[tuple[int, str], ...]
     written: bool
     seconds: float = 0.0
@@ -127,103 +262,22 @@ class ImportReport(HtmlRepr):
             "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
             "entities_created": self.entities_created, "entities_updated": self.entities_updated,
             "statements": self.statements, "retractions": self.retractions,
-            "facts": None if self.first_fact is None else [fact_ref(self.first_fact), fact_ref(self.last_fact or 0)],
+            "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
             "errors": [{"line": n, "reason": r} for n, r in self.errors],
             "seconds": round(self.seconds, 3),
         }
 
+    def _summary(self) -> str:
+        done = "written" if self.written else "nothing written"
+        span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
+        return (f"{nb.plural(self.lines, 'line')}, {nb.plural(self.statements, 'statement')}{span}, "
+                f"{nb.plural(self.entities_created, 'entity')} created, {nb.plural(len(self.errors), 'error')}: {done}")
 
-@dataclass(frozen=True)
-class LintIssue:
-    code: str
-    severity: str
-    message: str
-    fact: str | None = None
-    subject: str | None = None
-    record: str | None = None
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return nb.rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
-        for k in ("fact", "subject", "record"):
-            v = getattr(self, k)
-            if v is not None:
-                d[k] = v
-        return d
-
-
-SEVERITY_RANK = {"warning": 1, "error": 2}
-
-
-def check_fail_on(fail_on: str, what: str = "fail_on") -> str:
-    """``fail_on`` if it is a severity a lint can fail on (error or warning), else BadInput naming both."""
-    if fail_on not in SEVERITY_RANK:
-        raise BadInput(f"bad {what} {fail_on!r}: expected error or warning")
-    return fail_on
-
-
-@dataclass(frozen=True)
-class LintReport(HtmlRepr):
-    issues: tuple[LintIssue, ...]
-    checked: dict[str, int]
-
-    def counts(self) -> dict[str, Any]:
-        by_code: dict[str, int] = {}
-        for i in self.issues:
-            by_code[i.code] = by_code.get(i.code, 0) + 1
-        return {"error": sum(i.severity == "error" for i in self.issues),
-                "warning": sum(i.severity == "warning" for i in self.issues),
-                "by_code": dict(sorted(by_code.items())), **self.checked}
-
-    def fails(self, fail_on: str = "error") -> bool:
-        """Whether an issue is at or above ``fail_on`` (error or warning; BadInput otherwise)."""
-        rank = SEVERITY_RANK[check_fail_on(fail_on)]
-        return any(SEVERITY_RANK[i.severity] >= rank for i in self.issues)
-
-    def to_dict(self, fail_on: str = "error") -> dict[str, Any]:
-        return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on), "fail_on": fail_on,
-                "counts": self.counts(), "issues": [i.to_dict() for i in self.issues]}
-
-
-@dataclass(frozen=True)
-class RebuildReport(HtmlRepr):
-    checked_only: bool
-    drift: tuple[dict[str, Any], ...]
-    counts: dict[str, int]
-    seconds: float
-    repaired: dict[str, int] | None = None  # after an interrupted bulk commit: name keys and records made again
-    problems: tuple[dict[str, Any], ...] = ()  # with --check: what is wrong beyond the view (Store.integrity_problems)
-
-    @property
-    def ok(self) -> bool:
-        return not self.drift and not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        doc = {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
-               "drift": list(self.drift), "problems": list(self.problems), "counts": self.counts,
-               "seconds": round(self.seconds, 3)}
-        if self.repaired is not None:
-            doc["repaired"] = self.repaired
-        return doc
-
-
-@dataclass(frozen=True)
-class MigrateReport(HtmlRepr):
-    """What ``graphmem migrate`` did."""
-
-    store: str
-    from_version: int
-    to_version: int
-    steps: tuple[str, ...]
-    backup: str | None
-    restarted: bool
-    counts: dict[str, int]
-    seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.migrate.v1", "store": self.store, "from": self.from_version,
-                "to": self.to_version, "migrated": bool(self.steps), "steps": list(self.steps),
-                "backup": self.backup, "restarted": self.restarted, "counts": self.counts,
-                "seconds": round(self.seconds, 3)}
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["line", "reason"], [[n, r] for n, r in self.errors]
 
 
 @dataclass(frozen=True)
@@ -233,29 +287,48 @@ class SearchHit:
     ref: str
     score: float  # BM25
     snippet: str
-    ts: int
+    ts: _dt.datetime  # the record's time, UTC
     kind: str
     source: str | None
     scope: str | None
     importance: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_instant(self.ts),
+        return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_datetime(self.ts),
                 "kind": self.kind, "source": self.source, "scope": self.scope, "importance": self.importance}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SearchResult(HtmlRepr):
+    """Records ranked for ``query`` (``results``, SearchHit values, best first) and the ``terms`` looked up."""
+
     query: str
     terms: tuple[str, ...]
-    hits: tuple[SearchHit, ...]
+    results: tuple[SearchHit, ...]
+    filters: dict[str, Any] = field(default_factory=dict)  # the filter as given (docs/evidence.md); empty: none
+
+    @property
+    def hits(self) -> tuple[SearchHit, ...]:
+        """Deprecated: ``results``, the name the JSON document uses."""
+        warnings.warn("SearchResult.hits is deprecated; use .results", DeprecationWarning, stacklevel=2)
+        return self.results
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.search.v1", "query": self.query, "terms": list(self.terms),
-                "results": [h.to_dict() for h in self.hits]}
+                "filters": self.filters, "results": [h.to_dict() for h in self.results]}
+
+    def _summary(self) -> str:
+        return f"{self.query!r}: {nb.plural(len(self.results), 'record')}"
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return nb.rows_of(self.results, limit, lambda h: f"{h.ref} {h.score:.3f} {nb.day(h.ts)} {nb.clip(h.snippet, 80)}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        cols = ["ref", "score", "ts", "kind", "source", "scope", "importance", "snippet"]
+        return cols, [[getattr(h, c) for c in cols] for h in self.results]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ExtractResult(HtmlRepr):
     """Proposals per source (a record ref, or "text"), and what was written with --apply."""
 
@@ -264,20 +337,32 @@ class ExtractResult(HtmlRepr):
     written: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        mentions, entities, assertions, skipped = [], [], [], []
+        mentions, entities, assertions, ends, skipped = [], [], [], [], []
         for source, ex in self.items:
             rec = source if source.startswith("rec:") else None
             mentions += [{**m.to_dict(), "record": rec} for m in ex.mentions]
             entities += [{**e.to_dict(), "record": rec} for e in ex.entities]
             assertions += [p.to_dict() for p in ex.assertions]
+            ends += [p.to_dict() for p in ex.ends]
             skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
                         for s in ex.skipped]
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
-                "entities": entities, "assertions": assertions, "skipped": skipped, "written": list(self.written)}
+                "entities": entities, "assertions": assertions, "ends": ends, "skipped": skipped,
+                "written": list(self.written)}
+
+    def _summary(self) -> str:
+        n = sum(len(ex.assertions) for _, ex in self.items)
+        done = f"written {' '.join(self.written)}" if self.written else "nothing written"
+        return f"{nb.plural(len(self.items), 'source')}, {nb.plural(n, 'proposed assertion')}: {done}"
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        rows = [p.to_dict() for _, ex in self.items for p in ex.assertions]
+        cols = ["subject", "predicate", "object", "valid_from", "evidence", "span", "rule"]
+        return cols, [[r.get(c) for c in cols] for r in rows]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EntityDoc(HtmlRepr):
     """One entity, as ``entity show`` prints it."""
 
@@ -286,8 +371,15 @@ class EntityDoc(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict()}
 
+    def _summary(self) -> str:
+        e = self.entity
+        return f"{e.type} {nb.who(e)}" + (f", aliases {', '.join(e.aliases)}" if e.aliases else "")
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return _entity_frame((self.entity,))
+
+
+@dataclass(frozen=True, repr=False)
 class EntityList(HtmlRepr):
     """Entities by type then ref, as ``entity list`` prints them."""
 
@@ -296,8 +388,22 @@ class EntityList(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.entities.v1", "entities": [e.to_dict() for e in self.entities]}
 
+    def _summary(self) -> str:
+        return nb.plural(len(self.entities), "entity", "entities")
 
-@dataclass(frozen=True)
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return nb.rows_of(self.entities, limit, lambda e: f"{e.type} {nb.who(e)}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return _entity_frame(self.entities)
+
+
+def _entity_frame(entities: tuple[Entity, ...]) -> tuple[list[str], list[list[Any]]]:
+    return ["ref", "type", "name", "aliases", "description"], [[e.ref, e.type, e.name, list(e.aliases), e.description]
+                                                                for e in entities]
+
+
+@dataclass(frozen=True, repr=False)
 class StoreInfo(HtmlRepr):
     """Where the store is and how much it holds (``init``)."""
 
@@ -309,8 +415,11 @@ class StoreInfo(HtmlRepr):
         return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
                 "entities": self.entities}
 
+    def _summary(self) -> str:
+        return f"{self.store}: {nb.plural(self.entities, 'entity', 'entities')}, {nb.plural(self.statements, 'statement')}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class OntologyDoc(HtmlRepr):
     """The loaded ontology (``ontology``)."""
 
@@ -324,8 +433,16 @@ class OntologyDoc(HtmlRepr):
                 "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
                                for e in ont.edge_types.values()]}
 
+    def _summary(self) -> str:
+        return (f"{nb.plural(len(self.ontology.entity_types), 'entity type')}, "
+                f"{nb.plural(len(self.ontology.edge_types), 'edge type')}")
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["name", "prefix", "description"], [[t.name, t.prefix, t.description]
+                                                   for t in self.ontology.entity_types.values()]
+
+
+@dataclass(frozen=True, repr=False)
 class RegistryDoc(HtmlRepr):
     """The loaded predicate registry (``predicates``)."""
 
@@ -339,8 +456,15 @@ class RegistryDoc(HtmlRepr):
              "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
             for p in self.registry.predicates.values()]}
 
+    def _summary(self) -> str:
+        return nb.plural(len(self.registry.predicates), "predicate")
 
-@dataclass(frozen=True)
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        cols = ["name", "description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after"]
+        return cols, [[d[c] for c in cols] for d in self.to_dict()["predicates"]]
+
+
+@dataclass(frozen=True, repr=False)
 class ExportDoc(HtmlRepr):
     """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
 
@@ -352,3 +476,7 @@ class ExportDoc(HtmlRepr):
         body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
         return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
                 "lines" if self.format == "jsonl" else "graphml": body}
+
+    def _summary(self) -> str:
+        size = nb.plural(self.text.count("\n"), "line") if self.format == "jsonl" else nb.plural(len(self.text), "character")
+        return f"{self.format}, {size}" + (f", as of {self.as_of}" if self.as_of else "")

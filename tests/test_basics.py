@@ -128,11 +128,11 @@ def test_facts_filters(atlas: graphmem.Memory) -> None:
     atlas.assert_("atlas", "uses", "kuzu", valid_from="2025-01-01")
     atlas.assert_("beacon", "uses", "kuzu", valid_from="2025-05-01")
     atlas.assert_("beacon", "status", "paused", valid_from="2025-05-01")
-    users = [s.ref for s, _ in atlas.facts(predicate="uses", object="kuzu").facts]
+    users = [f.subject for f in atlas.facts(predicate="uses", object="kuzu").facts]
     assert users == ["project:atlas", "project:beacon"]
-    early = [s.ref for s, _ in atlas.facts(predicate="uses", object="kuzu", as_of="2025-02-01").facts]
+    early = [f.subject for f in atlas.facts(predicate="uses", object="kuzu", as_of="2025-02-01").facts]
     assert early == ["project:atlas"]
-    paused = [s.ref for s, _ in atlas.facts(predicate="status", object="paused").facts]
+    paused = [f.subject for f in atlas.facts(predicate="status", object="paused").facts]
     assert paused == ["project:beacon"]
 
 

@@ -232,7 +232,7 @@ def test_bulk_write_killed_while_committing_is_refused_then_repaired(store: tupl
             elif kind.startswith("import"):
                 facts = mem.current("tool:bulk-tool-7").to_dict()["facts"]
                 return [f"{f['predicate']} {json.dumps(f['object'])}" for f in facts]
-            return [h.snippet for h in mem.search("ledger kuzu batch", limit=50).hits]
+            return [h.snippet for h in mem.search("ledger kuzu batch", limit=50).results]
         assert seen(m) == seen(c) and seen(m)
 
 
@@ -267,4 +267,4 @@ def test_repeated_ingests_killed_while_committing_leave_a_store_that_takes_the_n
         assert check.returncode == 0, (cycle, json.loads(check.stdout)["problems"])
     with graphmem.open(path) as m:
         assert m.store.record_count() >= 7 * 5000
-        assert len(m.search("batch u6 kuzu", limit=5).hits) == 5
+        assert len(m.search("batch u6 kuzu", limit=5).results) == 5

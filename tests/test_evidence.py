@@ -339,13 +339,14 @@ def test_bad_lines_are_reported_and_every_good_line_is_stored(mem: graphmem.Memo
     assert [e["line"] for e in doc["errors"]] == sorted(where)
 
 
-def test_cli_ingest_bad_lines_exit_0_one_stderr_line_each(tmp_path: Path) -> None:
+def test_cli_ingest_bad_lines_exit_2_after_storing_the_good_one_stderr_line_each(tmp_path: Path) -> None:
+    """import's rule: the good lines are written, the bad ones named on stderr, exit 2."""
     lines, where = _bad_file_lines()
     f = write_lines(tmp_path / "mixed.jsonl", lines)
     store = tmp_path / "store"
     assert cli(store, "init").code == 0
     r = cli(store, "--json", "ingest", str(f))
-    assert r.code == 0, r
+    assert r.code == 2, r
     assert "Traceback" not in r.out + r.err
     assert len(r.err_lines) == len(where), r
     for line, n in zip(r.err_lines, sorted(where), strict=True):
@@ -390,7 +391,7 @@ for i in range(rounds):
             out["errors"].append(str(e)[:200])
     m.store.add_records = original
     if out["after_first_failure"] is None:
-        out["after_first_failure"] = {"records": m.store.record_count(), "hits": len(m.search("doomed").hits),
+        out["after_first_failure"] = {"records": m.store.record_count(), "hits": len(m.search("doomed").results),
                                       "pending": m.store.pending_record_ids(), "next": m.store.next_record_id()}
     if rounds > 1:
         try:

@@ -91,7 +91,7 @@ def test_migrate_keeps_everything(source: Path, tmp_path: Path, version: int) ->
         m.assert_("Old Works", "status", "active", valid_from="2026-01-01")  # it takes writes as any store does
         m.ingest([json.dumps({"id": "after-migrate", "ts": "2026-03-01T00:00:00Z", "kind": "note",
                               "text": "Old Works now runs on zeppelins"}).encode()])
-        assert [h.ref for h in m.search("zeppelins").hits] == [f"rec:{expected['next'][1]}"]
+        assert [h.ref for h in m.search("zeppelins").results] == [f"rec:{expected['next'][1]}"]
         assert m.current("Old Works", predicate="status").to_dict()["facts"][0]["object"]["value"] == "active"
 
     again = cli(old, "migrate", "--json")  # a current store is left alone

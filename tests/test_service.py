@@ -204,6 +204,57 @@ def test_openapi_and_docs(server: Server) -> None:
     assert health["status"] == "ok" and health["entities"] >= 48
 
 
+def test_parameters_from_the_operations_table(server: Server) -> None:
+    """The names MCP uses are taken too (query for q); lint and entities can be cut to a code and a limit."""
+    assert server.get("/search", query="tantivy").json() == server.get("/search", q="tantivy").json()
+    pack = {"budget_tokens": "300", "as_of": "2026-11-20", "known_at": "2026-11-20"}
+    assert server.get("/pack", query="Atlas Kuzu", **pack).json() == server.get("/pack", q="Atlas Kuzu", **pack).json()
+    both = server.get("/search", q="tantivy", query="kuzu")
+    assert both.status_code == 400 and both.json()["message"] == (
+        "both 'q' and 'query' for /search: expected one of them (the same parameter)")
+    full = server.get("/lint").json()
+    cut = server.get("/lint", code="missing_source", limit="2").json()
+    assert cut["counts"] == full["counts"] and full["counts"]["by_code"]["missing_source"] > 2
+    assert cut["issues"] == [i for i in full["issues"] if i["code"] == "missing_source"][:2]
+    tools = server.get("/entities", type="Tool").json()["entities"]
+    assert server.get("/entities", type="Tool", limit="2").json()["entities"] == tools[:2]
+
+
+def test_note_and_record_filters_over_http(server: Server) -> None:
+    """POST /note stores one record (the same note again writes nothing); search and pack take the
+    filters of the CLI, several values of one comma-separated."""
+    first = server.post("/note", {"text": "Quokkafleet ships on Fridays.", "kind": "doc", "ts": "2026-03-02"}).json()
+    assert first["schema"] == "graphmem.note.v1" and first["stored"] is True
+    again = server.post("/note", {"text": "Quokkafleet ships on Fridays.", "kind": "doc", "ts": "2026-03-02"}).json()
+    assert again["ref"] == first["ref"] and again["stored"] is False
+    hit = server.get("/search", q="quokkafleet", kind="doc,note", since="2026-03-01").json()
+    assert [r["ref"] for r in hit["results"]] == [first["ref"]] and hit["filters"]["kind"] == ["doc", "note"]
+    assert server.get("/search", q="quokkafleet", kind="message").json()["results"] == []
+    assert server.get("/search", q="quokkafleet", until="2026-03-01").json()["results"] == []
+    packed = server.get("/pack", q="quokkafleet", kind="doc", known_at="2026-11-20").json()
+    assert packed["meta"]["filters"]["kind"] == ["doc"]
+    bad = server.get("/search", q="quokkafleet", since="2026-04-01", until="2026-03-01")
+    assert bad.status_code == 400 and bad.json()["message"].startswith("bad ")
+
+
+def test_openapi_describes_every_parameter(server: Server) -> None:
+    spec = server.get("/openapi.json").json()
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            if path == "/health":
+                continue
+            assert op["operationId"] and op["summary"], (path, method)
+            for p in op.get("parameters", []):
+                assert p["description"], (path, method, p["name"])
+            schema = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            for name, prop in schema.get("properties", {}).items():
+                assert prop["description"], (path, method, name)
+    search = {p["name"]: p for p in spec["paths"]["/search"]["get"]["parameters"]}
+    assert search["limit"]["schema"] == {"type": "integer", "default": 10}
+    lint = {p["name"]: p for p in spec["paths"]["/lint"]["get"]["parameters"]}
+    assert lint["fail_on"]["schema"]["enum"] == ["error", "warning"]
+
+
 @pytest.mark.parametrize("argv", [["rebuild"], ["migrate"], ["demo"], ["serve", "--port", "1"]], ids=lambda a: a[0])
 def test_a_command_the_server_cannot_run_says_the_store_is_in_use_by_it(server: Server, argv: list[str]) -> None:
     """Commands with no endpoint keep the refusal (exit 3) and name the server (other commands go through
@@ -472,3 +523,15 @@ def test_allow_host_and_allow_origin(tmp_path: Path, demo_dir: Path) -> None:
 ])
 def test_bad_allow_options(tmp_path: Path, args: list[str], names: list[str]) -> None:
     one_clear_line(cli(tmp_path / "s", "serve", *args), 2, names)
+
+
+def test_lint_code_and_limit_over_http(server: Server) -> None:
+    full = server.get("/lint").json()
+    code = full["summary"][0]["code"]
+    r = server.get("/lint", code=code, limit=1)
+    assert r.status_code == 200, r.text
+    d = r.json()
+    assert d["codes"] == [code] and d["limit"] == 1 and len(d["issues"]) == 1
+    assert d["matched"] == full["summary"][0]["count"] and d["more"] == d["matched"] - 1
+    bad = server.get("/lint", code="nope")
+    assert bad.status_code == 400 and bad.json()["message"].startswith("unknown lint code 'nope': expected one of ")

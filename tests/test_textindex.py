@@ -13,7 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphmem
-from graphmem.model.textindex import K1, B, Postings, bm25_top, idf, merge_plan, postings_of, terms, weights
+from graphmem.model.textindex import (
+    K1,
+    B,
+    Postings,
+    allowed_mask,
+    bm25_top,
+    idf,
+    merge_plan,
+    postings_of,
+    terms,
+    weights,
+)
 
 
 def test_terms_split_lower_and_stem() -> None:
@@ -74,6 +85,29 @@ def test_bm25_top_is_exact(data: st.DataObject) -> None:
     post, n, tokens = postings_of((d, " ".join(ts)) for d, ts in docs.items())
     got = bm25_top([(post[q].ids, weights(post[q], n, tokens)) for q in query if q in post], k)
     want = sorted(brute_bm25(docs, query).items(), key=lambda x: (-round(x[1], 9), x[0]))[:k]
+    assert [d for d, _ in got] == [d for d, _ in want]
+    assert all(math.isclose(a, b, rel_tol=1e-9) for (_, a), (_, b) in zip(got, want, strict=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_bm25_top_within_allowed_records_is_the_full_ranking_cut_to_them(data: st.DataObject) -> None:
+    """A filter ranks within the records it allows: the same records, order and scores as scoring every
+    record by hand and keeping the allowed ones (so a filter never returns too few)."""
+    words = ["w" + str(i) for i in range(data.draw(st.integers(2, 8)))]
+    n_docs = data.draw(st.integers(1, 120))
+    rng = random.Random(data.draw(st.integers(0, 10**6)))
+    docs = {i + 1: rng.choices(words, [1 / (r + 1) ** 2 for r in range(len(words))], k=rng.randrange(1, 12))
+            for i in range(n_docs)}
+    query = data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=4, unique=True))
+    k = data.draw(st.integers(1, 15))
+    share = data.draw(st.sampled_from([0.02, 0.2, 0.6, 1.0]))
+    within = np.array(sorted(d for d in docs if rng.random() < share), np.int64)
+    post, n, tokens = postings_of((d, " ".join(ts)) for d, ts in docs.items())
+    lists = [(post[q].ids, weights(post[q], n, tokens)) for q in query if q in post]
+    got = bm25_top(lists, k, allowed_mask(within, lists))
+    want = sorted(((d, s) for d, s in brute_bm25(docs, query).items() if d in set(within.tolist())),
+                  key=lambda x: (-round(x[1], 9), x[0]))[:k]
     assert [d for d, _ in got] == [d for d, _ in want]
     assert all(math.isclose(a, b, rel_tol=1e-9) for (_, a), (_, b) in zip(got, want, strict=True))
 

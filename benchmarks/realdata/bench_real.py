@@ -144,8 +144,7 @@ def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, A
                              "ORDER BY n DESC, a.subject LIMIT 1")
         ref = top[0][0]
         first = m.timeline(ref, predicate="plays_for").intervals[0]
-        from graphmem.model.times import format_instant
-        sample = {"subject": ref, "label": ref, "as_of": str(format_instant(first.valid_from))[:10]}
+        sample = {"subject": ref, "label": ref, "as_of": first.valid_from.date().isoformat()}
     subj, as_of = sample["subject"], sample["as_of"]
     t0 = time.perf_counter()
     cur = m.current(subj, as_of=as_of)
@@ -161,15 +160,15 @@ def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, A
         fr = m.facts(predicate="plays_for", object=club, as_of=as_of)
         who = {"club": club, "club_name": clubs[0].object_name, "as_of": as_of,
                "ms": (time.perf_counter() - t0) * 1000, "players": len(fr.facts),
-               "first": [f"{e.ref} ({e.name}) {brief(iv.to_dict())}" for e, iv in fr.facts[:5]]}
+               "first": [f"{e.ref} ({e.name}) {brief(iv.to_dict())}" for e, iv in fr.view[:5]]}
     res["sample"] = {
         **sample,
         "current": {"ms": t_cur, "facts": [brief(iv.to_dict()) for iv in cur.facts]},
         "timeline_plays_for": {"ms": t_tl, "intervals": [brief(iv.to_dict()) for iv in tl.intervals],
                                "events": len(tl.events),
-                               "statements": [f"{e.get('fact')} {(e.get('object') or {}).get('name')} "
-                                              f"[{str(e.get('valid_from'))[:10]}, {(e.get('valid_to') or '...')[:10]})"
-                                              for e in tl.events if e.get("event") == "assert"]},
+                               "statements": [f"{e.fact} {e.object_name} [{e.valid_from:%Y-%m-%d}, "
+                                              f"{'...' if e.valid_to is None else f'{e.valid_to:%Y-%m-%d}'})"
+                                              for e in tl.events if e.op == "assert"]},
         "facts_plays_for_club": who,
     }
     m.close()

@@ -9,7 +9,11 @@ from typing import Annotated, Any
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, fail, memory, opts, store_path, wants_json
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, fail, memory, opts, store_path, wants_json
+from graphmem.cli.progress import bar
+from graphmem.cli.tables import LIST, TEXT, Col
+
+LINT_LIMIT = 50  # issues a lint table shows unless --limit says otherwise
 
 
 def register(app: typer.Typer) -> None:
@@ -31,14 +35,14 @@ def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
                                             f"{d['statements']} statements)"))
 
 
-def demo(ctx: typer.Context, json_: JsonOpt = False) -> None:
+def demo(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
     """Build a store from the bundled example and walk through what it knows."""
     from graphmem.demo import run_demo
     with errors():
         emit(ctx, run_demo(opts(ctx).store), render.demo)
 
 
-def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
+def ontology(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
     """Show the loaded ontology: entity types and edge types with their pairs."""
     from graphmem.memory import schema_dirs
     from graphmem.ontology.schema import load_ontology
@@ -47,15 +51,15 @@ def ontology(ctx: typer.Context, json_: JsonOpt = False) -> None:
         doc = OntologyDoc(load_ontology(schema_dirs(store_path(ctx), opts(ctx).ontology)[0])).to_dict()
 
         def human(d: dict[str, Any]) -> None:
-            render.table(["entity type", "ref prefix", "description"],
+            render.table([Col("entity type"), Col("ref prefix"), Col("description", TEXT)],
                          [[t["name"], t["prefix"] + ":", t["description"]] for t in d["entity_types"]])
-            render.table(["edge type", "pairs", "description"],
+            render.table([Col("edge type"), Col("pairs", LIST), Col("description", TEXT)],
                          [[e["name"], ", ".join(f"{a}->{b}" for a, b in e["pairs"]), e["description"]]
                           for e in d["edge_types"]])
         emit(ctx, doc, human)
 
 
-def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
+def predicates(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
     """Show the loaded predicate registry."""
     from graphmem.memory import schema_dirs
     from graphmem.ontology.schema import load_ontology, load_registry
@@ -64,7 +68,8 @@ def predicates(ctx: typer.Context, json_: JsonOpt = False) -> None:
         o = opts(ctx)
         ont_dirs, pred_dirs = schema_dirs(store_path(ctx), o.ontology, o.predicates)
         doc = RegistryDoc(load_registry(load_ontology(ont_dirs), pred_dirs)).to_dict()
-        emit(ctx, doc, lambda d: render.table(["predicate", "card.", "subjects", "object", "edge", "aliases"], [
+        emit(ctx, doc, lambda d: render.table([Col("predicate"), Col("card.", drop=1), Col("subjects", LIST),
+                                               Col("object", LIST), Col("edge", drop=2), Col("aliases", LIST, drop=3)], [
             [p["name"], p["cardinality"], ", ".join(p["subject_types"]),
              ", ".join(p["object"].get("entity_types") or [p["object"]["type"]] + (
                  [":" + "|".join(p["object"]["values"])] if "values" in p["object"] else [])),
@@ -83,7 +88,8 @@ def import_(
             fail(f"cannot read import file {file!r}: no such file")
         with memory(ctx, write=True) as m:
             source = sys.stdin.buffer if file == "-" else file
-            r = m.import_jsonl(source, strict=strict)
+            with bar() as progress:
+                r = m.import_jsonl(source, strict=strict, progress=progress)
             doc = r.to_dict()
 
             def human(d: dict[str, Any]) -> None:
@@ -93,27 +99,39 @@ def import_(
                            + (f" ({d['facts'][0]}..{d['facts'][1]})" if d["facts"] and d["written"] else "")
                            + f", {d['retractions']} retractions in {d['seconds']} s")
             emit(ctx, doc, human)
-            if r.errors:
-                for n, reason in r.errors[:20]:
-                    sys.stderr.write(f"graphmem: line {n}: {reason}\n")
-                if len(r.errors) > 20:
-                    sys.stderr.write(f"graphmem: ... and {len(r.errors) - 20} more invalid lines\n")
-                raise typer.Exit(2)
+            if r.errors and not r.written:  # a store this command created, with nothing in it, is removed
+                _bad_lines(r.errors)
+        if r.errors:  # after the store is closed: a store this command created keeps the good lines
+            _bad_lines(r.errors)
 
 
 def lint(
     ctx: typer.Context,
     fail_on: Annotated[str, typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 on issues at or above: error or warning.")] = "error",
+    code: Annotated[list[str] | None, typer.Option(
+        "--code", metavar="CODE", help="Only issues of this code (repeatable); they alone decide the exit status.")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", "-n", metavar="N", help=f"Show at most N issues (default: {LINT_LIMIT} in the table, all with --json).")] = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """Check the store; exit 1 when an issue at or above --fail-on exists."""
-    from graphmem.results import check_fail_on
+    """Check the store; exit 1 when an issue at or above --fail-on exists.
+
+    Prints the number of issues of each code, then the issues, errors first. The JSON holds the
+    counts of every code ("counts", "summary") and the issues --code and --limit select.
+    """
+    from graphmem.reports import check_fail_on, check_lint_codes
     with errors():
         check_fail_on(fail_on, "--fail-on")
+        codes = check_lint_codes(code, "--code value") if code else None
+        if limit is not None and limit < 0:
+            fail(f"bad --limit {limit}: expected a whole number, 0 or more")
         with memory(ctx) as m:
-            report = m.lint()
-            emit(ctx, report.to_dict(fail_on), render.lint)
-            if report.fails(fail_on):
+            with bar() as progress:
+                report = m.lint(progress=progress)
+            shown = limit if limit is not None or wants_json(ctx) else LINT_LIMIT
+            emit(ctx, report.to_dict(fail_on, codes=codes, limit=shown), render.lint)
+            if report.fails(fail_on, codes):
                 raise typer.Exit(1)
 
 
@@ -139,7 +157,8 @@ def rebuild(
     full-text index are also made again, from the entities and records.
     """
     with errors(), memory(ctx, repair=not check) as m:
-        r = m.rebuild(check=check)
+        with bar() as progress:
+            r = m.rebuild(check=check, progress=progress)
 
         def human(d: dict[str, Any]) -> None:
             if d["check"]:
@@ -202,3 +221,12 @@ def export(
 
 
 __all__ = ["register", "store_path"]
+
+
+def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
+    """The invalid lines on stderr (the first 20), then exit 2."""
+    for n, reason in errors[:20]:
+        sys.stderr.write(f"graphmem: line {n}: {reason}\n")
+    if len(errors) > 20:
+        sys.stderr.write(f"graphmem: ... and {len(errors) - 20} more invalid lines\n")
+    raise typer.Exit(2)

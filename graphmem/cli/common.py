@@ -16,6 +16,7 @@ from graphmem.config import cleanup_on_failure, store_location
 from graphmem.errors import GraphmemError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
+WideOpt = Annotated[bool, typer.Option("--wide", help="Show every column of a table, however wide.")]
 
 
 @dataclass
@@ -89,6 +90,8 @@ def emit(ctx: typer.Context, doc: dict[str, Any], human: Callable[[dict[str, Any
     if wants_json(ctx):
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
+        from graphmem.cli.tables import settings
+        settings.wide = bool(ctx.params.get("wide"))
         human(doc)
 
 

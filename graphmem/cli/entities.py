@@ -7,7 +7,8 @@ from typing import Annotated, Any
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
+from graphmem.cli.tables import LIST, TEXT, Col
 
 app = typer.Typer(help="Add and look up entities.", no_args_is_help=True)
 
@@ -53,9 +54,11 @@ def list_(
     type_: Annotated[str | None, typer.Option("--type", "-t", metavar="TYPE", help="Only this entity type.")] = None,
     match: Annotated[str | None, typer.Option("--match", "-m", metavar="TEXT", help="Name, alias or ref containing this text.")] = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """List entities, by type then ref."""
     with errors(), memory(ctx) as m:
         doc = m.list_entities(type_, match).to_dict()
-        emit(ctx, doc, lambda d: render.table(["ref", "type", "name", "aliases"], [
+        emit(ctx, doc, lambda d: render.table([Col("ref"), Col("type", drop=1), Col("name", TEXT),
+                                               Col("aliases", LIST, drop=2)], [
             [e["ref"], e["type"], e["name"], ", ".join(e["aliases"])] for e in d["entities"]]))

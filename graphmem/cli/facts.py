@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
 
 Subject = Annotated[str, typer.Argument(metavar="SUBJECT", help="Entity ref, name or alias.")]
 Predicate = Annotated[str, typer.Argument(metavar="PREDICATE", help="Predicate name or alias (see 'graphmem predicates').")]
@@ -83,10 +83,12 @@ def current(
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
     predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """What holds for SUBJECT at --as-of, as known at --known-at."""
     with errors(), memory(ctx, lookup=True) as m:
-        emit(ctx, m.current(subject, as_of=as_of, known_at=known_at, predicate=predicate).to_dict(), render.current)
+        emit(ctx, m.current(subject, as_of=as_of, known_at=known_at, predicate=predicate).to_dict(),
+             lambda d: render.current(d, m.asserted_by(render.fact_refs(d["facts"]))))
 
 
 def timeline(
@@ -95,6 +97,7 @@ def timeline(
     predicate: Annotated[str | None, typer.Option("--predicate", "-p", metavar="P", help="Only this predicate.")] = None,
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Every interval of SUBJECT, in order, and the statements behind them."""
     with errors(), memory(ctx, lookup=True) as m:
@@ -108,11 +111,12 @@ def facts(
     subject_type: Annotated[str | None, typer.Option("--subject-type", "-t", metavar="TYPE", help="Only subjects of this type.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now). {When}")] = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Facts holding at --as-of, filtered by field ("which projects use Kuzu now?")."""
     with errors(), memory(ctx) as m:
         r = m.facts(predicate=predicate, object=obj, subject_type=subject_type, as_of=as_of)
-        emit(ctx, r.to_dict(), render.facts)
+        emit(ctx, r.to_dict(), lambda d: render.facts(d, m.asserted_by(render.fact_refs(d["facts"]))))
 
 
 def why(

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
+from graphmem.cli.evidence import AboutOpt, KindOpt, SinceOpt, SourceOpt, UntilOpt
 
 When = "ISO-8601 date or datetime, or 'now'."
 
@@ -25,10 +26,16 @@ def pack(
     as_of: Annotated[str | None, typer.Option("--as-of", metavar="T", help=f"Valid time (default: now). {When}")] = None,
     known_at: Annotated[str | None, typer.Option("--known-at", metavar="T", help=f"Record time (default: now). {When}")] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Add every candidate considered and why it was kept or left out.")] = False,
+    kind: KindOpt = None,
+    source: SourceOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    about: AboutOpt = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """A small cited context bundle for an LLM request; prints the bundle text alone unless --json or --trace."""
     with errors(), memory(ctx, lookup=True) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
-                   trace=trace)
+                   trace=trace, kind=kind, source=source, since=since, until=until, about=about)
         emit(ctx, r.to_dict(), render.pack)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
 
 When = "ISO-8601 date or datetime, or 'now'."
 
@@ -26,6 +26,7 @@ def recommend(
     max_hops: Annotated[int, typer.Option("--max-hops", metavar="N", help="Longest path from a seed to a project (1-4).")] = 3,
     paths: Annotated[int, typer.Option("--paths", metavar="K", help="Paths shown per project (1-10).")] = 3,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """The projects IDEA fits best, each with the graph paths that carry its score."""
     with errors(), memory(ctx) as m:

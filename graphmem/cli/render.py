@@ -1,42 +1,33 @@
-"""Readable (non-JSON) output: small tables for people at a terminal."""
+"""Readable (non-JSON) output: tables for people at a terminal (``cli/tables.py`` fits them to its width).
+
+Times read as dates when they fall at midnight UTC (``2025-01-06``); an interval with no end shows
+``open`` (a value cut short would end in ``…``, which no table here does to a ref, a URL or a date).
+"""
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Iterable
 from typing import Any
 
+from graphmem.cli.tables import LIST, TEXT, Col, console
+from graphmem.cli.tables import table as table  # commands print their own small tables through render
 
-def _width() -> int | None:
-    """Wide enough for fact tables when output is piped (rich assumes 80 columns)."""
-    import os
-    import sys
-    if sys.stdout.isatty():
-        return None
-    return int(os.environ.get("COLUMNS", "160"))
-
-
-@cache
-def _console() -> Any:
-    from rich.console import Console  # imported on first use: --json output never pays for it
-
-    return Console(highlight=False, soft_wrap=False, emoji=False, width=_width())
+OPEN = "open"  # the end of an interval that has none
 
 
 def out(text: str = "") -> None:
-    _console().print(text, markup=False)
+    console().print(text, markup=False)
 
 
 def heading(text: str) -> None:
-    _console().print(f"[bold]{text}[/bold]", highlight=False)
+    from rich.markup import escape
+
+    console().print(f"[bold]{escape(text)}[/bold]", highlight=False)
 
 
-def table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> None:
-    from rich.table import Table
-
-    t = Table(*columns, title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for r in rows:
-        t.add_row(*("" if v is None else str(v) for v in r))
-    _console().print(t)
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 error``, ``2 errors``, with thousands separated."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def obj_text(o: dict[str, Any] | None) -> str:
@@ -48,87 +39,120 @@ def obj_text(o: dict[str, Any] | None) -> str:
 
 
 def day(iso: str | None) -> str:
+    """A time as people read it: the date alone at midnight UTC, ``open`` for no end."""
     if iso is None:
-        return "…"
+        return OPEN
     return iso[:10] if iso.endswith("T00:00:00Z") else iso
 
 
-def fact_rows(facts: list[dict[str, Any]], with_subject: bool = False) -> list[list[Any]]:
+def clip(text: str, n: int) -> str:
+    """At most ``n`` characters of prose, with ``…`` where it was cut."""
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def fact_refs(facts: Iterable[dict[str, Any]]) -> list[str]:
+    """Every statement behind these facts (what ``Memory.asserted_by`` is asked about)."""
+    return [a for f in facts for a in f["assertions"]]
+
+
+def trust(refs: Iterable[str], by: dict[str, str]) -> str:
+    """The trust mark of a fact: ``low (extractor)`` when only the extractor asserted it, else nothing."""
+    who = {by.get(r) for r in refs}
+    return "low (extractor)" if who == {"extractor"} else ""
+
+
+def fact_rows(facts: list[dict[str, Any]], by: dict[str, str], with_subject: bool = False) -> list[list[Any]]:
     rows = []
     for f in facts:
         row = [f["subject"]["ref"]] if with_subject else []
         row += [f["predicate"], obj_text(f["object"]), day(f["valid_from"]), day(f["valid_to"]),
-                " ".join(f["assertions"]), " ".join(f["sources"]) or "-",
+                " ".join(f["assertions"]), trust(f["assertions"], by), " ".join(f["sources"]),
                 ("conflict: " + " ".join(f["conflicts"])) if f["conflicts"] else ""]
         rows.append(row)
     return rows
 
 
-FACT_COLUMNS = ["predicate", "object", "from", "to", "facts", "sources", "note"]
+# the least useful go first when a table is too wide: sources, then fact ids, the note, the trust mark
+FACT_COLUMNS = [Col("predicate"), Col("object", TEXT), Col("from"), Col("to"), Col("facts", LIST, drop=3),
+                Col("trust", drop=1), Col("sources", LIST, drop=4), Col("note", TEXT, drop=2)]
 
 
-def current(doc: dict[str, Any]) -> None:
+def current(doc: dict[str, Any], by: dict[str, str] | None = None) -> None:
+    """``by``: who asserted each statement (``Memory.asserted_by``), for the trust mark."""
     s = doc["subject"]
-    heading(f"{s['name']} ({s['ref']}), as of {doc['as_of']}, known at {doc['known_at']}")
+    heading(f"{s['name']} ({s['ref']}), as of {day(doc['as_of'])}, known at {day(doc['known_at'])}")
     if not doc["facts"]:
         out("nothing holds")
         return
-    table(FACT_COLUMNS, fact_rows(doc["facts"]))
+    table(FACT_COLUMNS, fact_rows(doc["facts"], by or {}))
 
 
 def timeline(doc: dict[str, Any]) -> None:
     s = doc["subject"]
-    heading(f"Timeline of {s['name']} ({s['ref']}), known at {doc['known_at']}")
-    table(FACT_COLUMNS, fact_rows(doc["intervals"]), title="intervals")
+    heading(f"Timeline of {s['name']} ({s['ref']}), known at {day(doc['known_at'])}")
+    by = {e["fact"]: e["asserted_by"] for e in doc["events"] if "asserted_by" in e}
+    table(FACT_COLUMNS, fact_rows(doc["intervals"], by), title="intervals")
     rows = []
     for e in doc["events"]:
         if e["event"] == "retract":
-            rows.append([e["recorded_at"], "retract", e["fact"], e["predicate"], e.get("reason") or ""])
-        elif e["event"] == "end":
-            rows.append([e["recorded_at"], "end", e["fact"], e["predicate"],
-                         f"{obj_text(e['object'])} at {day(e['at'])}"])
+            rows.append([day(e["recorded_at"]), "retract", e["fact"], e["predicate"], e.get("reason") or "", ""])
+            continue
+        mark = trust([e["fact"]], by)
+        if e["event"] == "end":
+            rows.append([day(e["recorded_at"]), "end", e["fact"], e["predicate"],
+                         f"{obj_text(e['object'])} at {day(e['at'])}", mark])
         else:
             span = f"from {day(e['valid_from'])}" + (f" to {day(e['valid_to'])}" if e["valid_to"] else "")
-            rows.append([e["recorded_at"], "assert", e["fact"], e["predicate"], f"{obj_text(e['object'])} {span}"])
-    table(["recorded", "event", "fact", "predicate", "what"], rows, title="events")
+            rows.append([day(e["recorded_at"]), "assert", e["fact"], e["predicate"],
+                         f"{obj_text(e['object'])} {span}", mark])
+    table([Col("recorded"), Col("event"), Col("fact"), Col("predicate"), Col("what", TEXT), Col("trust", drop=1)],
+          rows, title="events")
 
 
-def facts(doc: dict[str, Any]) -> None:
-    heading(f"{len(doc['facts'])} facts as of {doc['as_of']}")
-    table(["subject", *FACT_COLUMNS], fact_rows(doc["facts"], with_subject=True))
+def facts(doc: dict[str, Any], by: dict[str, str] | None = None) -> None:
+    heading(f"{plural(len(doc['facts']), 'fact')} as of {day(doc['as_of'])}")
+    table([Col("subject"), *FACT_COLUMNS], fact_rows(doc["facts"], by or {}, with_subject=True))
 
 
 def lint(doc: dict[str, Any], per_code: int | None = None) -> None:
-    """The issues, errors first; ``per_code`` shows at most that many of each code (the demo's short form)."""
+    """The summary by code, then the issues the document holds (errors first); ``per_code`` shows at most
+    that many of each code (the demo's short form)."""
     c = doc["counts"]
-    heading(f"lint: {c['error']} errors, {c['warning']} warnings "
-            f"({c['statements']} statements, {c['entities']} entities)")
+    heading(f"lint: {plural(c['error'], 'error')}, {plural(c['warning'], 'warning')} "
+            f"({plural(c['statements'], 'statement')}, {plural(c['entities'], 'entity', 'entities')})")
+    summary = doc.get("summary") or []
+    if summary:
+        table([Col("code"), Col("severity"), Col("issues")],
+              [[s["code"], s["severity"], f"{s['count']:,}"] for s in summary])
     shown: dict[str, int] = {}
     rows = []
-    for i in sorted(doc["issues"], key=lambda i: i["severity"] != "error"):
+    for i in doc["issues"]:
         shown[i["code"]] = shown.get(i["code"], 0) + 1
         if per_code is None or shown[i["code"]] <= per_code:
             rows.append([i["severity"], i["code"], i.get("fact") or i.get("subject") or i.get("record") or "",
                          i["message"]])
     if rows:
-        table(["severity", "code", "about", "message"], rows)
+        out("")
+        table([Col("severity", drop=1), Col("code"), Col("about"), Col("message", TEXT)], rows)
     hidden = {k: v - per_code for k, v in shown.items() if per_code is not None and v > per_code}
     if hidden:
         out("... and " + ", ".join(f"{v} more {k}" for k, v in sorted(hidden.items())) + " ('graphmem lint' lists all)")
-
+    more = doc.get("more") or 0
+    if more:
+        out(f"... and {plural(more, 'more issue')} (--limit N shows more, --code CODE one code)")
 
 def why(doc: dict[str, Any]) -> None:
     f = doc["fact"]
     heading(f"{f['fact']}: {f['subject']} {f['predicate']} {obj_text(f['object'])}")
     if f["op"] == "end":
-        out(f"  ends at        {f['at']}")
+        out(f"  ends at        {day(f['at'])}")
     else:
         out(f"  valid          {day(f['valid_from'])} .. {day(f['valid_to'])}")
-    out(f"  recorded       {f['recorded_at']} by {f['asserted_by']} (trust {f['trust']})")
+    out(f"  recorded       {day(f['recorded_at'])} by {f['asserted_by']} (trust {f['trust']})")
     out(f"  sources        {', '.join(s['ref'] for s in doc['sources']) or 'none'}")
     for src in doc["sources"]:
         if src["kind"] == "record":
-            text = " ".join(src["text"].split())[:200] if src.get("resolved") else "(does not resolve)"
+            text = clip(" ".join(src["text"].split()), 200) if src.get("resolved") else "(does not resolve)"
             out(f"    {src['ref']}: {text}")
     for key, label in (("supersedes", "supersedes"), ("superseded_by", "superseded by"),
                        ("conflicts", "conflicts with"), ("ended_by", "ended by")):
@@ -137,48 +161,60 @@ def why(doc: dict[str, Any]) -> None:
     for iv in doc["in_view"]:
         out(f"  holds          {day(iv['valid_from'])} .. {day(iv['valid_to'])} (with {', '.join(iv['assertions'])})")
     if doc["retraction"]:
-        out(f"  RETRACTED      at {doc['retraction']['at']}: {doc['retraction']['reason'] or 'no reason given'}")
+        out(f"  RETRACTED      at {day(doc['retraction']['at'])}: {doc['retraction']['reason'] or 'no reason given'}")
 
 
 def search(doc: dict[str, Any]) -> None:
-    heading(f"{len(doc['results'])} records for {' '.join(doc['terms'])!r}")
-    table(["ref", "score", "ts", "kind", "snippet"],
+    heading(f"{plural(len(doc['results']), 'record')} for {' '.join(doc['terms'])!r}")
+    table([Col("ref"), Col("score"), Col("ts"), Col("kind", drop=1), Col("snippet", TEXT)],
           [[r["ref"], f"{r['score']:.3f}", day(r["ts"]), r["kind"], r["snippet"]] for r in doc["results"]])
+
+
+def note(doc: dict[str, Any]) -> None:
+    out(doc["ref"])
 
 
 def ingest(doc: dict[str, Any]) -> None:
     red = ", ".join(f"{k} {v}" for k, v in doc["redactions"].items()) or "none"
-    out(f"stored {doc['stored']} records, {doc['duplicates']} already present, {len(doc['errors'])} bad lines; "
+    out(f"stored {plural(doc['stored'], 'record')}, {doc['duplicates']:,} already present, "
+        f"{plural(len(doc['errors']), 'bad line')}; "
         f"redacted: {red}; truncated: {doc['truncated']} ({doc['seconds']} s)")
     if "extraction" in doc:
         x = doc["extraction"]
-        out(f"extracted: {len(x['mentions'])} mentions, {len(x['written'])} new assertions "
+        out(f"extracted: {plural(len(x['mentions']), 'mention')}, {plural(len(x['written']), 'new assertion')} "
             f"({', '.join(x['written']) or 'none'})")
 
 
 def extract(doc: dict[str, Any]) -> None:
     heading("mentions")
-    table(["record", "entity", "text", "span"],
+    table([Col("record"), Col("entity"), Col("text", TEXT), Col("span", drop=1)],
           [[m["record"] or "-", m["ref"], m["text"], f"{m['span'][0]}-{m['span'][1]}"] for m in doc["mentions"]])
     heading("proposed assertions")
-    table(["subject", "predicate", "object", "valid_from", "evidence", "rule"],
+    table([Col("subject"), Col("predicate"), Col("object", TEXT), Col("valid_from"), Col("evidence", drop=2),
+           Col("rule", drop=1)],
           [[a["subject"], a["predicate"], a["object"], day(a["valid_from"]), a["evidence"] or "-", a["rule"]]
            for a in doc["assertions"]])
+    if doc.get("ends"):
+        heading("proposed ends (what stopped holding)")
+        table([Col("subject"), Col("predicate"), Col("object", TEXT), Col("at"), Col("evidence", drop=2),
+               Col("rule", drop=1)],
+              [[a["subject"], a["predicate"], a["object"], day(a["valid_from"]), a["evidence"] or "-", a["rule"]]
+               for a in doc["ends"]])
     if doc["entities"]:
         heading("proposed new entities")
-        table(["type", "name", "record", "rule"], [[e["type"], e["name"], e["record"] or "-", e["rule"]]
-                                                    for e in doc["entities"]])
+        table([Col("type"), Col("name", TEXT), Col("record"), Col("rule", drop=1)],
+              [[e["type"], e["name"], e["record"] or "-", e["rule"]] for e in doc["entities"]])
     if doc["skipped"]:
         heading("left out (negated, hedged or asked)")
-        table(["reason", "would propose", "text"], [[s["reason"], " ".join(" ".join(k) for k in s["would_propose"]),
-                                                     s["text"]] for s in doc["skipped"]])
+        table([Col("reason"), Col("would propose", TEXT), Col("text", TEXT)],
+              [[s["reason"], " ".join(" ".join(k) for k in s["would_propose"]), s["text"]] for s in doc["skipped"]])
     out("written: " + (", ".join(doc["written"]) or "nothing") if doc["writes_performed"] else
         "nothing written (use --apply)")
 
 
 def recommend(doc: dict[str, Any]) -> None:
     when = f"as of {day(doc['as_of'])}" + ("" if doc["known_at"] == doc["as_of"] else f", known at {day(doc['known_at'])}")
-    heading(f"Projects for {doc['idea'][:80]!r}, {when}")
+    heading(f"Projects for {clip(doc['idea'], 80)!r}, {when}")
     if doc["seeds"]:
         out("seeds: " + ", ".join(f"{s['ref']} ({s['match']} {s['matched']!r})" for s in doc["seeds"]))
     if not doc["results"]:
@@ -191,7 +227,7 @@ def recommend(doc: dict[str, Any]) -> None:
             status += f" (x{r['penalty']['factor']})"
         rows.append([r["rank"], r["project"]["ref"], f"{r['score']:.3f}", status,
                      r["paths"][0]["line"] if r["paths"] else ""])
-    table(["rank", "project", "score", "status", "best path"], rows)
+    table([Col("rank"), Col("project"), Col("score"), Col("status", TEXT, drop=1), Col("best path", TEXT)], rows)
     for r in doc["results"]:
         for p in r["paths"][1:]:
             out(f"  {r['project']['ref']} also: {p['line']}")
@@ -231,10 +267,10 @@ def pack(doc: dict[str, Any], rows: int | None = None) -> None:
         out(f"  {lane['lane']:<9} {len(cands):>3} candidates, {sum(c['included'] for c in cands):>2} packed; "
             f"left out: {left}")
         lines += [[lane["lane"], c["ref"], f"{c['score']:.3f}", "yes" if c["included"] else "no", " ".join(c["reasons"]),
-                   c["text"][:70]] for c in cands]
+                   clip(c["text"], 70)] for c in cands]
     if rows is not None:
         lines = sorted(lines, key=lambda r: r[3] != "yes")[:rows]
-    table(["lane", "ref", "score", "in", "reasons", "text"], lines)
+    table([Col("lane"), Col("ref"), Col("score"), Col("in"), Col("reasons", LIST, drop=1), Col("text", TEXT)], lines)
 
 
 def _short_pack(doc: dict[str, Any]) -> None:

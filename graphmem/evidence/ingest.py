@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
@@ -14,9 +15,12 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import MAX_CHARS, parse_record
+from graphmem.evidence.textfiles import blocks, file_format, source_name
 from graphmem.model.jsonio import loads
+from graphmem.model.progress import EVERY, Progress, no_progress
 from graphmem.model.records import Record
-from graphmem.model.times import now_us
+from graphmem.model.times import format_instant, now_us
+from graphmem.notebook import HtmlRepr, plural, rows_of
 
 if TYPE_CHECKING:
     from graphmem.results import ExtractResult
@@ -38,8 +42,11 @@ class RecordStore(Protocol):
     def add_records(self, records: list[Any]) -> None: ...
 
 
-@dataclass(frozen=True)
-class IngestReport:
+@dataclass(frozen=True, repr=False)
+class IngestReport(HtmlRepr):
+    """What ``ingest`` did: the refs ``stored``, ``duplicates`` skipped, bad lines (``errors``: line number and
+    reason), secrets redacted by kind, texts ``truncated``."""
+
     lines: int
     stored: tuple[str, ...]
     duplicates: int
@@ -48,6 +55,7 @@ class IngestReport:
     truncated: int
     seconds: float
     extraction: ExtractResult | None = None  # with ingest(extract=True): what was extracted from the new records
+    format: str = "jsonl"  # what the source was read as: jsonl, markdown or text
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"schema": "graphmem.ingest.v1", "ok": not self.errors, "lines": self.lines,
@@ -55,48 +63,141 @@ class IngestReport:
                                "records_truncated_list": len(self.stored) > 1000, "duplicates": self.duplicates,
                                "errors": [{"line": n, "reason": r} for n, r in self.errors],
                                "redactions": dict(sorted(self.redactions.items())), "truncated": self.truncated,
-                               "seconds": round(self.seconds, 3)}
+                               "seconds": round(self.seconds, 3), "format": self.format}
         if self.extraction is not None:
             doc["extraction"] = self.extraction.to_dict()
         return doc
 
+    def _summary(self) -> str:
+        span = "" if not self.stored else f" ({self.stored[0]}{f' to {self.stored[-1]}' if len(self.stored) > 1 else ''})"
+        return (f"{plural(self.lines, 'line')}: {len(self.stored):,} stored{span}, {plural(self.duplicates, 'duplicate')}, "
+                f"{plural(len(self.errors), 'error')}")
 
-def _raw_lines(source: str | Path | IO[bytes] | Iterable[bytes]) -> Iterable[bytes]:
-    if isinstance(source, str | Path):
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["line", "reason"], [[n, r] for n, r in self.errors]
+
+
+Line = bytes | str | dict[str, Any]
+Source = str | bytes | Path | dict[str, Any] | IO[bytes] | IO[str] | Iterable[Line]
+
+
+def _raw_lines(source: Source, progress: Progress = no_progress) -> Iterable[Line]:
+    """The lines of ``source`` (see ``ingest``), each JSON text or an already parsed record dict."""
+    if isinstance(source, dict):
+        yield source
+    elif isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("{")):
+        yield from source.splitlines()
+    elif isinstance(source, str | Path):
         try:
             with Path(source).open("rb") as f:
-                yield from f
+                if progress is no_progress:
+                    yield from f
+                    return
+                size, task = os.fstat(f.fileno()).st_size, f"reading {Path(source).name}"
+                for n, raw in enumerate(f):
+                    if not n % EVERY:
+                        progress(task, f.tell(), size)
+                    yield raw
         except OSError as e:
-            raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}") from None
+            hint = "; a str is a JSONL file's path or records as JSON text ('{...}')" if isinstance(source, str) else ""
+            raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}{hint}") from None
     else:
         yield from source
 
 
-def ingest(store: RecordStore, source: str | Path | IO[bytes] | Iterable[bytes], *, redact: bool = True,
-           max_chars: int = MAX_CHARS) -> IngestReport:
-    """Store every good line as a record; report bad lines; add nothing twice."""
-    t0 = time.perf_counter()
-    now = now_us()
-    parsed: list[Record] = []
-    errors: list[tuple[int, str]] = []
-    n = 0
-    for lineno, raw in enumerate(_raw_lines(source), 1):
+def _json_lines(source: Source, progress: Progress) -> Iterable[tuple[int, Any]]:
+    """Each non-blank line's number and its JSON value (a dict given as such stays one), or the
+    BadInput that says why it has none."""
+    for lineno, raw in enumerate(_raw_lines(source, progress), 1):
+        if isinstance(raw, dict):
+            yield lineno, raw
+            continue
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         if not raw.strip():
             continue
+        try:
+            yield lineno, loads(_decoded(raw))
+        except json.JSONDecodeError as e:
+            yield lineno, BadInput(f"not valid JSON ({e.msg} at column {e.colno})")
+        except BadInput as e:
+            yield lineno, e
+
+
+def _decoded(raw: bytes) -> str:
+    if len(raw) > MAX_LINE_BYTES:
+        raise BadInput(f"line of {len(raw)} bytes is longer than the {MAX_LINE_BYTES} allowed")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"not valid UTF-8 (byte {e.start})") from None
+
+
+def _text_lines(source: Source, fmt: str, max_chars: int, progress: Progress) -> tuple[list[tuple[int, Any]], int]:
+    """A Markdown or text file's records as ingest lines, by the number of their first line, and the
+    number of non-blank lines read; a line that cannot be read refuses the record it is in, named by
+    its own number."""
+    lines: list[str | None] = []
+    bad: dict[int, str] = {}
+    for lineno, raw in enumerate(_raw_lines(source, progress), 1):
+        if isinstance(raw, dict):
+            raise BadInput(f"a record given as a dict cannot be read as {fmt}: expected text lines")
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        try:
+            text = _decoded(raw).rstrip("\r\n")
+            lines.append(text.removeprefix("\ufeff") if lineno == 1 else text)
+        except BadInput as e:
+            bad[lineno] = str(e)
+            lines.append(None)
+    name = source_name(source)
+    ts = None
+    if isinstance(source, str | Path):  # a file's records are dated by its last change
+        try:
+            ts = format_instant(int(Path(source).stat().st_mtime * 1_000_000))
+        except OSError as e:
+            raise BadInput(f"cannot read records file {str(source)!r}: {e.strerror}") from None
+    out: list[tuple[int, Any]] = []
+    for b in blocks(lines, fmt, max_chars):
+        refused = [n for n in range(b.first, b.last + 1) if n in bad]
+        out.extend((n, BadInput(f"{bad[n]}; lines {b.first}-{b.last} were not stored")) for n in refused)
+        if not refused:
+            out.append((b.first, b.line(name, fmt, ts)))
+    return out, sum(1 for t in lines if t is None or t.strip())
+
+
+def _is_json_text(source: Source) -> bool:
+    return isinstance(source, dict | bytes) or (isinstance(source, str) and source.lstrip().startswith("{"))
+
+
+def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars: int = MAX_CHARS,
+           fmt: str = "auto", progress: Progress = no_progress) -> IngestReport:
+    """Store every good line as a record; report bad lines; add nothing twice; ``progress`` hears how far
+    it has got.
+
+    ``source`` is a JSONL, Markdown or text file (a ``Path``, or a ``str`` that does not start with
+    ``{``), JSONL text (a ``str`` starting with ``{``, or ``bytes``), one record as a dict, or an iterable
+    or stream of lines (``bytes``, ``str`` or dicts). Lines are numbered from 1 in that order. ``fmt``:
+    jsonl, markdown or text, or auto (a path's extension: ``textfiles.file_format``; JSONL otherwise)."""
+    t0 = time.perf_counter()
+    now = now_us()
+    form = "jsonl" if fmt == "auto" and _is_json_text(source) else file_format(source, fmt)
+    parsed: list[Record] = []
+    errors: list[tuple[int, str]] = []
+    n = 0
+    text_lines = 0
+    if form == "jsonl":
+        items: Iterable[tuple[int, Any]] = _json_lines(source, progress)
+    else:
+        items, text_lines = _text_lines(source, form, max_chars, progress)
+    for lineno, obj in items:
         n += 1
         try:
-            if len(raw) > MAX_LINE_BYTES:
-                raise BadInput(f"line of {len(raw)} bytes is longer than the {MAX_LINE_BYTES} allowed")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise BadInput(f"not valid UTF-8 (byte {e.start})") from None
-            try:
-                obj = loads(text)
-            except json.JSONDecodeError as e:
-                raise BadInput(f"not valid JSON ({e.msg} at column {e.colno})") from None
+            if isinstance(obj, GraphmemError):
+                raise obj
             parsed.append(parse_record(obj, now=now, redact_secrets=redact, max_chars=max_chars))
         except GraphmemError as e:
             errors.append((lineno, str(e)))
@@ -117,7 +218,8 @@ def ingest(store: RecordStore, source: str | Path | IO[bytes] | Iterable[bytes],
     for r in fresh:
         for k, v in r.redactions.items():
             redactions[k] = redactions.get(k, 0) + v
+    progress("writing records and their index", 0, None)
     with store.transaction():
         store.add_records(fresh)
-    return IngestReport(n, tuple(r.ref for r in fresh), duplicates, tuple(errors), redactions,
-                        sum(r.truncated for r in fresh), time.perf_counter() - t0)
+    return IngestReport(text_lines or n, tuple(r.ref for r in fresh), duplicates, tuple(sorted(errors)), redactions,
+                        sum(r.truncated for r in fresh), time.perf_counter() - t0, format=form)

@@ -18,13 +18,14 @@ from typing import Any
 
 from graphmem.config import store_location
 from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.runs import EXTRACT_MAX_CHARS
 from graphmem.memory.base import schema_dirs
 from graphmem.memory.entities import EntityFacade
-from graphmem.memory.evidence import EXTRACT_MAX_CHARS, EvidenceFacade
+from graphmem.memory.evidence import EvidenceFacade
 from graphmem.memory.reads import ReadFacade
 from graphmem.memory.retrieval import RetrievalFacade
 from graphmem.memory.writes import WriteFacade
-from graphmem.results import MigrateReport
+from graphmem.reports import MigrateReport
 from graphmem.write.inputs import parse_fact_ref, parse_record_ref
 from graphmem.write.validate import slug
 

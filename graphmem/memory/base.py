@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from graphmem.errors import BadInput
+from graphmem.evidence.runs import ExtractorCache
 from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_registry
 from graphmem.store import Store
@@ -54,8 +55,7 @@ class MemoryBase:
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)
         self._reads = Reads(self.store, self.ontology, self.registry, self._checks)
-        self._extractor: Any = None
-        self._extractor_entities = -1
+        self._extractors = ExtractorCache()
         self._lexicon: tuple[int, Any] | None = None
 
     @property

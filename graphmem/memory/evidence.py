@@ -6,14 +6,13 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, check_int
-from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
-from graphmem.model.text import check_text
+from graphmem.model.progress import Progress, no_progress
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
     ExportDoc,
     ExtractResult,
-    SearchHit,
     SearchResult,
 )
 from graphmem.write.inputs import parse_record_ref
@@ -22,28 +21,39 @@ if TYPE_CHECKING:
 
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
+    from graphmem.evidence.notes import NoteResult
     from graphmem.model.records import Record
 
-EXTRACT_MAX_CHARS = 100_000  # text extracted from at once (spaCy's own limit is 1,000,000, and its memory grows with it)
 
 
 
 class EvidenceFacade(MemoryBase):
     """Records: ingest, look up, search, extract; export."""
 
-    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False) -> IngestReport:
-        """Store evidence records from JSONL lines (a path, a binary stream or byte lines).
+    def ingest(self, source: Any, *, redact: bool = True, extract: bool = False, format: str = "auto",
+               progress: Progress = no_progress) -> IngestReport:
+        """Store evidence records: record dicts of the JSONL format, JSON lines, a JSONL file, or a Markdown
+        or text file.
 
         With ``extract``, also extract from the new records and apply it (the report's ``extraction``).
 
         Parameters
         ----------
-        source : str, Path, binary file or iterable of bytes
-            JSON lines, each a record with at least ``text``.
+        source : dict, str, bytes, Path, file, or iterable of dicts, str or bytes
+            Records, each with at least ``text`` (docs/evidence.md): a dict is one record; a ``str``
+            starting with ``{`` (or ``bytes``) is JSONL text, one record a line; any other ``str``, or a
+            ``Path``, is a file's path: JSON lines, or Markdown (a record per section) or plain text (a
+            record per paragraph), each citing its file and line; a stream or iterable gives one record
+            (dict) or line a item.
         redact : bool, default True
             Mask secrets (keys, tokens, passwords) in the text before storing it.
         extract : bool, default False
             Run extraction on the new records and write what it proposes.
+        format : {"auto", "jsonl", "markdown", "text"}, default "auto"
+            How to read ``source``; auto: a path ending .md or .markdown is Markdown, .txt text,
+            anything else JSON lines.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
 
         Returns
         -------
@@ -59,16 +69,61 @@ class EvidenceFacade(MemoryBase):
         --------
         >>> import tempfile, graphmem
         >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
-        >>> r = m.ingest([b'{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}'])
+        >>> r = m.ingest([{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}])
         >>> r.stored, r.errors
         (('rec:1',), ())
+        >>> m.ingest('{"text": "Lunch at noon."}').stored
+        ('rec:2',)
+        >>> m.ingest({"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}).duplicates
+        1
         >>> m.close()
         """
         from graphmem.evidence.ingest import ingest
-        report = ingest(self.store, source, redact=redact)
+        report = ingest(self.store, source, redact=redact, fmt=format, progress=progress)
         if extract and report.stored:
-            report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True))
+            report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True,
+                                                                                 progress=progress))
         return report
+
+    def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
+             ts: str | None = None, redact: bool = True) -> NoteResult:
+        """Store one evidence record from ``text`` (``graphmem note``), by ingest's rules.
+
+        Parameters
+        ----------
+        text : str
+            The note (cut at 16,000 characters with a marker, as ingest does).
+        kind : str, optional
+            Its kind (default ``note``): a short lower-case word.
+        source, scope : str, optional
+            Where it comes from; whose it is.
+        ts : str, optional
+            When it was written (default: now).
+        redact : bool, default True
+            Mask secrets before storing it.
+
+        Returns
+        -------
+        NoteResult
+            The record; ``stored`` is False when the same note (text, ts, kind, source, scope)
+            was already stored, and nothing was written.
+
+        Raises
+        ------
+        BadInput
+            Empty text, or a bad kind or ts.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+        >>> r = m.note("Atlas moved to Kuzu.", ts="2024-03-01")
+        >>> r.ref, r.stored, m.note("Atlas moved to Kuzu.", ts="2024-03-01").stored
+        ('rec:1', True, False)
+        >>> m.close()
+        """
+        from graphmem.evidence.notes import add_note
+        return add_note(self.store, text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
 
     def record(self, ref: str) -> Record:
         """A stored evidence record by its ``rec:N`` ref.
@@ -101,8 +156,11 @@ class EvidenceFacade(MemoryBase):
             raise BadInput(f"unknown record {ref!r}: no record has that ref")
         return rec
 
-    def search(self, query: str, *, limit: int = 10) -> SearchResult:
-        """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words).
+    def search(self, query: str, *, limit: int = 10, kind: str | list[str] | None = None,
+               source: str | list[str] | None = None, since: str | None = None, until: str | None = None,
+               about: str | list[str] | None = None) -> SearchResult:
+        """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words),
+        among the records the filters allow (each: one value or a list of alternatives; together: all).
 
         Parameters
         ----------
@@ -110,33 +168,45 @@ class EvidenceFacade(MemoryBase):
             The words to look for.
         limit : int, default 10
             At most this many hits (1 to 1000).
+        kind : str or list of str, optional
+            Only records of this kind (or these kinds).
+        source : str or list of str, optional
+            Only records whose source is this, or begins with it and goes on after ``#``, ``/``,
+            ``:`` or ``?`` (``file:notes.md`` finds ``file:notes.md#L12``).
+        since, until : str, optional
+            Only records whose time (``ts``) is at or after ``since`` and before ``until``.
+        about : str or list of str, optional
+            Only records that mention this entity (ref, name or alias): their MENTIONS edges,
+            written by extraction.
 
         Returns
         -------
         SearchResult
-            ``hits`` are SearchHit values, best first.
+            ``results`` are SearchHit values, best first (``ts`` a UTC datetime); ``filters`` the filter
+            as given.
 
         Raises
         ------
         BadInput
-            A bad ``limit`` or query text.
+            A bad ``limit``, query text, kind or time, or ``until`` not after ``since``.
+        UnknownEntity
+            ``about`` names no entity.
 
         Examples
         --------
         >>> import tempfile, graphmem
         >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu."}', b'{"text": "Lunch at noon."}'])
-        >>> [(h.ref, h.snippet) for h in m.search("kuzu").hits]
+        >>> [(h.ref, h.snippet) for h in m.search("kuzu").results]
         [('rec:1', 'Atlas moved from SQLite to Kuzu.')]
+        >>> m.search("kuzu", kind="doc").results
+        ()
         >>> m.close()
         """
         check_int(limit, "limit", 1, 1000)
-        from graphmem.model.textindex import query_terms
-        terms = search_terms(check_text(query, "query"))
-        hits = self.store.search_records(query_terms(terms), limit)
-        return SearchResult(query, tuple(terms), tuple(
-            SearchHit(f"rec:{i}", score, snippet(text, terms), ts, kind, src, scope, imp)
-            for i, score, text, ts, kind, src, scope, imp in hits))
+        from graphmem.evidence.search import record_filter, search
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
+        return search(self.store, query, limit=limit, where=where)
 
     def extractor(self) -> Extractor:
         """The spaCy extractor for this store, built on first use and after entities change.
@@ -153,13 +223,7 @@ class EvidenceFacade(MemoryBase):
         True
         >>> m.close()
         """
-        from graphmem.evidence.extraction import Extractor
-        count = self.store.entity_count()
-        if self._extractor is None or self._extractor_entities != count:
-            self._extractor = Extractor(self.ontology, self.registry, list(self.store.all_entities()))
-            self._extractor_entities = count
-        extractor: Extractor = self._extractor
-        return extractor
+        return self._extractors.get(self.store, self.ontology, self.registry)
 
     def extract_text(self, text: str, *, at: str | None = None, apply: bool = False) -> ExtractResult:
         """Proposals from free text; with ``apply``, the text is first stored as a record.
@@ -167,7 +231,7 @@ class EvidenceFacade(MemoryBase):
         Parameters
         ----------
         text : str
-            At most ``EXTRACT_MAX_CHARS`` characters.
+            At most ``EXTRACT_MAX_CHARS`` (100,000) characters.
         at : str, optional
             The time the text speaks of (default: now); proposals start then.
         apply : bool, default False
@@ -196,27 +260,14 @@ class EvidenceFacade(MemoryBase):
         ('fact:1',)
         >>> m.close()
         """
-        if not isinstance(text, str) or not text.strip():
-            raise BadInput("empty text: expected something to extract from")
-        check_text(text, "text")
-        if len(text) > EXTRACT_MAX_CHARS:
-            raise BadInput(f"text of {len(text):,} characters is too long to extract from: expected at most "
-                           f"{EXTRACT_MAX_CHARS:,} (ingest it as records, which are bounded, then extract --pending)")
+        check_extract_text(text)
         if apply:
-            report = self.ingest([__import__("json").dumps({"text": text, "ts": at, "kind": "note"}).encode()])
-            if report.errors:
-                raise BadInput(report.errors[0][1])
-            ref = report.stored[0] if report.stored else None
-            if ref is None:  # the same text was stored before: extract from that record
-                from graphmem.evidence.records import parse_record
-                key = parse_record({"text": text, "ts": at, "kind": "note"}, now=now_us()).key
-                ref = f"rec:{self.store.record_ids_for_keys([key])[key]}"
-            return self.extract_records([ref], apply=True)
+            return self.extract_records([store_note(self.store, text, at)], apply=True)
         when = parse_instant(at, what="at") if at else now_us()
-        ex = self.extractor().extract(text, default_time=when)
-        return ExtractResult((("text", ex),), False, ())
+        return ExtractResult((("text", self.extractor().extract(text, default_time=when)),), False, ())
 
-    def extract_records(self, refs: list[str], *, apply: bool = False) -> ExtractResult:
+    def extract_records(self, refs: list[str], *, apply: bool = False,
+                        progress: Progress = no_progress) -> ExtractResult:
         """Proposals from stored records; with ``apply``, write mentions and assertions citing them.
 
         Parameters
@@ -225,6 +276,8 @@ class EvidenceFacade(MemoryBase):
             Record refs, ``rec:N``.
         apply : bool, default False
             Write the mentions and proposed assertions.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -246,15 +299,16 @@ class EvidenceFacade(MemoryBase):
         (('fact:1',), ('rec:1',))
         >>> m.close()
         """
-        ids = [parse_record_ref(r) for r in refs]
-        batch = self.store.records_between(min(ids), max(ids)) if len(ids) > 20 else {}
-        recs = [batch[i] if i in batch else self.record(f"rec:{i}") for i in ids]
+        progress("loading the extractor", 0, None)
         extractor = self.extractor()
-        items = [(rec, extractor.extract(rec.text, default_time=rec.ts, evidence=rec.ref)) for rec in recs]
+        items = propose(extractor, load_records(self.store, [parse_record_ref(r) for r in refs]), progress)
+        if apply:
+            progress("writing mentions and assertions", 0, None)
         written = self._writer.extractions(items) if apply else []
         return ExtractResult(tuple((rec.ref, ex) for rec, ex in items), apply, tuple(written))
 
-    def extract_pending(self, *, apply: bool = False, limit: int | None = None) -> ExtractResult:
+    def extract_pending(self, *, apply: bool = False, limit: int | None = None,
+                        progress: Progress = no_progress) -> ExtractResult:
         """Proposals from the records not extracted from yet (``limit``: the first that many).
 
         Parameters
@@ -263,6 +317,8 @@ class EvidenceFacade(MemoryBase):
             Write the mentions and proposed assertions.
         limit : int, optional
             Only the first that many pending records.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -280,7 +336,8 @@ class EvidenceFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self.extract_records([f"rec:{i}" for i in self.store.pending_record_ids(limit)], apply=apply)
+        return self.extract_records([f"rec:{i}" for i in self.store.pending_record_ids(limit)], apply=apply,
+                                    progress=progress)
 
     def export_doc(self, fmt: str = "jsonl", as_of: str | None = None) -> ExportDoc:
         """The document of ``graphmem export``: ``export``'s text with its format and ``as_of``.

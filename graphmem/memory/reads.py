@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
-from graphmem.results import (
-    CurrentResult,
-    FactsResult,
-    LintReport,
-    MigrateReport,
-    RebuildReport,
-    TimelineResult,
-    WhyResult,
-)
+from graphmem.model.progress import Progress, no_progress
+from graphmem.reports import LintReport, MigrateReport, RebuildReport
+from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import ViewFiles
 from graphmem.view import rebuild as view_rebuild
 
@@ -46,7 +40,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         CurrentResult
-            ``facts`` holds the intervals in force.
+            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs).
 
         Raises
         ------
@@ -66,8 +60,8 @@ class ReadFacade(MemoryBase):
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
-        >>> [(iv.predicate, iv.object) for iv in m.current("atlas-app").facts]
-        [('uses', 'tool:kuzu')]
+        >>> [(f.predicate, f.object, f.valid_from.date().isoformat(), f.assertions) for f in m.current("atlas-app").facts]
+        [('uses', 'tool:kuzu', '2024-02-01', ('fact:1',))]
         >>> m.current("Atlas", as_of="2024-01-01").facts
         ()
         >>> m.close()
@@ -89,7 +83,8 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         TimelineResult
-            ``intervals`` and the statements (``events``) they come from.
+            ``intervals`` (Fact values) and the statements (``events``, Event values) they come from;
+            ``plot()`` draws them (matplotlib).
 
         Raises
         ------
@@ -110,10 +105,10 @@ class ReadFacade(MemoryBase):
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
         >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
-        >>> [(iv.object, iv.valid_to is not None) for iv in m.timeline("Atlas").intervals]
-        [('tool:kuzu', True)]
-        >>> [e["op"] for e in m.timeline("Atlas").events]
-        ['assert', 'end']
+        >>> [(f.object, f.valid_to.isoformat()) for f in m.timeline("Atlas").intervals]
+        [('tool:kuzu', '2024-06-01T00:00:00+00:00')]
+        >>> [(e.op, e.fact) for e in m.timeline("Atlas").events]
+        [('assert', 'fact:1'), ('end', 'fact:2')]
         >>> m.close()
         """
         return self._reads.timeline(subject, predicate=predicate, known_at=known_at)
@@ -136,7 +131,8 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         FactsResult
-            ``facts`` holds (subject, interval) pairs.
+            ``facts`` holds Fact values (``fact.subject`` is the subject's ref; ``subjects`` maps refs to
+            entities).
 
         Raises
         ------
@@ -154,7 +150,7 @@ class ReadFacade(MemoryBase):
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
-        >>> [(s.ref, iv.object) for s, iv in m.facts(predicate="uses", object="Kuzu").facts]
+        >>> [(f.subject, f.object) for f in m.facts(predicate="uses", object="Kuzu").facts]
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
@@ -171,6 +167,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         WhyResult
+            ``statement`` (an Event), the facts it is behind (``in_view``) and the ``fact:N`` refs around it.
 
         Raises
         ------
@@ -184,16 +181,47 @@ class ReadFacade(MemoryBase):
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
-        >>> w = m.why("fact:1")
-        >>> w.statement.predicate, w.subject.ref, w.supersedes
-        ('uses', 'project:atlas', ())
+        >>> w = m.why(m.current("Atlas").facts[0].assertions[0])
+        >>> w.statement.predicate, w.statement.valid_from.year, w.subject.ref, w.supersedes
+        ('uses', 2024, 'project:atlas', ())
         >>> m.close()
         """
         return self._reads.why(fact)
 
+    def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
+        """Who asserted each statement: ``fact:N`` to operator, agent, extractor or import.
+
+        The readable tables mark a fact only the extractor asserted with it (its trust is the lowest).
+
+        Parameters
+        ----------
+        facts : iterable of str
+            Statement refs, ``fact:N``; one that does not exist is left out of the answer.
+
+        Returns
+        -------
+        dict of str to str
+
+        Raises
+        ------
+        BadInput
+            A bad ref.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+        >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+        >>> _ = m.assert_("Atlas", "uses", "Kuzu", by="extractor"), m.assert_("Atlas", "status", "active")
+        >>> m.asserted_by(["fact:1", "fact:2", "fact:9"])
+        {'fact:1': 'extractor', 'fact:2': 'operator'}
+        >>> m.close()
+        """
+        return self._reads.asserted_by(facts)
+
     # rebuild (graphmem.view.rebuild) ----------------------------------------------------------
 
-    def rebuild(self, *, check: bool = False) -> RebuildReport:
+    def rebuild(self, *, check: bool = False, progress: Progress = no_progress) -> RebuildReport:
         """Recompute the view from the statements; with ``check``, only compare (``view.rebuild.rebuild``).
 
         A store opened with ``repair=True`` after an interrupted bulk commit is made whole first.
@@ -202,6 +230,8 @@ class ReadFacade(MemoryBase):
         ----------
         check : bool, default False
             Only compare the stored view with a recomputation; write nothing.
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -220,7 +250,8 @@ class ReadFacade(MemoryBase):
         (True, (), 1)
         >>> m.close()
         """
-        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon)
+        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon,
+                                    progress=progress)
 
     def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed.
@@ -252,7 +283,8 @@ class ReadFacade(MemoryBase):
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
-                      write_changed: bool = False) -> tuple[list[R], list[ViewFiles]]:
+                      write_changed: bool = False, *, progress: Progress = no_progress
+                      ) -> tuple[list[R], list[ViewFiles]]:
         """Every subject recomputed and compared with its stored rows (``view.rebuild.compare_views``).
 
         Parameters
@@ -266,6 +298,8 @@ class ReadFacade(MemoryBase):
             subject; it must not touch the store (the work is shared out between processes).
         write_changed : bool, default False
             Also write the rows of the subjects that differ to bulk files (returned).
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``).
 
         Returns
         -------
@@ -285,7 +319,8 @@ class ReadFacade(MemoryBase):
         ([('project:atlas', [])], [])
         >>> m.close()
         """
-        return view_rebuild.compare_views(self.store, self.registry, names, content_only, each, write_changed)
+        return view_rebuild.compare_views(self.store, self.registry, names, content_only, each, write_changed,
+                                          progress)
 
     def drift_entry(self, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:
         """How the stored rows of ``ref`` differ from ``view`` (``view.rebuild.drift_entry``).
@@ -317,13 +352,19 @@ class ReadFacade(MemoryBase):
         """
         return view_rebuild.drift_entry(self.store, ref, view, parts)
 
-    def lint(self) -> LintReport:
+    def lint(self, *, progress: Progress = no_progress) -> LintReport:
         """Check the store: statements without sources, conflicts, drift of the view and other issues.
+
+        Parameters
+        ----------
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
 
         Returns
         -------
         LintReport
-            ``issues`` are LintIssue values with a code, severity and message.
+            ``issues`` are LintIssue values with a code, severity and message, errors first; ``to_dict``
+            takes the codes to show and how many.
 
         Examples
         --------
@@ -338,4 +379,4 @@ class ReadFacade(MemoryBase):
         """
         from graphmem.view.lint import LintParts, lint
         with gc_paused():
-            return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry))
+            return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry, progress))

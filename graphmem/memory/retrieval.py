@@ -183,7 +183,9 @@ class RetrievalFacade(MemoryBase):
                               as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, limit=limit)
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
-             known_at: str | None = None, trace: bool = False, tokenizer: Any = None) -> PackResult:
+             known_at: str | None = None, trace: bool = False, tokenizer: Any = None,
+             kind: str | list[str] | None = None, source: str | list[str] | None = None, since: str | None = None,
+             until: str | None = None, about: str | list[str] | None = None) -> PackResult:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md).
 
         Parameters
@@ -200,6 +202,8 @@ class RetrievalFacade(MemoryBase):
             Keep the candidates left out too, with why.
         tokenizer : callable, optional
             Any function from text to a token count (default: graphmem's ``chars4`` counter).
+        kind, source, since, until, about : optional
+            Filters of the records the bundle may use, as for ``search`` (facts are not filtered).
 
         Returns
         -------
@@ -223,12 +227,14 @@ class RetrievalFacade(MemoryBase):
         - 2024-03-01 note: Atlas moved from SQLite to Kuzu. [rec:1]
         >>> m.close()
         """
+        from graphmem.evidence.search import record_filter
         from graphmem.retrieval.packing import PackParts, pack
         check_text(query, "query")
         t = when(as_of, known_at)
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
         return pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
                     budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
-                    known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer)
+                    known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where)
 
     def graph(self, as_of: str | None = None) -> nx.MultiDiGraph:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph.

@@ -8,6 +8,7 @@ from typing import Any
 
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
+from graphmem.model.progress import Progress, no_progress
 from graphmem.results import (
     ImportReport,
     WriteResult,
@@ -164,7 +165,8 @@ class WriteFacade(MemoryBase):
         """
         return self._writer.retract(fact, reason)
 
-    def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False) -> ImportReport:
+    def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False,
+                     progress: Progress = no_progress) -> ImportReport:
         """Entities, records and statements from JSONL lines (SPEC 5), each line checked before any is written.
 
         Parameters
@@ -173,6 +175,8 @@ class WriteFacade(MemoryBase):
             A file of JSON lines, or the lines themselves.
         strict : bool, default False
             Write nothing when any line is invalid (else the valid lines are written).
+        progress : Progress, optional
+            Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
 
         Returns
         -------
@@ -199,4 +203,4 @@ class WriteFacade(MemoryBase):
         from graphmem.transfer.importer import import_lines
         self._lexicon = None  # an import may add aliases and descriptions
         with gc_paused():
-            return import_lines(self.store, self._checks, source, strict=strict)
+            return import_lines(self.store, self._checks, source, strict=strict, progress=progress)

@@ -127,21 +127,39 @@ def weights(p: Postings, n_docs: int, n_tokens: int) -> np.ndarray:
     return idf(n_docs, len(p)) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * p.dls / avgdl))
 
 
-def bm25_top(lists: list[tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[int, float]]:
-    """The ``k`` best records, best first, ties by id, from each query term's (ids rising, weights).
+def allowed_mask(within: np.ndarray, lists: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """A mask over record ids (as long as the largest id in ``within`` or the lists, plus one): True
+    for the ids in ``within``."""
+    top = max([int(within[-1]) if len(within) else 0, *(int(ids[-1]) for ids, _ in lists if len(ids))])
+    mask = np.zeros(top + 1, bool)
+    mask[within] = True
+    return mask
 
-    Exact BM25, computed the cheap way first: score only the records of the shortest lists;
-    when the k-th of those beats anything the other lists could give a record outside them,
-    that is the answer (as in MaxScore). Otherwise every record is scored.
+
+def bm25_top(lists: list[tuple[np.ndarray, np.ndarray]], k: int,
+             allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """The ``k`` best records, best first, ties by id, from each query term's (ids rising, weights);
+    with ``allowed`` (a mask over ids: ``allowed_mask``), the ``k`` best of the allowed records.
+
+    Exact BM25, computed the cheap way first: score only the (allowed) records of the shortest
+    lists; when the k-th of those beats anything the other lists could give a record outside them,
+    that is the answer (as in MaxScore). Otherwise every (allowed) record is scored. A filter
+    does not change a score: the weights are those of the whole index.
     """
     lists = sorted((x for x in lists if len(x[0])), key=lambda x: len(x[0]))
     if not lists:
         return []
     if len(lists) == 1:
-        return _top(*lists[0], k)
+        ids, w = lists[0]
+        if allowed is not None:
+            keep = allowed[ids]
+            ids, w = ids[keep], w[keep]
+        return _top(ids, w, k)
     bounds = [float(w.max()) for _, w in lists]
     for m in range(1, len(lists)):
         cand = lists[0][0] if m == 1 else np.unique(np.concatenate([i for i, _ in lists[:m]]))
+        if allowed is not None:
+            cand = cand[allowed[cand]]
         if len(cand) < k or len(cand) * 4 > len(lists[-1][0]):
             break
         scores = np.zeros(len(cand))
@@ -153,7 +171,10 @@ def bm25_top(lists: list[tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[i
             return best
     size = int(max(i[-1] for i, _ in lists)) + 1
     every = np.bincount(np.concatenate([i for i, _ in lists]), np.concatenate([w for _, w in lists]), size)
-    return _top(np.arange(size), every, k)
+    if allowed is None:
+        return _top(np.arange(size), every, k)
+    ids = np.flatnonzero(allowed[:size])
+    return _top(ids, every[ids], k)
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -10,6 +10,7 @@ import datetime as _dt
 import re
 import time
 from functools import lru_cache
+from typing import overload
 
 from graphmem.errors import BadTime
 
@@ -120,6 +121,49 @@ def _format_cached(us: int) -> str:
     year = f"{dt.year:04d}" if not shift else f"{dt.year + shift:+05d}"
     base = f"{year}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     return f"{base}.{dt.microsecond:06d}Z" if dt.microsecond else base + "Z"
+
+
+@overload
+def utc(us: int) -> _dt.datetime: ...
+@overload
+def utc(us: None) -> None: ...
+def utc(us: int | None) -> _dt.datetime | None:
+    """An instant as a timezone-aware UTC datetime, the form result objects carry; None stays None.
+
+    An instant outside the years 1 to 9999 (only a store written before that check holds one) becomes
+    the nearest datetime Python can hold.
+
+    >>> utc(parse_instant("2025-06-01T12:30:00+02:00"))
+    datetime.datetime(2025, 6, 1, 10, 30, tzinfo=datetime.timezone.utc)
+    """
+    if us is None:
+        return None
+    return _EPOCH + _dt.timedelta(microseconds=min(max(us, MIN_US), MAX_US))
+
+
+_utc_cached = lru_cache(maxsize=65536)(utc)  # for the bounds of many intervals, which repeat (whole days)
+
+
+def format_datetime(dt: _dt.datetime | None) -> str | None:
+    """A datetime as the ISO-8601 UTC text of ``format_instant`` (naive means UTC); None stays None."""
+    return None if dt is None else format_instant(to_us(dt))
+
+
+def short_instant(value: str | int | _dt.datetime | None) -> str | None:
+    """An instant for a table cell: the date alone when the time is midnight UTC, else the full ISO-8601 text.
+
+    Takes the ISO text of a JSON document, an instant or a datetime; None stays None (the caller shows an
+    open end its own way).
+
+    >>> short_instant("2025-01-06T00:00:00Z"), short_instant("2025-01-06T09:30:00Z")
+    ('2025-01-06', '2025-01-06T09:30:00Z')
+    """
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else (
+        format_instant(value) if isinstance(value, int) else format_datetime(value))
+    assert text is not None
+    return text[:-10] if text.endswith("T00:00:00Z") else text
 
 
 def to_datetime(us: int | None) -> _dt.datetime | None:

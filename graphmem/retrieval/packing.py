@@ -15,6 +15,7 @@ lexicon (linking names the query's entities; the walks of ``recommend`` find the
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +23,10 @@ from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.search import FilterStore, RecordFilter
 from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_instant
-from graphmem.notebook import HtmlRepr
+from graphmem.model.times import format_datetime, format_instant, utc
+from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
@@ -51,10 +53,12 @@ GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), 
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
-class PackStore(GraphStore, RecordMentions, Protocol):
+class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
     """The store methods the packer calls, beside those of the walks and of linking."""
 
     def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
+
+    def rank_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[int, float]]: ...
 
     def subject_name_log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]: ...
 
@@ -122,11 +126,15 @@ class Candidate:
                 "score": round(self.score, 6), "why": self.why, "citations": list(self.citations)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PackResult(HtmlRepr):
+    """A context bundle for ``query`` at ``as_of``: ``bundle_text`` (the lines to put in a prompt), the packed
+    ``items`` (Candidate values: ``ref``, ``kind``, ``text``, ``citations``), and with ``trace`` every
+    candidate of each lane."""
+
     query: str
-    as_of: int
-    known_at: int
+    as_of: _dt.datetime
+    known_at: _dt.datetime
     budget_tokens: int
     max_items: int
     tokenizer: str
@@ -137,14 +145,15 @@ class PackResult(HtmlRepr):
     lanes: tuple[tuple[str, str, tuple[Candidate, ...]], ...]
     message: str | None
     with_trace: bool
+    filters: dict[str, Any] = field(default_factory=dict)  # the records' filter as given; empty: none
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "schema": "graphmem.context-pack.v1",
-            "meta": {"query": self.query, "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
+            "meta": {"query": self.query, "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                      "budget_tokens": self.budget_tokens, "used_tokens": self.used_tokens,
                      "tokenizer": self.tokenizer, "max_items": self.max_items, "items": len(self.items),
-                     "message": self.message},
+                     "message": self.message, "filters": self.filters},
             "bundle_text": self.bundle_text,
             "items": [c.item_json() for c in self.items],
             "citations": list(self.citations),
@@ -155,14 +164,28 @@ class PackResult(HtmlRepr):
                             "message": self.message}
         return doc
 
+    def _summary(self) -> str:
+        return (f"{self.query!r} as of {day(self.as_of)}: {plural(len(self.items), 'item')}, "
+                f"{self.used_tokens} of {self.budget_tokens} tokens")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        lines = self.bundle_text.splitlines()
+        return lines[:limit], len(lines)
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return (["ref", "kind", "lane", "score", "text", "citations", "why"],
+                [[c.ref, c.kind, c.lane, c.score, c.text, list(c.citations), c.why] for c in self.items])
+
 
 def _day(us: int | None) -> str:
     return (format_instant(us) or "…")[:10]
 
 
 class _Packer:
-    def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None) -> None:
+    def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
+                 where: RecordFilter | None = None) -> None:
         self.parts = parts
+        self.within = where.within(parts.store) if where else None  # the records the filter allows
         self.store = parts.store
         self.terms = search_terms(query)
         self.query = query
@@ -197,7 +220,7 @@ class _Packer:
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
         from graphmem.model.textindex import query_terms
-        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL)
+        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL, self.within)
         if not hits:
             return []
         top = hits[0][1]
@@ -388,7 +411,8 @@ class _Packer:
 
 
 def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
-         now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None) -> PackResult:
+         now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None,
+         where: RecordFilter | None = None) -> PackResult:
     """The context bundle for ``query`` (docs/packing.md)."""
     check_int(budget_tokens, "budget", 0, 1_000_000)
     check_int(max_items, "max items", 1, 1000)
@@ -398,7 +422,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     count = tokenizer or count_tokens
     name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
     past = known_at if known_at is not None and known_at < now else None
-    p = _Packer(parts, query, as_of, past)
+    p = _Packer(parts, query, as_of, past, where)
     records = p.records()
     entities = p.entities(records)
     if entities:
@@ -415,15 +439,16 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
-             ("records", f"BM25 over the evidence records, best {RECORD_POOL}", tuple(p.lanes["records"])),
+             ("records", f"BM25 over the evidence records{' the filter allows' if where else ''}, best {RECORD_POOL}",
+              tuple(p.lanes["records"])),
              ("entities", "entities named in the query and mentioned by the best records", tuple(p.lanes["entities"])),
              ("facts", "facts of those entities and of their neighbours one hop away", tuple(p.lanes["facts"])),
              ("dissent", "counter-assertions of packed facts in conflict", tuple(p.lanes["dissent"])))
     if not chosen and message is None:
         message = "nothing in the store matches the query"
     kk = now if known_at is None else known_at
-    return PackResult(query, as_of, kk, budget_tokens, max_items, name, used, text, tuple(chosen), citations, lanes,
-                      message, trace)
+    return PackResult(query, utc(as_of), utc(kk), budget_tokens, max_items, name, used, text, tuple(chosen), citations,
+                      lanes, message, trace, where.to_dict() if where else {})
 
 
 def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int],

@@ -12,6 +12,7 @@ the registry); ``recommend`` also receives linking's ``Linker``.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -20,8 +21,8 @@ from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
 from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_instant
-from graphmem.notebook import HtmlRepr
+from graphmem.model.times import format_datetime, format_instant, utc
+from graphmem.notebook import HtmlRepr, day, plural, rows_of
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Linker, Seed, link
 from graphmem.store import FactEdge
@@ -43,20 +44,34 @@ NODE_PATHS = len(PATH_SHARES)  # partial paths kept per node and seed
 @dataclass(frozen=True, slots=True)
 class Step:
     """One step of a path: along ``edge`` from ``src`` to ``dst`` (against the edge's direction when
-    ``forward`` is false), citing the assertion ``fact`` whose interval holds at ``as_of``."""
+    ``forward`` is false), citing the assertion ``fact`` (``fact:N``) whose interval holds at ``as_of``.
+    ``valid_from`` and ``valid_to`` are the edge's interval as UTC datetimes; the walks use the integer
+    fields (``fact_id``, ``start_us``, ``end_us``)."""
 
     src: str
     edge: str
     dst: str
     forward: bool
-    fact: int
-    valid_from: int
-    valid_to: int | None
+    fact_id: int
+    start_us: int
+    end_us: int | None
+
+    @property
+    def fact(self) -> str:
+        return fact_ref(self.fact_id)
+
+    @property
+    def valid_from(self) -> _dt.datetime:
+        return utc(self.start_us)
+
+    @property
+    def valid_to(self) -> _dt.datetime | None:
+        return utc(self.end_us)
 
     def to_dict(self) -> dict[str, Any]:
         return {"from": self.src, "edge": self.edge, "to": self.dst,
-                "direction": "forward" if self.forward else "backward", "fact": fact_ref(self.fact),
-                "valid_from": format_instant(self.valid_from), "valid_to": format_instant(self.valid_to)}
+                "direction": "forward" if self.forward else "backward", "fact": fact_ref(self.fact_id),
+                "valid_from": format_instant(self.start_us), "valid_to": format_instant(self.end_us)}
 
     def arrow(self) -> str:
         return f"-{self.edge}->" if self.forward else f"<-{self.edge}-"
@@ -111,11 +126,14 @@ class Recommendation:
                 "paths": [p.to_dict() for p in self.paths]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RecommendResult(HtmlRepr):
+    """The ``results`` (Recommendation values, best first) for ``idea`` at ``as_of`` as known at ``known_at``,
+    and the ``seeds`` the idea was linked to."""
+
     idea: str
-    as_of: int
-    known_at: int
+    as_of: _dt.datetime
+    known_at: _dt.datetime
     top: int
     max_hops: int
     seeds: tuple[Seed, ...]
@@ -123,28 +141,54 @@ class RecommendResult(HtmlRepr):
     message: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.recommend.v1", "idea": self.idea, "as_of": format_instant(self.as_of),
-                "known_at": format_instant(self.known_at), "top": self.top, "max_hops": self.max_hops,
+        return {"schema": "graphmem.recommend.v1", "idea": self.idea, "as_of": format_datetime(self.as_of),
+                "known_at": format_datetime(self.known_at), "top": self.top, "max_hops": self.max_hops,
                 "seeds": [s.to_dict() for s in self.seeds], "results": [r.to_dict() for r in self.results],
                 "message": self.message}
 
+    def _summary(self) -> str:
+        return f"{self.idea!r} as of {day(self.as_of)}: {self.message or plural(len(self.results), 'project')}"
 
-@dataclass(frozen=True)
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.results, limit, lambda r: f"{r.rank}. {r.project.ref} {r.score:.3f}"
+                       + (f" ({r.status})" if r.status else "") + (f"  {r.paths[0].to_dict()['line']}" if r.paths else ""))
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return (["rank", "project", "name", "score", "status", "best_path", "paths_counted"],
+                [[r.rank, r.project.ref, r.project.name, r.score, r.status,
+                  r.paths[0].to_dict()["line"] if r.paths else None, r.paths_counted] for r in self.results])
+
+
+@dataclass(frozen=True, repr=False)
 class PathResult(HtmlRepr):
+    """The shortest explained ``paths`` (each a tuple of Step) from ``src`` to ``dst`` at ``as_of``."""
+
     src: Entity
     dst: Entity
-    as_of: int
-    known_at: int
+    as_of: _dt.datetime
+    known_at: _dt.datetime
     max_hops: int
     paths: tuple[tuple[Step, ...], ...]
     message: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.path.v1", "from": self.src.brief(), "to": self.dst.brief(),
-                "as_of": format_instant(self.as_of), "known_at": format_instant(self.known_at),
+                "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                 "max_hops": self.max_hops, "hops": len(self.paths[0]) if self.paths else None,
                 "paths": [{"steps": [s.to_dict() for s in p], "line": path_line(self.src.ref, p)} for p in self.paths],
                 "message": self.message}
+
+    def _summary(self) -> str:
+        return (f"{self.src.ref} to {self.dst.ref} as of {day(self.as_of)}: "
+                f"{self.message or plural(len(self.paths), 'path')}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return rows_of(self.paths, limit, lambda p: f"{path_line(self.src.ref, p)}  [{' '.join(s.fact for s in p)}]")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return (["path", "step", "from", "edge", "to", "forward", "fact", "valid_from", "valid_to"],
+                [[i, j, s.src, s.edge, s.dst, s.forward, s.fact, s.valid_from, s.valid_to]
+                 for i, p in enumerate(self.paths, 1) for j, s in enumerate(p, 1)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,7 +305,7 @@ def _step(g: Graph, e: FactEdge, at: str) -> tuple[Step, str]:
 
 
 def _cited(g: Graph, steps: tuple[Step, ...], edges: tuple[FactEdge, ...]) -> tuple[Step, ...]:
-    return tuple(Step(s.src, s.edge, s.dst, s.forward, g.cite(e), s.valid_from, s.valid_to)
+    return tuple(Step(s.src, s.edge, s.dst, s.forward, g.cite(e), s.start_us, s.end_us)
                  for s, e in zip(steps, edges, strict=True))
 
 
@@ -317,7 +361,8 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
     seeds = link(linker, idea)
     kk = now if known_at is None else known_at
     if not seeds:
-        return RecommendResult(idea, as_of, kk, top, max_hops, (), (), "the idea names or describes no entity in the store")
+        return RecommendResult(idea, utc(as_of), utc(kk), top, max_hops, (), (),
+                               "the idea names or describes no entity in the store")
     g = Graph(parts, as_of, _past(known_at, now))
     found = _walk(g, seeds, max_hops)
     per_project: dict[str, list[tuple[float, _Partial]]] = defaultdict(list)
@@ -353,7 +398,7 @@ def recommend(parts: GraphParts, linker: Linker, idea: str, *, top: int = 5, as_
         entity = g.store.entity(ref) or Entity(ref, PROJECT, ref)
         results.append(Recommendation(rank, entity, score, raw[ref], status, penalty, shown, len(items)))
     message = None if results else f"no project is reachable from the idea's entities within {max_hops} hops at as_of"
-    return RecommendResult(idea, as_of, kk, top, max_hops, seeds, tuple(results), message)
+    return RecommendResult(idea, utc(as_of), utc(kk), top, max_hops, seeds, tuple(results), message)
 
 
 def _status(g: Graph, ref: str) -> str | None:
@@ -451,7 +496,7 @@ def shortest_paths(parts: GraphParts, src: Entity, dst: Entity, *, as_of: int, k
         frontiers[side] = new
         met = bool(set(seen[0]) & set(seen[1]))
     if not met:
-        return PathResult(src, dst, as_of, kk, max_hops, (),
+        return PathResult(src, dst, utc(as_of), utc(kk), max_hops, (),
                           f"no path between {src.ref} and {dst.ref} within {max_hops} hops at as_of")
     explained: list[tuple[float, str, tuple[Step, ...]]] = []
     for nodes in _node_paths(nx.all_shortest_paths(graph, src.ref, dst.ref), 1000):
@@ -461,7 +506,7 @@ def shortest_paths(parts: GraphParts, src: Entity, dst: Entity, *, as_of: int, k
             if len(explained) >= 1000:
                 break
     explained.sort(key=lambda x: (-round(x[0], 12), x[1]))
-    return PathResult(src, dst, as_of, kk, max_hops, tuple(p for _, _, p in explained[:limit]))
+    return PathResult(src, dst, utc(as_of), utc(kk), max_hops, tuple(p for _, _, p in explained[:limit]))
 
 
 def _node_paths(paths: Iterator[list[str]], cap: int) -> list[list[str]]:

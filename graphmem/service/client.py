@@ -59,6 +59,13 @@ class Doc:
         """An import's or ingest's invalid lines, as (line number, reason), like the library's reports."""
         return tuple((int(e["line"]), str(e["reason"])) for e in self.doc.get("errors") or ())
 
+    def __getattr__(self, name: str) -> Any:
+        """Any other field the CLI reads beside the document (``written``, ``stored``, ``ref``) is the
+        document's own."""
+        if name.startswith("_") or name not in self.doc:
+            raise AttributeError(name)
+        return self.doc[name]
+
 
 class ExportDoc(Doc):
     @property
@@ -70,19 +77,25 @@ class ExportDoc(Doc):
 
 
 class LintDoc:
-    """Lint through the server: the report is asked for with the ``fail_on`` the CLI passes."""
+    """Lint through the server: the report is asked for with the ``fail_on``, codes and limit the CLI passes."""
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
-        self._docs: dict[str, dict[str, Any]] = {}
+        self._docs: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def to_dict(self, fail_on: str = "error") -> dict[str, Any]:
-        if fail_on not in self._docs:
-            self._docs[fail_on] = self.remote.call("GET", "/lint", {"fail_on": fail_on})
-        return self._docs[fail_on]
+    def to_dict(self, fail_on: str = "error", *, codes: Iterable[str] | None = None,
+                limit: int | None = None) -> dict[str, Any]:
+        key = (fail_on, None if codes is None else tuple(codes), limit)
+        if key not in self._docs:
+            self._docs[key] = self.remote.call("GET", "/lint", {
+                "fail_on": fail_on, "code": None if codes is None else ",".join(codes), "limit": limit})
+        return self._docs[key]
 
-    def fails(self, fail_on: str = "error") -> bool:
-        return not self.to_dict(fail_on)["ok"]
+    def fails(self, fail_on: str = "error", codes: Iterable[str] | None = None) -> bool:
+        """Whether an issue (of ``codes``) is at or above ``fail_on``: the ``ok`` of the document for them."""
+        wanted = (fail_on, None if codes is None else tuple(codes))
+        doc = next((d for k, d in self._docs.items() if k[:2] == wanted), None)
+        return not (doc if doc is not None else self.to_dict(fail_on, codes=codes, limit=0))["ok"]
 
 
 class Remote:
@@ -204,14 +217,24 @@ class Remote:
     def retract(self, fact: str, reason: str | None = None) -> Doc:
         return self._post("/retract", fact=fact, reason=reason)
 
-    def import_jsonl(self, source: str | Path | IO[bytes], *, strict: bool = False) -> Doc:
+    def import_jsonl(self, source: str | Path | IO[bytes], *, strict: bool = False, progress: Any = None) -> Doc:
         return self._lines("/import", source, strict=strict)
 
-    def ingest(self, source: str | Path | IO[bytes], *, redact: bool = True, extract: bool = False) -> Doc:
+    def ingest(self, source: str | Path | IO[bytes], *, redact: bool = True, extract: bool = False,
+               format: str = "auto", progress: Any = None) -> Doc:  # noqa: A002  (as Memory.ingest)
+        from graphmem.evidence.textfiles import file_format
+        if file_format(source, format) != "jsonl":
+            raise StoreUnavailable(f"store {str(self.store)!r} is in use by {self.holder}, which takes records as "
+                                   "JSON lines only: expected a JSONL file, or the server stopped to ingest "
+                                   "Markdown or text")
         return self._lines("/ingest", source, redact=redact, extract=extract)
 
-    def search(self, query: str, *, limit: int = 10) -> Doc:
-        return self._get("/search", q=query, limit=limit)
+    def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
+             ts: str | None = None, redact: bool = True) -> Doc:
+        return self._post("/note", text=text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
+
+    def search(self, query: str, *, limit: int = 10, **filters: Any) -> Doc:
+        return self._get("/search", q=query, limit=limit, **_listed(filters))
 
     def extract_text(self, text: str, *, at: str | None = None, apply: bool = False) -> Doc:
         return self._post("/extract", text=text, at=at, apply=apply)
@@ -221,13 +244,13 @@ class Remote:
             raise BadInput(f"expected one record to extract from through the server; got {len(refs)}")
         return self._post("/extract", record=refs[0], apply=apply)
 
-    def extract_pending(self, *, apply: bool = False) -> Doc:
+    def extract_pending(self, *, apply: bool = False, progress: Any = None) -> Doc:
         return self._post("/extract", pending=True, apply=apply)
 
-    def lint(self) -> LintDoc:
+    def lint(self, progress: Any = None) -> LintDoc:
         return LintDoc(self)
 
-    def rebuild(self, *, check: bool = False) -> Doc:
+    def rebuild(self, *, check: bool = False, progress: Any = None) -> Doc:
         if not check:
             raise StoreUnavailable(f"store {str(self.store)!r} is in use by {self.holder}, which does not rebuild; "
                                    "stop it to run this command")
@@ -247,9 +270,14 @@ class Remote:
                          known_at=known_at)
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
-             known_at: str | None = None, trace: bool = False) -> Doc:
+             known_at: str | None = None, trace: bool = False, **filters: Any) -> Doc:
         return self._get("/pack", q=query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of,
-                         known_at=known_at, trace=trace)
+                         known_at=known_at, trace=trace, **_listed(filters))
+
+
+def _listed(filters: dict[str, Any]) -> dict[str, Any]:
+    """Record filters for a query string: a list as its values joined by commas (the server splits them)."""
+    return {k: ",".join(v) if isinstance(v, list | tuple) else v for k, v in filters.items() if v}
 
 
 def _query_value(v: Any) -> str:

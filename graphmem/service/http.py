@@ -1,8 +1,8 @@
 """The local HTTP JSON service (SPEC 11): ``graphmem serve``.
 
 One process owns the store (Kuzu's lock); the service answers with the same JSON
-documents as ``--json``. Endpoints come from one table (``ENDPOINTS``), which also
-makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
+documents as ``--json``. Endpoints come from the operations table (``operations.py``, shared
+with MCP), which also makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
 Reads run at once, each thread on its own Kuzu connection; a write waits for the
 reads in flight and runs alone, as its own transaction, committed before the
 response is sent. Requests a browser could send from another site are refused
@@ -17,15 +17,13 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
-from graphmem.memory import EXTRACT_MAX_CHARS
-from graphmem.results import check_fail_on
 from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
+from graphmem.service.operations import OPERATIONS, Operation, check, document
 
 MAX_BODY = 16 * 2**20
 # The Content-Type a POST must carry: none of these is one a browser may send to another site
@@ -34,189 +32,8 @@ JSON_TYPES = ("application/json",)
 JSONL_TYPES = ("application/json", "application/x-ndjson", "application/jsonl")
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    kind: str = "string"  # string, integer, boolean, array (of strings)
-    required: bool = False
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    method: str  # GET reads its parameters from the query string, POST from a JSON object body
-    path: str
-    summary: str
-    call: Callable[[Any, dict[str, Any]], Any]  # (memory, params) -> result with to_dict(), or a dict
-    params: tuple[Param, ...] = ()
-    write: bool = False
-    body: str = "json"  # json, or jsonl (the body is JSON lines, as for import and ingest)
-
-
-T = "ISO-8601 date or datetime, or 'now'"
-AS_OF = Param("as_of", description=f"Valid time (default now). {T}")
-KNOWN_AT = Param("known_at", description=f"Record time (default now). {T}")
-SUBJECT = Param("subject", required=True, description="Entity ref, name or alias")
-
-
-def _doc(r: Any) -> dict[str, Any]:
-    doc = r if isinstance(r, dict) else r.to_dict()
-    assert isinstance(doc, dict)
-    return doc
-
-
-def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    r = m.import_jsonl(p["_lines"], strict=bool(p.get("strict")))
-    doc = _doc(r)
-    doc["errors"] = [{"line": n, "reason": why} for n, why in r.errors[:100]]
-    return doc
-
-
-def _ingest(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    r = m.ingest([line.encode("utf-8") for line in p["_lines"]], redact=p.get("redact") is not False,
-                 extract=bool(p.get("extract")))
-    return _doc(r)
-
-
-def _extract(m: Any, p: dict[str, Any]) -> Any:
-    """From a text, from one record, or from every record not extracted yet: exactly one of them."""
-    chosen = [k for k in ("text", "record", "pending") if p.get(k) not in (None, False)]
-    if len(chosen) != 1:
-        raise BadInput("expected exactly one of text, record or pending=true for /extract"
-                       + (f"; got {' and '.join(chosen)}" if chosen else ""))
-    apply = bool(p.get("apply"))
-    if "text" in chosen:
-        return m.extract_text(p["text"], at=p.get("at"), apply=apply)
-    if p.get("at") is not None:
-        raise BadInput("bad parameter 'at' for /extract with record or pending: expected it only with text "
-                       "(a record's time is its own)")
-    return m.extract_records([p["record"]], apply=apply) if "record" in chosen else m.extract_pending(apply=apply)
-
-
-def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    fail_on = check_fail_on(p.get("fail_on") or "error")  # before the whole-store pass
-    return _doc(m.lint().to_dict(fail_on))
-
-
-ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("GET", "/current", "What holds for a subject at as_of, as known at known_at (graphmem.current.v1)",
-             lambda m, p: m.current(p["subject"], as_of=p.get("as_of"), known_at=p.get("known_at"),
-                                    predicate=p.get("predicate")),
-             (SUBJECT, AS_OF, KNOWN_AT, Param("predicate"))),
-    Endpoint("GET", "/timeline", "Every interval of a subject and the statements behind them",
-             lambda m, p: m.timeline(p["subject"], predicate=p.get("predicate"), known_at=p.get("known_at")),
-             (SUBJECT, Param("predicate"), KNOWN_AT)),
-    Endpoint("GET", "/facts", "Facts holding at as_of, filtered by predicate, object or subject type",
-             lambda m, p: m.facts(predicate=p.get("predicate"), object=p.get("object"),
-                                  subject_type=p.get("subject_type"), as_of=p.get("as_of")),
-             (Param("predicate"), Param("object"), Param("subject_type"), AS_OF)),
-    Endpoint("GET", "/why", "The receipts of one statement", lambda m, p: m.why(p["fact"]),
-             (Param("fact", required=True, description="fact:N"),)),
-    Endpoint("GET", "/entity", "One entity with its names and counts", lambda m, p: m.show_entity(p["ref"]),
-             (Param("ref", required=True, description="Entity ref, name or alias"),)),
-    Endpoint("GET", "/entities", "Entities, optionally of one type or matching a text",
-             lambda m, p: m.list_entities(p.get("type"), p.get("match")), (Param("type"), Param("match"))),
-    Endpoint("POST", "/entities", "Add an entity (or aliases to an existing one)",
-             lambda m, p: m.add_entity(p["type"], p["name"], p.get("aliases") or [], p.get("description") or ""),
-             (Param("type", required=True), Param("name", required=True), Param("aliases", "array"),
-              Param("description")), write=True),
-    Endpoint("POST", "/assert", "Record that subject predicate object holds",
-             lambda m, p: m.assert_(p["subject"], p["predicate"], p["object"], valid_from=p.get("valid_from"),
-                                    valid_to=p.get("valid_to"), sources=p.get("sources") or [],
-                                    by=p.get("by") or "agent"),
-             (SUBJECT, Param("predicate", required=True), Param("object", required=True), Param("valid_from"),
-              Param("valid_to"), Param("sources", "array"),
-              Param("by", description="operator, agent, extractor or import (default agent)")), write=True),
-    Endpoint("POST", "/end", "Close what holds for subject predicate [object] at a time",
-             lambda m, p: m.end(p["subject"], p["predicate"], p.get("object"), at=p["at"],
-                                sources=p.get("sources") or [], by=p.get("by") or "agent"),
-             (SUBJECT, Param("predicate", required=True), Param("object"), Param("at", required=True),
-              Param("sources", "array"), Param("by")), write=True),
-    Endpoint("POST", "/retract", "Withdraw a statement from now on", lambda m, p: m.retract(p["fact"], p.get("reason")),
-             (Param("fact", required=True), Param("reason")), write=True),
-    Endpoint("POST", "/import", "Bulk entities and statements; the body is JSON lines (docs/formats.md)", _import,
-             (Param("strict", "boolean"),), write=True, body="jsonl"),
-    Endpoint("POST", "/ingest", "Store evidence records; the body is JSON lines", _ingest,
-             (Param("extract", "boolean", description="Also extract from the new records and apply it"),
-              Param("redact", "boolean", description="Replace secrets by [REDACTED:kind] (default true)")),
-             write=True, body="jsonl"),
-    Endpoint("GET", "/search", "BM25-ranked evidence records",
-             lambda m, p: m.search(p["q"], limit=p.get("limit", 10)),
-             (Param("q", required=True), Param("limit", "integer"))),
-    Endpoint("POST", "/extract", "Mentions and proposed assertions in a text, a record or the records not extracted "
-             "yet (exactly one; written only with apply)", _extract,
-             (Param("text", description=f"At most {EXTRACT_MAX_CHARS:,} characters"),
-              Param("at", description=f"The text's time (default now). {T}"),
-              Param("record", description="A record ref, rec:N"),
-              Param("pending", "boolean", description="Every record not extracted yet"),
-              Param("apply", "boolean")), write=True),
-    Endpoint("GET", "/lint", "Check the store", _lint,
-             (Param("fail_on", description="error or warning"),)),
-    Endpoint("GET", "/rebuild-check", "Compare the view with a rebuild, without writing",
-             lambda m, p: m.rebuild(check=True)),
-    Endpoint("GET", "/export", "The store as JSONL or GraphML", lambda m, p: m.export_doc(p.get("format") or "jsonl",
-                                                                                      p.get("as_of")),
-             (Param("format", description="jsonl or graphml"), AS_OF)),
-    Endpoint("GET", "/recommend", "The projects an idea fits, with the paths that explain each",
-             lambda m, p: m.recommend(p["idea"], top=p.get("top", 5), as_of=p.get("as_of"),
-                                      known_at=p.get("known_at"), max_hops=p.get("max_hops", 3),
-                                      paths=p.get("paths", 3)),
-             (Param("idea", required=True), Param("top", "integer"), AS_OF, KNOWN_AT, Param("max_hops", "integer"),
-              Param("paths", "integer"))),
-    Endpoint("GET", "/path", "The shortest explained paths between two entities",
-             lambda m, p: m.paths(p["from"], p["to"], max_hops=p.get("max_hops", 4), limit=p.get("limit", 3),
-                                  as_of=p.get("as_of"), known_at=p.get("known_at")),
-             (Param("from", required=True), Param("to", required=True), Param("max_hops", "integer"),
-              Param("limit", "integer"), AS_OF, KNOWN_AT)),
-    Endpoint("GET", "/pack", "A cited context bundle for a query within a token budget",
-             lambda m, p: m.pack(p["q"], budget_tokens=p.get("budget_tokens", 1000),
-                                 max_items=p.get("max_items", 40), as_of=p.get("as_of"), known_at=p.get("known_at"),
-                                 trace=bool(p.get("trace"))),
-             (Param("q", required=True), Param("budget_tokens", "integer"), Param("max_items", "integer"), AS_OF,
-              KNOWN_AT, Param("trace", "boolean"))),
-)
-
-
-def _coerce(ep: Endpoint, raw: dict[str, Any], from_query: bool) -> dict[str, Any]:
-    """The endpoint's parameters from a query string (text) or a JSON body, checked and typed."""
-    known = {p.name: p for p in ep.params}
-    extra = sorted(set(raw) - set(known))
-    if extra:
-        raise BadInput(f"unknown parameter {extra[0]!r} for {ep.path}: expected one of {', '.join(known) or 'none'}")
-    out: dict[str, Any] = {}
-    for name, p in known.items():
-        if name not in raw or raw[name] is None:
-            if p.required:
-                raise BadInput(f"missing parameter {name!r} for {ep.path}: expected {p.description or p.kind}")
-            continue
-        v = raw[name]
-        if p.kind == "integer":
-            if from_query:
-                try:
-                    v = int(v)
-                except ValueError:
-                    raise BadInput(f"bad {name} {show(v)}: expected a whole number") from None
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise BadInput(f"bad {name} {show(v)}: expected a whole number")
-        elif p.kind == "boolean":
-            if from_query:
-                if v not in ("true", "false", "1", "0"):
-                    raise BadInput(f"bad {name} {show(v)}: expected true or false")
-                v = v in ("true", "1")
-            if not isinstance(v, bool):
-                raise BadInput(f"bad {name} {show(v)}: expected true or false")
-        elif p.kind == "array":
-            v = v if isinstance(v, list) else [v]
-            if not all(isinstance(x, str) for x in v):
-                raise BadInput(f"bad {name} {show(raw[name])}: expected a list of strings")
-        elif name == "object":
-            if not isinstance(v, (str, int, float, bool)):
-                raise BadInput(f"bad object {show(v)}: expected text (an entity ref, name or alias, or a value), "
-                               "a number or true/false")
-        elif not isinstance(v, str):
-            raise BadInput(f"bad {name} {show(v)}: expected text")
-        out[name] = v
-    return out
+# The routes are the operations offered over HTTP (operations.py holds the one table, shared with MCP).
+ENDPOINTS: tuple[Operation, ...] = tuple(op for op in OPERATIONS if "http" in op.surfaces)
 
 
 def _file_lines(text: str) -> list[str]:
@@ -230,33 +47,26 @@ def _file_lines(text: str) -> list[str]:
 def openapi() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for ep in ENDPOINTS:
-        op: dict[str, Any] = {"summary": ep.summary, "responses": {
+        op: dict[str, Any] = {"operationId": ep.name, "summary": ep.summary, "responses": {
             "200": {"description": "The same JSON document as the CLI's --json"},
             "400": {"description": "Bad input (graphmem.error.v1)"}, "404": {"description": "Unknown entity or fact"},
             "403": {"description": "A Host or Origin that is not the server's (cross-site protection)"},
             "503": {"description": "The store cannot be used"}}}
+        if ep.guide:
+            op["description"] = ep.guide
+        params = ep.offered("http")
         if ep.method == "POST":
             op["responses"]["413"] = {"description": "The body is larger than the server accepts"}
             op["responses"]["415"] = {"description": "The body's Content-Type is not " + " or ".join(
                 JSONL_TYPES if ep.body == "jsonl" else JSON_TYPES)}
-        if ep.method == "GET":
+        if ep.method == "GET" or ep.body == "jsonl":
             op["parameters"] = [{"name": p.name, "in": "query", "required": p.required, "description": p.description,
-                                 "schema": {"type": p.kind} if p.kind != "array" else
-                                 {"type": "array", "items": {"type": "string"}}} for p in ep.params]
-        else:
-            if ep.body == "jsonl":
-                op["parameters"] = [{"name": p.name, "in": "query", "required": p.required, "schema": {"type": p.kind}}
-                                    for p in ep.params]
-                op["requestBody"] = {"required": True, "content": {t: {"schema": {"type": "string"}}
-                                                                    for t in JSONL_TYPES}}
-            else:
-                props = {p.name: ({"type": "array", "items": {"type": "string"}} if p.kind == "array" else
-                                  {"type": p.kind} if p.name != "object" else
-                                  {"type": ["string", "number", "boolean"]}) | (
-                                      {"description": p.description} if p.description else {}) for p in ep.params}
-                op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
-                    "type": "object", "properties": props, "required": [p.name for p in ep.params if p.required],
-                    "additionalProperties": False}}}}
+                                 "schema": {k: v for k, v in p.schema().items() if k != "description"}}
+                                for p in params]
+        if ep.method == "POST":
+            op["requestBody"] = {"required": True, "content": {t: {"schema": {"type": "string"}} for t in JSONL_TYPES}
+                                 } if ep.body == "jsonl" else {"required": True, "content": {"application/json": {
+                                     "schema": ep.input_schema("http")}}}
         paths.setdefault(ep.path, {})[ep.method.lower()] = op
     paths["/health"] = {"get": {"summary": "Liveness and the store's counts", "responses": {"200": {"description": "ok"}}}}
     from graphmem import __version__
@@ -268,7 +78,7 @@ def openapi() -> dict[str, Any]:
 def docs_page() -> str:
     rows = "".join(
         f"<tr><td>{ep.method}</td><td><code>{html.escape(ep.path)}</code></td><td>{html.escape(ep.summary)}</td>"
-        f"<td>{', '.join(html.escape(p.name) + ('*' if p.required else '') for p in ep.params)}</td></tr>"
+        f"<td>{', '.join(html.escape(p.name) + ('*' if p.required else '') for p in ep.offered('http'))}</td></tr>"
         for ep in ENDPOINTS)
     return ("<!doctype html><meta charset=utf-8><title>graphmem service</title>"
             "<h1>graphmem service</h1><p>JSON over HTTP; the OpenAPI description is at "
@@ -315,10 +125,10 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                 raise StoreUnavailable("the store is closed: the server is shutting down")
             return fn(m)
 
-    async def call(request: Request, ep: Endpoint) -> Response:
+    async def call(request: Request, ep: Operation) -> Response:
         try:
             if ep.method == "GET":
-                params = _coerce(ep, dict(request.query_params), from_query=True)
+                params = check(ep, dict(request.query_params), "http", from_text=True)
             else:
                 accepted = JSONL_TYPES if ep.body == "jsonl" else JSON_TYPES
                 ctype = request.headers.get("content-type")
@@ -339,7 +149,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                 except UnicodeDecodeError:
                     raise BadInput("request body is not UTF-8: expected UTF-8 JSON") from None
                 if ep.body == "jsonl":
-                    params = _coerce(ep, dict(request.query_params), from_query=True)
+                    params = check(ep, dict(request.query_params), "http", from_text=True)
                     params["_lines"] = _file_lines(text)
                 else:
                     try:
@@ -352,15 +162,15 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                     if not isinstance(raw, dict):
                         raise BadInput(f"request body {show(text[:60])} is not a JSON object: expected an object of "
                                        "parameters")
-                    params = _coerce(ep, raw, from_query=False)
-            result = await run_in_threadpool(run, lambda m: _doc(ep.call(m, params)), ep.write)
+                    params = check(ep, raw, "http", from_text=False)
+            result = await run_in_threadpool(run, lambda m: document(ep.call(m, params)), ep.write)
             return JSONResponse(result)
         except GraphmemError as e:
             return error(error_status(e), type(e).__name__, str(e))
         except Exception as e:  # a bug: still one line, and say it is one
             return error(500, "internal", f"internal error ({type(e).__name__}: {e}); please report it")
 
-    def endpoint(eps: dict[str, Endpoint]) -> Callable[[Request], Any]:
+    def endpoint(eps: dict[str, Operation]) -> Callable[[Request], Any]:
         """One handler per path, for each method the path has (so a wrong method's Allow names them all)."""
         async def handle(request: Request) -> Response:
             return await call(request, eps["GET" if request.method == "HEAD" else request.method])
@@ -416,7 +226,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
 
     routes = [Route("/health", health, methods=["GET"]), Route("/openapi.json", spec, methods=["GET"]),
               Route("/docs", docs, methods=["GET"])]
-    by_path: dict[str, dict[str, Endpoint]] = {}
+    by_path: dict[str, dict[str, Operation]] = {}
     for ep in ENDPOINTS:
         by_path.setdefault(ep.path, {})[ep.method] = ep
     for path, eps in by_path.items():

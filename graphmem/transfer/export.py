@@ -55,7 +55,7 @@ def export_lines(store: ExportStore) -> list[dict[str, Any]]:
     ]
     mentions = store.all_mentions()
     for r in store.all_records():
-        out.append({"op": "record", "ref": r.ref, "key": r.key, "text": r.text, "ts": format_instant(r.ts),
+        out.append({"op": "record", "ref": r.ref, "key": r.key, "text": r.text, "ts": format_instant(r.ts_us),
                     "kind": r.kind, "source": r.source, "scope": r.scope, "importance": r.importance,
                     "meta": r.meta, "original_sha256": r.original_sha256, "original_chars": r.original_chars,
                     "truncated": r.truncated, "redactions": r.redactions,

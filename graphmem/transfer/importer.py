@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from graphmem.bulk import forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str, parse_record
-from graphmem.model import Entity, Interval, Statement
+from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
+from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
 from graphmem.model.text import clean
 from graphmem.model.times import now_us, parse_instant
@@ -53,13 +54,21 @@ def _decode(raw: bytes | str) -> str:
         return "\x00not-utf8"
 
 
-def _lines(source: str | Path | Iterable[str] | Iterable[bytes]) -> Iterator[str]:
-    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input."""
+def _lines(source: str | Path | Iterable[str] | Iterable[bytes], progress: Progress = no_progress) -> Iterator[str]:
+    """Lines as text; a line that is not UTF-8 becomes a marker reported as bad input. ``progress`` hears
+    of the bytes read of a file."""
     if isinstance(source, str | Path):
         path = Path(source)
         try:
             with path.open("rb") as f:
-                for raw in f:
+                if progress is no_progress:
+                    for raw in f:
+                        yield _decode(raw)
+                    return
+                size = os.fstat(f.fileno()).st_size
+                for n, raw in enumerate(f):
+                    if not n % EVERY:
+                        progress(f"reading {path.name}", f.tell(), size)
                     yield _decode(raw)
         except OSError as e:
             raise BadInput(f"cannot read import file {str(path)!r}: {e.strerror}") from None
@@ -219,13 +228,25 @@ class _Reader:
             raise BadInput(f"bad op {op!r}: expected one of {', '.join(OPS)}")
 
 
+def _counted(lines: list[str], progress: Progress) -> Iterator[tuple[int, str]]:
+    """The lines numbered from 1, ``progress`` told every few thousand."""
+    if progress is no_progress:
+        yield from enumerate(lines, 1)
+        return
+    for n, line in enumerate(lines, 1):
+        if n % EVERY == 1:
+            progress("checking lines", n - 1, len(lines))
+        yield n, line
+
+
 def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
-                 strict: bool = False) -> ImportReport:
-    """Validate every line, then write the valid ones (all or nothing with ``strict``)."""
+                 strict: bool = False, progress: Progress = no_progress) -> ImportReport:
+    """Validate every line, then write the valid ones (all or nothing with ``strict``); ``progress``
+    hears how far it has got."""
     store.check_writable("import")  # before reading the whole file
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
-    lines: Iterable[str] = _lines(source)
+    lines: Iterable[str] = _lines(source, progress)
     size = 0
     path: Path | None = None
     if isinstance(source, str | Path):
@@ -244,10 +265,13 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     try:
         # two cores only into a store without entities: the child process must not query the store
         run = _plain_run(path) if path is not None and sink is not None and resolve.store_empty else None
-        if path is None or run is None:
+        if path is None:
+            assert isinstance(lines, list)
+            r.read(_counted(lines, progress))
+        elif run is None:
             r.read(enumerate(lines, 1))
         else:
-            _read_on_two_cores(r, path, *run)
+            _read_on_two_cores(r, path, *run, progress=progress)
     except BaseException:
         if sink is not None:
             sink.discard()
@@ -258,10 +282,12 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
             sink.discard()
         return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0)
     del r.recorded
+    progress("writing to the store", 0, None)
     _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id, r.by_id, r.retractions,
-           r.touched, now, r.records, r.rec_mentions)
+           r.touched, now, r.records, r.rec_mentions, progress)
     return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
-                        r.first_id if n_stmts else None, r.next_id - 1 if n_stmts else None, tuple(r.errors), True,
+                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
+                        tuple(r.errors), True,
                         time.perf_counter() - t0)
 
 
@@ -301,14 +327,18 @@ def _plain_run(path: Path) -> tuple[int, int, int] | None:
             return start, middle, end
 
 
-def _span(path: Path, start: int, end: int, first_line: int) -> Iterator[tuple[int, str]]:
-    """The numbered lines of a file that start at byte offsets in [start, end)."""
+def _span(path: Path, start: int, end: int, first_line: int,
+          report: Callable[[int], None] | None = None) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a file that start at byte offsets in [start, end); ``report`` is handed the
+    offset reached every few thousand lines."""
     with path.open("rb") as f:
         f.seek(start)
         pos = start
         for lineno, raw in enumerate(f, first_line):
             if pos >= end:
                 return
+            if report is not None and not (lineno - first_line) % EVERY:
+                report(pos)
             pos += len(raw)
             yield lineno, _decode(raw)
 
@@ -334,18 +364,30 @@ def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[in
     return breaks, filled + (1 if rest.strip() else 0)
 
 
-def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int) -> None:
+def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
+                       progress: Progress = no_progress) -> None:
     """Read the file with its longest run of plain lines (``_plain_run``) split between this process
     and a forked child; the rest is read here, in order.
 
     The child reads the second half as if every line of the first half were a valid statement, so
     its ids start that many after the first half's first id. When the first half has an error (or
     the child fails), the child's work is dropped and this process reads the second half itself:
-    the result is always that of reading the file in order.
+    the result is always that of reading the file in order. ``progress`` hears of the bytes read (of
+    the halves, as if the child kept pace with this process).
     """
     assert r.sink is not None
     size = path.stat().st_size
-    r.read(_span(path, 0, start, 1))
+    task = f"reading {path.name}"
+    tell = here_only(progress)
+
+    def at(pos: int) -> None:
+        tell(task, pos, size)
+
+    def paced(pos: int) -> None:  # this process reads the first half while the child reads the second
+        tell(task, min(start + 2 * (pos - start), end), size)
+
+    report = None if progress is no_progress else at
+    r.read(_span(path, 0, start, 1, report))
     # the line numbers at the three offsets, and the second half's first id if all goes well
     first_half, statements = _count(path, start, middle, nonblank=True)
     line_at = {start: _count(path, 0, start)[0] + 1}
@@ -357,7 +399,7 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     def part(halves: list[tuple[int, int]]) -> dict[str, Any] | None:
         (lo, hi), = halves
         if lo == start:  # the first half, here
-            r.read(_span(path, lo, hi, line_at[lo]))
+            r.read(_span(path, lo, hi, line_at[lo], None if report is None else paced))
             return None
         child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file())
         child.record_refs = r.record_refs
@@ -388,8 +430,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     else:  # the first half had an error, so the second half's ids are not those: read it here
         if theirs is not None:
             theirs["bulk"].discard()
-        r.read(_span(path, middle, end, line_at[middle]))
-    r.read(_span(path, end, size, line_at[end]))
+        r.read(_span(path, middle, end, line_at[middle], report))
+    r.read(_span(path, end, size, line_at[end], report))
 
 
 def _record_line(obj: dict[str, Any], now: int) -> Record:
@@ -433,7 +475,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
            updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementFile,
            next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            touched: dict[str, set[str]], now: int, records: list[Record],
-           rec_mentions: dict[int, list[tuple[str, int, int, str]]]) -> None:
+           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress) -> None:
     """Write everything in one transaction: entities, aliases, records and mentions, then the statements
     and retractions with the view of every subject they touch.
 
@@ -462,7 +504,9 @@ def _write(store: Store, registry: Registry, created: list[Entity],
         # every statement is in this import's bulk files: the view from them, before the transaction
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
+        progress("computing the view", 0, None)
         views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+        progress("writing to the store", 0, None)
     names: dict[str, str | None] = {e.ref: e.name for e in created}
 
     def name_of(ref: str) -> str | None:
@@ -493,7 +537,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
                     store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
                 else:  # recompute every view from the store (Kuzu groups the statements by subject)
-                    reload_view(store, registry, store.entity_names())
+                    reload_view(store, registry, store.entity_names(), progress)
                 return
             # a streamed import touching few subjects: their statements, grouped by Kuzu from the rows just written
             for ref, text in store.subject_logs(refs=sorted(touched)):

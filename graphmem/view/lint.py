@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from graphmem.model import Interval, Statement, fact_ref
+from graphmem.model.progress import Progress, no_progress
 from graphmem.model.times import format_instant, now_us
 from graphmem.ontology.schema import Registry
-from graphmem.results import LintIssue, LintReport
+from graphmem.reports import LintIssue, LintReport
 from graphmem.view.temporal import holding
 
 R = TypeVar("R")
@@ -32,28 +33,31 @@ class CompareViews(Protocol):
     that differ (``Memory.compare_views``); ``each`` runs in two processes, away from the store."""
 
     def __call__(self, names: dict[str, str], content_only: bool,
-                 each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R]
-                 ) -> tuple[list[R], Sequence[object]]: ...
+                 each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R], *,
+                 progress: Progress = ...) -> tuple[list[R], Sequence[object]]: ...
 
 
 @dataclass(frozen=True)
 class LintParts:
-    """What lint reads: the store, the registry, the comparison of the view with a recomputation, and how
-    one subject's stored rows differ from its recomputed view (``Memory.drift_entry``)."""
+    """What lint reads: the store, the registry, the comparison of the view with a recomputation, how
+    one subject's stored rows differ from its recomputed view (``Memory.drift_entry``), and whom to
+    tell how far it has got."""
 
     store: LintStore
     registry: Registry
     compare_views: CompareViews
     drift_entry: Callable[[str, list[Interval], list[str]], dict[str, Any]]
+    progress: Progress = no_progress
 
 
 def lint(parts: LintParts) -> LintReport:
-    """Every issue in the store, ordered by code then what it is about.
+    """Every issue in the store, errors first, then by code and what it is about.
 
     One pass over the subjects: each one's statements (in id order), its recomputed view,
     and how its stored rows differ from that view.
     """
     issues: list[LintIssue] = []
+    parts.progress("reading entities and records", 0, None)
     check = _Checker(parts)
 
     def each(subject: str, log: list[Statement], text: str, view: list[Interval], n_edges: int,
@@ -66,14 +70,14 @@ def lint(parts: LintParts) -> LintReport:
         return subject, len(log), found, view if parts else [], parts
 
     n_statements = n_subjects = 0
-    for subject, n, found, view, differ in parts.compare_views(check.names, True, each)[0]:
+    for subject, n, found, view, differ in parts.compare_views(check.names, True, each, progress=parts.progress)[0]:
         issues.extend(found)
         if differ:
             issues.append(_drift_issue(subject, parts.drift_entry(subject, view, differ), differ))
         if n:
             n_subjects += 1
             n_statements += n
-    issues.sort(key=lambda i: (i.code, _fact_num(i.fact), i.subject or "", i.message))
+    issues.sort(key=lambda i: (i.severity != "error", i.code, _fact_num(i.fact), i.subject or "", i.message))
     return LintReport(tuple(issues), {"statements": n_statements, "entities": len(check.entity_types),
                                       "subjects": n_subjects})
 

@@ -4,11 +4,12 @@ the stored view, and recompute a subject's view from its statements only to answ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from graphmem.errors import BadInput
-from graphmem.model import Entity, Interval, Statement
-from graphmem.model.times import format_instant
+from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model.times import utc
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import Store
@@ -34,7 +35,7 @@ class Reads:
         if t.past:
             view = view_for_subject(self.store.subject_log(e.ref), self.registry, t.known_at)
         facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
-        return CurrentResult(e, t.as_of, t.known, tuple(facts))
+        return CurrentResult(e, utc(t.as_of), utc(t.known), tuple(facts))
 
     def _subject_and_view(self, text: str) -> tuple[Entity, list[Interval]]:
         """The subject and its stored view; a ref with statements takes one key lookup (the hot path)."""
@@ -66,23 +67,18 @@ class Reads:
             view = view_for_subject(log, self.registry, t.known_at)
         kk = t.known
         intervals = [iv for iv in view if pred is None or iv.predicate == pred]
-        events: list[tuple[int, int, dict[str, Any]]] = []
+        events: list[tuple[int, int, str, Statement]] = []
         for s in log:
             if pred is not None and s.predicate != pred:
                 continue
             if s.recorded_at <= kk:
-                d = s.to_dict()
-                d["event"] = s.op
-                if s.retracted_at is not None and s.retracted_at > kk:
-                    d["retracted_at"] = None
-                    d["retract_reason"] = None
-                events.append((s.recorded_at, s.id, d))
+                if s.retracted_at is not None and s.retracted_at > kk:  # not yet retracted as known at kk
+                    s = s._replace(retracted_at=None, retract_reason=None)
+                events.append((s.recorded_at, s.id, s.op, s))
             if s.retracted_at is not None and s.retracted_at <= kk:
-                events.append((s.retracted_at, s.id, {"event": "retract", "fact": s.ref, "predicate": s.predicate,
-                                                       "recorded_at": format_instant(s.retracted_at),
-                                                       "reason": s.retract_reason}))
-        events.sort(key=lambda x: (x[0], x[1], x[2]["event"] == "retract"))
-        return TimelineResult(e, kk, tuple(intervals), tuple(d for _, _, d in events))
+                events.append((s.retracted_at, s.id, "retract", s))
+        events.sort(key=lambda x: (x[0], x[1], x[2] == "retract"))
+        return TimelineResult(e, utc(kk), tuple(intervals), tuple((ev, s) for _, _, ev, s in events))
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
               as_of: str | None = None) -> FactsResult:
@@ -122,7 +118,13 @@ class Reads:
         for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
             etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
             out.append((Entity(ref, etype, names.get(ref, ref)), iv))
-        return FactsResult(a, filters, tuple(out))
+        return FactsResult(utc(a), filters, tuple(out))
+
+    def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
+        """Who asserted each statement (``fact:N`` to operator, agent, extractor or import); a fact that
+        does not exist is left out, a bad ref is bad input."""
+        ids = [parse_fact_ref(f) for f in facts]
+        return {fact_ref(i): by for i, by in sorted(self.store.asserters(ids).items())}
 
     def why(self, fact: str) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction."""
@@ -159,6 +161,8 @@ class Reads:
                         ended_by.append(e.id)
         subject = self.store.entity(st.subject)
         records = {src: self.store.record(parse_record_ref(src)) for src in st.sources if src.startswith("rec:")}
-        return WhyResult(st, subject, records, tuple(mine), tuple(sorted(supersedes)), tuple(sorted(superseded_by)),
-                         tuple(sorted(conflicts - {fid})), tuple(sorted(set(ended_by))))
+        def refs(ids: set[int]) -> tuple[str, ...]:
+            return tuple(map(fact_ref, sorted(ids)))
+        return WhyResult(st, subject, records, tuple(mine), refs(supersedes), refs(superseded_by),
+                         refs(conflicts - {fid}), refs(set(ended_by)))
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from graphmem.bulk import forked_map, gc_paused
 from graphmem.model import Interval, Statement
-from graphmem.results import MigrateReport, RebuildReport
+from graphmem.model.progress import EVERY, Progress, here_only, no_progress
+from graphmem.reports import MigrateReport, RebuildReport
 from graphmem.store import Store, ViewFiles
 from graphmem.view.temporal import view_for_subject
 
@@ -51,7 +52,8 @@ def _same_statements(ref: str, stored_log: str, log: list[Statement]) -> bool:
     return [s[:14] for s in stored] == [s[:14] for s in log]
 
 
-def reload_view(store: Store, registry: Registry, names: dict[str, str]) -> dict[str, int]:
+def reload_view(store: Store, registry: Registry, names: dict[str, str],
+                progress: Progress = no_progress) -> dict[str, int]:
     """Recompute every subject's view from the store and bulk-load the whole view (in the caller's
     transaction). The subjects are read in ranges of about 250,000 statements, so Kuzu's grouping
     stays small (peak memory at 1M: 1.1 GB in one read, 0.5 GB in ranges), and each range is shared
@@ -67,18 +69,21 @@ def reload_view(store: Store, registry: Registry, names: dict[str, str]) -> dict
 
     files: list[ViewFiles] = []
     try:
-        for lo, hi in store.subject_ranges(store.statement_count() // _RANGE_STATEMENTS + 1):
+        ranges = store.subject_ranges(store.statement_count() // _RANGE_STATEMENTS + 1)
+        for n, (lo, hi) in enumerate(ranges):
+            progress("computing the view", n, len(ranges))
             files.extend(forked_map(chunk, list(store.subject_logs(lo=lo, hi=hi))))
     except BaseException:
         for f in files:
             f.discard()
         raise
+    progress("loading the view", 0, None)
     return store.load_view(files)
 
 
 def compare_views(store: Store, registry: Registry, names: dict[str, str], content_only: bool,
                   each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
-                  write_changed: bool = False) -> tuple[list[R], list[ViewFiles]]:
+                  write_changed: bool = False, progress: Progress = no_progress) -> tuple[list[R], list[ViewFiles]]:
     """Recompute every subject from its statements, compare it with its stored rows, and collect
     ``each(ref, statements, log text, view, edge count, parts that differ)``; then, for stored
     subjects or edges that have no statements, ``each(ref, [], "", [], 0, ["orphan"])``.
@@ -88,18 +93,25 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
     The subjects are shared out between two processes (``bulk.forked_map``), so ``each`` must not
     touch the store. With ``write_changed``, the rows of the subjects that differ also go to bulk
     files, returned for ``Store.load_view`` (a rebuild that finds every subject changed loads
-    them instead of reading everything again); the caller discards them.
+    them instead of reading everything again); the caller discards them. ``progress`` hears of
+    the read and of the subjects done (this process's half, counted as if the child kept pace).
     """
+    progress("reading the statements", 0, None)
     stored_read = store.stored_view_rows()  # read beside the logs
     rows = list(store.subject_logs())
     stored, stored_edges = stored_read()
     get = names.get
     absent = (None, None, None)
+    total = len(rows)
+    tell = here_only(progress)
 
     def chunk(part: list[tuple[str, str]]) -> tuple[list[R], ViewFiles | None]:
         out = []
         changed: list[tuple[str, str, str, list[Interval]]] = []
-        for ref, text in part:
+        scale = total / max(len(part), 1)
+        for n, (ref, text) in enumerate(part):
+            if not n % EVERY:
+                tell("comparing subjects", int(n * scale), total)
             stored_name, packed_log, stored_view = stored.get(ref, absent)
             log, text = Store.decode_log(ref, text, get)  # Kuzu may group rows out of id order
             stored_log = Store.unpack(packed_log)
@@ -121,6 +133,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
         return out, store.write_view_files(changed) if write_changed else None
 
     done = forked_map(chunk, rows)
+    progress("comparing subjects", total, total)
     results = [r for part, _ in done for r in part]
     files = [f for _, f in done if f is not None]
     seen = {row[0] for row in rows}
@@ -130,7 +143,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
     return results, files
 
 
-def rebuild_view(store: Store, registry: Registry, check: bool) -> RebuildReport:
+def rebuild_view(store: Store, registry: Registry, check: bool, progress: Progress = no_progress) -> RebuildReport:
     """Recompute every subject's log, view and edges and compare them with the stored rows; then
     (unless checking) rewrite what differs: subject by subject when few do, else the whole view
     in one bulk load. Either way the view ends up as a full recomputation makes it.
@@ -146,7 +159,7 @@ def rebuild_view(store: Store, registry: Registry, check: bool) -> RebuildReport
     changed_subjects = 0  # rewritten subjects that have statements (not orphans)
     drift: list[dict[str, Any]] = []
     changed: dict[str, tuple[str, list[Interval]] | None] = {}  # None: no statements (drop its rows)
-    results, files = compare_views(store, registry, names, check, each, write_changed=not check)
+    results, files = compare_views(store, registry, names, check, each, write_changed=not check, progress=progress)
     try:
         for ref, n_intervals, n_edges, parts, item in results:
             if n_intervals >= 0:
@@ -162,16 +175,19 @@ def rebuild_view(store: Store, registry: Registry, check: bool) -> RebuildReport
             if len(drift) < _DRIFT_MAX:
                 drift.append(drift_entry(store, ref, item[1] if item else [], parts))
         if check:
+            progress("checking the other tables", 0, None)
             problems = tuple(store.integrity_problems(names))
             return RebuildReport(True, tuple(drift), counts, time.perf_counter() - t0, problems=problems)
         # a subject rewritten row by row costs about 25 ms, reloading the whole view about 0.6 ms a subject
         if counts["rewritten"] * 40 > counts["subjects"] + 320 or counts["rewritten"] > _REWRITE_MAX:
             with store.transaction():
                 if changed_subjects == counts["subjects"]:  # the compare wrote every subject's rows already
+                    progress("loading the view", 0, None)
                     store.load_view(files)
                 else:
-                    reload_view(store, registry, names)
+                    reload_view(store, registry, names, progress)
         elif changed:
+            progress("writing the subjects that differ", 0, None)
             with store.transaction():
                 for ref, item in changed.items():
                     if item is None:
@@ -192,15 +208,16 @@ def drift_entry(store: Store, ref: str, view: list[Interval], parts: list[str]) 
 
 
 def rebuild(store: Store, registry: Registry, *, check: bool = False,
-            forget: Callable[[], None] = lambda: None) -> RebuildReport:
+            forget: Callable[[], None] = lambda: None, progress: Progress = no_progress) -> RebuildReport:
     """Recompute the view from the statements; with ``check``, only compare. A store marked by an
     interrupted bulk commit (opened with ``repair``) first has that write taken back whole (what
     Kuzu kept of it is removed, rows it changed get their old values), then gets its name index,
     record keys and full-text index made again from the entities and records, and loses the mark.
-    ``forget`` is called when a repair rewrote what a cache of entity names may hold."""
+    ``forget`` is called when a repair rewrote what a cache of entity names may hold; ``progress`` hears
+    how far it has got."""
     with gc_paused():
         if check:
-            return rebuild_view(store, registry, check)
+            return rebuild_view(store, registry, check, progress)
         store.check_writable("rebuild")  # before the whole-store pass
         t0 = time.perf_counter()
         if not store.interrupted_commit():
@@ -208,7 +225,7 @@ def rebuild(store: Store, registry: Registry, *, check: bool = False,
             # repair before this one did not write again, or whose rewrite was cut short)
             broken = [t for t in store.node_tables() if store.pk_index_misses(t, _PK_PROBES_REBUILD)[1]]
             rewritten = {f"rewritten_{t}": store.rewrite_node_table(t) for t in broken}
-            report = rebuild_view(store, registry, False)
+            report = rebuild_view(store, registry, False, progress)
             if not rewritten:
                 return report
             forget()
@@ -222,7 +239,7 @@ def rebuild(store: Store, registry: Registry, *, check: bool = False,
             taken_back = store.roll_back(undo) if undo is not None else {}
             repaired = {"names": store.rebuild_names(), "records": store.rebuild_record_index(),
                         **{f"removed_{k}": v for k, v in taken_back.items()}, **rewritten}
-        report = rebuild_view(store, registry, False)
+        report = rebuild_view(store, registry, False, progress)
         store.clear_commit_mark()
         forget()
         return dataclasses.replace(report, repaired=repaired, seconds=time.perf_counter() - t0)

@@ -146,8 +146,8 @@ class Writer:
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
 
     def extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
-        """MENTIONS edges and new assertions (by the extractor, citing the record); known facts are skipped,
-        and so is a proposal the store would refuse."""
+        """MENTIONS edges, new assertions and ends (by the extractor, citing the record); known facts are
+        skipped, so is an end of what does not hold at its time, and so is a proposal the store would refuse."""
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []
@@ -171,6 +171,22 @@ class Writer:
                 try:  # the same checks and text rule as every other write
                     st = self.checks.assertion(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
                                                None, (rec.ref,), "extractor", None, now, resolve=resolved)
+                except GraphmemError:
+                    continue
+                stmts.append(st)
+                fid += 1
+            for p in ex.ends:  # what the text says stopped holding, when the store holds it then
+                if p.subject not in views:
+                    views[p.subject] = self.store.subject_view(p.subject)
+                if not any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
+                           for iv in views[p.subject]):
+                    continue
+                if any(s.op == "end" and s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
+                       for s in stmts):
+                    continue
+                try:
+                    st = self.checks.ending(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
+                                            (rec.ref,), "extractor", None, now, resolve=resolved)
                 except GraphmemError:
                     continue
                 stmts.append(st)

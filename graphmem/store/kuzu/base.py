@@ -27,7 +27,7 @@ from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import dumps
-from graphmem.store.values import WriteUndo
+from graphmem.store.values import RecordFacets, WriteUndo
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
     import numpy as np
@@ -173,6 +173,8 @@ class StoreBase:
         self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
         self._postings_held = 0
         self._index_stats: tuple[int, int] | None = None
+        self._facets: RecordFacets | None = None  # the records' filter columns (records.py), dropped with the postings
+        self._mentioning: dict[str, np.ndarray] = {}  # entity ref -> ids of the records mentioning it (records.py)
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
         self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
         if not read_only:  # a reader leaves tmp/ alone: it is not the one process that may write there

@@ -31,7 +31,7 @@ from typing import Any
 import kuzu
 
 from graphmem.errors import StoreUnavailable
-from graphmem.results import MigrateReport
+from graphmem.reports import MigrateReport
 from graphmem.store.kuzu.base import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
 
 MARKER = MIGRATION_MARK

@@ -138,6 +138,8 @@ class PostingTables(Schema):
         """Drop every decoded posting list held in memory (the next search reads them from the store)."""
         self._postings.clear()
         self._postings_held = 0
+        self._facets = None
+        self._mentioning.clear()
 
     def index_stats(self) -> tuple[int, int]:
         """Records in the full-text index and terms in them."""
@@ -145,14 +147,17 @@ class PostingTables(Schema):
             self._index_stats = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))
         return self._index_stats
 
-    def rank_records(self, terms: list[str], limit: int) -> list[tuple[int, float]]:
-        """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first."""
-        from graphmem.model.textindex import bm25_top
-        found = [self.term_postings(t) for t in terms]
-        return bm25_top([(p.ids, w) for p, w in filter(None, found)], limit)
+    def rank_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first;
+        with ``within`` (record ids, rising), only those records are ranked (scores are unchanged)."""
+        from graphmem.model.textindex import allowed_mask, bm25_top
+        if within is not None and len(within) == 0:
+            return []
+        found = [(p.ids, w) for p, w in filter(None, (self.term_postings(t) for t in terms))]
+        return bm25_top(found, limit, None if within is None else allowed_mask(within, found))
 
-    def search_records(self, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+    def search_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
-        (id, score, text, ts, kind, source, scope, importance), best first."""
-        return [(i, score, *hit) for i, score in self.rank_records(terms, limit)
+        (id, score, text, ts, kind, source, scope, importance), best first (``within``: as for ``rank_records``)."""
+        return [(i, score, *hit) for i, score in self.rank_records(terms, limit, within)
                 if (hit := self.record_hit(i)) is not None]

@@ -5,19 +5,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.model.times import from_datetime
 from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
 from graphmem.store.kuzu.schema import Schema
+from graphmem.store.values import RecordFacets
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r.meta, r.original_sha256, "
           "r.original_chars, r.truncated, r.redactions, r.ingested_at")
 _RECORD = f"MATCH (r:Record {{ref: $r}}) RETURN {_RCOLS}"
 _RECORD_HIT = "MATCH (r:Record {ref: $r}) RETURN r.text, r.ts, r.kind, r.source, r.scope, r.importance"
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
+# a record's ts in microseconds: Kuzu gives milliseconds (cut toward zero, so one less before 1970 when
+# there is a rest) and the microseconds within the minute
+_FACETS = ("MATCH (r:Record) WITH r, date_part('microsecond', r.ts) % 1000 AS us "
+           "RETURN r.id, (CASE WHEN us > 0 AND r.ts < timestamp('1970-01-01') THEN to_epoch_ms(r.ts) - 1 "
+           "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source ORDER BY r.id")
 
 
 class RecordTables(Schema):
@@ -47,11 +56,11 @@ class RecordTables(Schema):
         if len(records) > 50:
             breaks = any(any("\n" in v or "\r" in v for v in (r.text, r.key, r.kind, r.source or "", r.scope or ""))
                          for r in records)
-            at = _ts(records[0].ingested_at)  # one ingest, one time
-            self._copy("Record", ([r.ref, r.id, r.key, _ts(r.ts), r.kind, r.source or "", r.scope or "", r.importance,
+            at = _ts(records[0].ingested_us)  # one ingest, one time
+            self._copy("Record", ([r.ref, r.id, r.key, _ts(r.ts_us), r.kind, r.source or "", r.scope or "", r.importance,
                                    dumps(r.meta) if r.meta else "{}", r.text, r.original_sha256, r.original_chars,
                                    "true" if r.truncated else "false", dumps(r.redactions) if r.redactions else "{}",
-                                   at if r.ingested_at == records[0].ingested_at else _ts(r.ingested_at), ""]
+                                   at if r.ingested_us == records[0].ingested_us else _ts(r.ingested_us), ""]
                                   for r in records), multiline=breaks)
             self._copy("RecordKey", ([r.key, r.id] for r in records), multiline=breaks)
         else:
@@ -60,13 +69,38 @@ class RecordTables(Schema):
                     f"CREATE (:Record {{ref: $ref, id: {_int(r.id)}, key: $key, ts: $ts, kind: $kind, source: $src, scope: $scope, "
                     "importance: $imp, meta: $meta, text: $text, original_sha256: $sha, original_chars: $n, "
                     "truncated: $tr, redactions: $red, ingested_at: $at})",
-                    {"ref": r.ref, "key": r.key, "ts": _ts_param(r.ts), "kind": r.kind, "src": r.source, "scope": r.scope,
+                    {"ref": r.ref, "key": r.key, "ts": _ts_param(r.ts_us), "kind": r.kind, "src": r.source, "scope": r.scope,
                      "imp": r.importance, "meta": dumps(r.meta), "text": r.text, "sha": r.original_sha256,
                      "n": r.original_chars, "tr": r.truncated, "red": dumps(r.redactions),
-                     "at": _ts_param(r.ingested_at)})
+                     "at": _ts_param(r.ingested_us)})
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
         self._index_texts([(r.id, r.text) for r in records])
+        if self._facets is not None:  # a rollback drops them (forget_postings)
+            self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source) for r in records), self._facets)
+
+    def record_facets(self) -> RecordFacets:
+        """Every record's id, ts, kind and source as columns (read once, then kept up to date)."""
+        if self._facets is None:
+            self._facets = RecordFacets.of(self._iter(_FACETS))
+        return self._facets
+
+    def records_mentioning(self, refs: Iterable[str]) -> np.ndarray:
+        """The ids of the records that mention any of these entities (MENTIONS edges), rising; each
+        entity's are kept until mentions change."""
+        import numpy as np
+        parts = []
+        for ref in dict.fromkeys(refs):
+            held = self._mentioning.get(ref)
+            if held is None:
+                etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+                rows: list[list[Any]] = []
+                if etype is not None and (RECORD_TYPE, etype) in self.ontology.edge_types["MENTIONS"].pairs:
+                    rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) RETURN r.id", {"e": ref},
+                                   hot=True)
+                held = self._mentioning[ref] = np.unique(np.array([r[0] for r in rows], np.int64))
+            parts.append(held)
+        return np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
 
     def record(self, rec_id: int) -> Any:
         from graphmem.model.records import Record
@@ -134,6 +168,7 @@ class RecordTables(Schema):
     def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int:
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
         self._remember_records([rec_id])
+        self._mentioning.clear()
         self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->() DELETE m", {"r": f"rec:{_int(rec_id)}"})
         n = 0
         for ref, start, end, rule in mentions:
@@ -158,6 +193,7 @@ class RecordTables(Schema):
         if len(items) <= 20:
             return sum(self.add_mentions(rid, ms) for rid, ms in items)
         self._remember_records([rid for rid, _ in items])
+        self._mentioning.clear()
         ids = ", ".join(_int(rid) for rid, _ in items)
         self._q(f"MATCH (r:Record)-[m:MENTIONS]->() WHERE r.id IN [{ids}] DELETE m")
         pairs = self.ontology.edge_types["MENTIONS"].pairs

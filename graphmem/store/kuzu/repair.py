@@ -234,6 +234,7 @@ class Repair(Schema):
             self.set_next_fact_id(undo.counters["next_fact"])
         if undo.counters.get("next_record", 0) > self.next_record_id():
             self._set_meta("next_record", str(undo.counters["next_record"]))
+        self.forget_postings()  # and the records' filter columns, which held the records taken back
         return out
 
     def rebuild_names(self) -> int:

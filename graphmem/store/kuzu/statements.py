@@ -216,6 +216,15 @@ class StatementTables(Schema):
                 return s
         return None
 
+    def asserters(self, fact_ids: Iterable[int]) -> dict[int, str]:
+        """Who asserted each of these statements (operator, agent, extractor, import); unknown ids are left out.
+        One scan of the statements (a list of INT64 keys is not looked up by key in Kuzu 0.11)."""
+        ids = sorted(set(fact_ids))
+        if not ids:
+            return {}
+        rows = self._q(f"MATCH (a:Assertion) WHERE a.id IN [{', '.join(map(_int, ids))}] RETURN a.id, a.asserted_by")
+        return {int(i): str(by) for i, by in rows}
+
     _COLS = ("a.id, a.op, a.subject, a.predicate, a.object, a.object_type, a.valid_from, a.valid_to, "
              "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust")
 

@@ -1,0 +1,60 @@
+"""One note: a single evidence record from text given on the command line or in Python (``graphmem
+note``), by the same rules as an ingest line (SPEC 7: redaction, bounds, importance, idempotence)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from graphmem.errors import BadInput
+from graphmem.evidence.ingest import RecordStore, ingest
+from graphmem.evidence.records import parse_record
+from graphmem.model.records import Record
+from graphmem.model.times import now_us
+from graphmem.notebook import HtmlRepr
+
+
+class NoteStore(RecordStore, Protocol):
+    """The store methods a note calls: ingest's, and a record by id."""
+
+    def record(self, rec_id: int) -> Record | None: ...
+
+
+@dataclass(frozen=True)
+class NoteResult(HtmlRepr):
+    """The record a note is stored as; ``stored`` is False when the same note was already there
+    (ingest's idempotence key), and ``record`` is then that earlier record."""
+
+    record: Record
+    stored: bool
+
+    @property
+    def ref(self) -> str:
+        return self.record.ref
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.note.v1", "ref": self.ref, "stored": self.stored, "record": self.record.to_dict()}
+
+
+def add_note(store: NoteStore, text: str, *, kind: str | None = None, source: str | None = None,
+             scope: str | None = None, ts: str | None = None, redact: bool = True) -> NoteResult:
+    """Store ``text`` as one record (kind ``note`` unless given) and return it; the same note (text,
+    ts, kind, source and scope) stored before is returned as it is, and nothing is written."""
+    if not isinstance(text, str) or not text.strip():
+        raise BadInput(f"bad note {text!r}: expected some text")
+    line = {k: v for k, v in (("text", text), ("ts", ts), ("kind", kind), ("source", source), ("scope", scope))
+            if v is not None}
+    parse_record(line, now=now_us(), redact_secrets=redact)  # bad input raises before anything is written
+    report = ingest(store, [json.dumps(line, ensure_ascii=False).encode("utf-8", "surrogatepass")], redact=redact,
+                    fmt="jsonl")
+    if report.errors:
+        raise BadInput(report.errors[0][1])
+    if report.stored:
+        rec_id, stored = int(report.stored[0].removeprefix("rec:")), True
+    else:
+        key = parse_record(line, now=now_us(), redact_secrets=redact).key
+        rec_id, stored = store.record_ids_for_keys([key])[key], False
+    record = store.record(rec_id)
+    assert record is not None
+    return NoteResult(record, stored)

@@ -1,0 +1,168 @@
+"""The public forms of the view's values: what results give a Python user.
+
+The fact view works on ``Interval`` and ``Statement`` tuples whose instants are integers (microseconds
+since the epoch) and whose ids are integers: cheap for the hot paths. Results hand out ``Fact`` and
+``Event`` instead, built on first access: times are timezone-aware UTC datetimes and ids are the
+``fact:N`` refs every method accepts (``m.why(fact.assertions[0])``). ``to_dict`` gives the same JSON
+as the internal value.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from graphmem.model import Interval, Statement, Value, fact_ref, object_json
+from graphmem.model.times import _utc_cached as _utc
+from graphmem.model.times import format_datetime, format_instant, parse_instant, short_instant, to_us, utc
+
+_ref = lru_cache(maxsize=65536)(fact_ref)  # results of one store cite the same ids again and again
+
+
+def object_text(kind: str, value: Value | None, name: str | None) -> str:
+    """An object for people: ``Kuzu (tool:kuzu)``, a literal's value, or ``(every value)`` for an end of all."""
+    if kind == "entity":
+        return f"{name} ({value})" if name else str(value)
+    return "(every value)" if value is None else str(value)
+
+
+def _instant(t: _dt.datetime | str | int) -> int:
+    if isinstance(t, _dt.datetime):
+        return to_us(t)
+    if isinstance(t, str):
+        return parse_instant(t)
+    return t
+
+
+class Fact(NamedTuple):
+    """One interval of the fact view: ``object`` holds for ``subject`` over ``[valid_from, valid_to)``.
+
+    ``subject`` is a ref; ``object`` is an entity ref (``object_kind`` "entity", its name in
+    ``object_name``) or a literal value. Times are timezone-aware UTC datetimes, ``valid_to`` None is
+    open. ``assertions`` (the statements behind it) and ``conflicts`` (competing statements) are
+    ``fact:N`` refs; ``sources`` are the cited record refs or URIs. An immutable named tuple, like the
+    view's own values: building one costs a fraction of a microsecond.
+    """
+
+    subject: str
+    predicate: str
+    object: Value
+    object_kind: str
+    valid_from: _dt.datetime
+    valid_to: _dt.datetime | None
+    assertions: tuple[str, ...]
+    sources: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    object_name: str | None = None
+
+    @classmethod
+    def of(cls, iv: Interval) -> Fact:
+        """The public form of a view interval."""
+        vt, ids = iv.valid_to, iv.assertions
+        return tuple.__new__(cls, (  # the named tuple's own __new__, without its argument handling
+            iv.subject, iv.predicate, iv.object, iv.object_kind, _utc(iv.valid_from), None if vt is None else _utc(vt),
+            (_ref(ids[0]),) if len(ids) == 1 else tuple(map(_ref, ids)), iv.sources,
+            tuple(map(_ref, iv.conflicts)) if iv.conflicts else (), iv.object_name))
+
+    def holds_at(self, t: _dt.datetime | str | int) -> bool:
+        """Whether the fact holds at ``t`` (a datetime, naive meaning UTC; ISO-8601 text; or an instant)."""
+        us = _instant(t)
+        return to_us(self.valid_from) <= us and (self.valid_to is None or us < to_us(self.valid_to))
+
+    @property
+    def object_label(self) -> str:
+        """The object for people: ``Kuzu (tool:kuzu)`` or the literal value."""
+        return object_text(self.object_kind, self.object, self.object_name)
+
+    def to_dict(self, subject: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The fact object of the JSON documents (``current``, ``timeline``, ``facts``)."""
+        d: dict[str, Any] = {} if subject is None else {"subject": subject}
+        d.update({"predicate": self.predicate, "object": object_json(self.object_kind, self.object, self.object_name),
+                  "valid_from": format_datetime(self.valid_from), "valid_to": format_datetime(self.valid_to),
+                  "assertions": list(self.assertions), "sources": list(self.sources),
+                  "conflicts": list(self.conflicts)})
+        return d
+
+    def __repr__(self) -> str:
+        until = short_instant(self.valid_to) or "open"
+        note = f", conflicts {' '.join(self.conflicts)}" if self.conflicts else ""
+        return (f"Fact({self.subject} {self.predicate} {self.object_label}, {short_instant(self.valid_from)} to "
+                f"{until}, {' '.join(self.assertions)}{note})")
+
+
+def event_doc(event: str, st: Statement) -> dict[str, Any]:
+    """A timeline event as the JSON document has it: ``st`` as asserted or ended, or its retraction."""
+    if event == "retract":
+        return {"event": "retract", "fact": st.ref, "predicate": st.predicate,
+                "recorded_at": format_instant(st.retracted_at), "reason": st.retract_reason}
+    d = st.to_dict()
+    d["event"] = st.op
+    return d
+
+
+class Event(NamedTuple):
+    """One statement, or a retraction, as results give it (``why``'s ``statement``, ``timeline``'s ``events``).
+
+    ``op`` is ``assert``, ``end`` or (a timeline event) ``retract``; ``fact`` is its ``fact:N``.
+    For an end, ``valid_from`` (also ``at``) is the instant it closes at and ``object`` None means every
+    value. ``recorded_at`` is when it was recorded (for a retraction: when it was retracted);
+    ``retracted_at`` and ``retract_reason`` say whether and why it was withdrawn. Times are
+    timezone-aware UTC datetimes.
+    """
+
+    op: str
+    fact: str
+    subject: str
+    predicate: str
+    object: Value | None
+    object_kind: str
+    valid_from: _dt.datetime | None
+    valid_to: _dt.datetime | None
+    recorded_at: _dt.datetime
+    retracted_at: _dt.datetime | None = None
+    retract_reason: str | None = None
+    sources: tuple[str, ...] = ()
+    asserted_by: str | None = None
+    trust: str | None = None
+    object_name: str | None = None
+
+    @classmethod
+    def of(cls, st: Statement) -> Event:
+        """The public form of a stored statement."""
+        return cls(st.op, fact_ref(st.id), st.subject, st.predicate, st.object, st.object_kind, utc(st.valid_from),
+                   utc(st.valid_to), utc(st.recorded_at), utc(st.retracted_at), st.retract_reason, st.sources,
+                   st.asserted_by, st.trust, st.object_name)
+
+    @classmethod
+    def retraction(cls, st: Statement) -> Event:
+        """The withdrawal of ``st`` as a timeline event (``st.retracted_at`` is set)."""
+        assert st.retracted_at is not None
+        return cls("retract", fact_ref(st.id), st.subject, st.predicate, None, "", None, None, utc(st.retracted_at),
+                   retract_reason=st.retract_reason)
+
+    @property
+    def at(self) -> _dt.datetime | None:
+        """For an end, the instant it closes at (None for other events)."""
+        return self.valid_from if self.op == "end" else None
+
+    @property
+    def object_label(self) -> str:
+        """The object for people: ``Kuzu (tool:kuzu)``, the literal value, or ``(every value)``."""
+        return object_text(self.object_kind, self.object, self.object_name)
+
+    def _label(self) -> str:
+        text = " ".join(self.object_label.split())
+        return text if len(text) <= 60 else text[:59] + "…"
+
+    def __repr__(self) -> str:
+        when = short_instant(self.recorded_at)
+        if self.op == "retract":
+            why = f": {self.retract_reason}" if self.retract_reason else ""
+            return f"Event(retract {self.fact} {self.predicate} at {when}{why})"
+        if self.op == "end":
+            return (f"Event(end {self.fact} {self.subject} {self.predicate} {self._label()} at {short_instant(self.at)}, "
+                    f"recorded {when})")
+        span = f"{short_instant(self.valid_from)} to {short_instant(self.valid_to) or 'open'}"
+        gone = f", retracted {short_instant(self.retracted_at)}" if self.retracted_at else ""
+        return f"Event(assert {self.fact} {self.subject} {self.predicate} {self._label()}, {span}, recorded {when}{gone})"

@@ -1,0 +1,173 @@
+"""Reports of whole-store work: lint (its issues, codes and severities), rebuild and migrate.
+
+Each converts to the CLI's JSON (``to_dict``) as every result does; ``graphmem.results`` re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import graphmem.notebook as nb
+from graphmem.errors import BadInput, check_int
+from graphmem.notebook import HtmlRepr
+
+
+@dataclass(frozen=True)
+class LintIssue:
+    code: str
+    severity: str
+    message: str
+    fact: str | None = None
+    subject: str | None = None
+    record: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        for k in ("fact", "subject", "record"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+
+SEVERITY_RANK = {"warning": 1, "error": 2}
+# every code lint reports, with its severity (SPEC 6)
+LINT_CODES = {"unknown_predicate": "error", "subject_type_mismatch": "error", "object_type_mismatch": "error",
+              "dangling_entity": "error", "interval_invalid": "error", "single_value_conflict": "error",
+              "dangling_source": "error", "view_drift": "error", "duplicate_assertion": "warning",
+              "missing_source": "warning", "stale_fact": "warning", "future_fact": "warning"}
+
+
+def check_fail_on(fail_on: str, what: str = "fail_on") -> str:
+    """``fail_on`` if it is a severity a lint can fail on (error or warning), else BadInput naming both."""
+    if fail_on not in SEVERITY_RANK:
+        raise BadInput(f"bad {what} {fail_on!r}: expected error or warning")
+    return fail_on
+
+
+def check_lint_codes(codes: Iterable[str] | None, what: str = "code") -> tuple[str, ...] | None:
+    """The lint codes asked for (None: every code), each checked; an unknown one is BadInput naming them all."""
+    if codes is None:
+        return None
+    if isinstance(codes, str):
+        codes = [codes]
+    chosen: list[str] = []
+    for c in codes:
+        if c not in LINT_CODES:
+            raise BadInput(f"unknown lint {what} {c!r}: expected one of {', '.join(sorted(LINT_CODES))}")
+        if c not in chosen:
+            chosen.append(c)
+    return tuple(chosen)
+
+
+@dataclass(frozen=True, repr=False)
+class LintReport(HtmlRepr):
+    """Every issue lint found, errors first, then by code and what it is about; ``checked`` counts what was read."""
+
+    issues: tuple[LintIssue, ...]
+    checked: dict[str, int]
+
+    def counts(self) -> dict[str, Any]:
+        by_code: dict[str, int] = {}
+        for i in self.issues:
+            by_code[i.code] = by_code.get(i.code, 0) + 1
+        return {"error": sum(i.severity == "error" for i in self.issues),
+                "warning": sum(i.severity == "warning" for i in self.issues),
+                "by_code": dict(sorted(by_code.items())), **self.checked}
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One entry per code found: ``code``, ``severity``, ``count``; errors first, then the most frequent."""
+        by_code: dict[str, list[Any]] = {}
+        for i in self.issues:
+            by_code.setdefault(i.code, [i.severity, 0])[1] += 1
+        return [{"code": c, "severity": sev, "count": n} for c, (sev, n) in
+                sorted(by_code.items(), key=lambda kv: (-SEVERITY_RANK[kv[1][0]], -kv[1][1], kv[0]))]
+
+    def select(self, codes: Iterable[str] | None = None) -> tuple[LintIssue, ...]:
+        """The issues of these codes (all with None); an unknown code is BadInput naming the known ones."""
+        chosen = check_lint_codes(codes)
+        return self.issues if chosen is None else tuple(i for i in self.issues if i.code in chosen)
+
+    def fails(self, fail_on: str = "error", codes: Iterable[str] | None = None) -> bool:
+        """Whether an issue (of ``codes``, if given) is at or above ``fail_on`` (error or warning; BadInput otherwise)."""
+        rank = SEVERITY_RANK[check_fail_on(fail_on)]
+        return any(SEVERITY_RANK[i.severity] >= rank for i in self.select(codes))
+
+    def to_dict(self, fail_on: str = "error", *, codes: Iterable[str] | None = None,
+                limit: int | None = None) -> dict[str, Any]:
+        """The ``graphmem.lint.v1`` document: ``counts`` and ``summary`` cover every issue; ``issues`` holds
+        those of ``codes`` (all with None), at most ``limit`` of them (all with None), and ``ok`` judges them;
+        ``matched`` is how many there are and ``more`` how many ``limit`` left out."""
+        chosen = check_lint_codes(codes)
+        if limit is not None:
+            check_int(limit, "limit", 0, 10**9)
+        issues = self.select(chosen)
+        shown = issues if limit is None else issues[:limit]
+        return {"schema": "graphmem.lint.v1", "ok": not self.fails(fail_on, chosen), "fail_on": fail_on,
+                "counts": self.counts(), "summary": self.summary(), "codes": None if chosen is None else list(chosen),
+                "limit": limit, "matched": len(issues), "more": len(issues) - len(shown),
+                "issues": [i.to_dict() for i in shown]}
+
+    def _summary(self) -> str:
+        c = self.counts()
+        codes = ", ".join(f"{k} {v}" for k, v in c["by_code"].items())
+        return f"{nb.plural(c['error'], 'error')}, {nb.plural(c['warning'], 'warning')}" + (f": {codes}" if codes else "")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return nb.rows_of(self.issues, limit, lambda i: f"{i.severity} {i.code}: {i.message}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        cols = ["code", "severity", "message", "fact", "subject", "record"]
+        return cols, [[getattr(i, c) for c in cols] for i in self.issues]
+
+
+@dataclass(frozen=True, repr=False)
+class RebuildReport(HtmlRepr):
+    checked_only: bool
+    drift: tuple[dict[str, Any], ...]
+    counts: dict[str, int]
+    seconds: float
+    repaired: dict[str, int] | None = None  # after an interrupted bulk commit: name keys and records made again
+    problems: tuple[dict[str, Any], ...] = ()  # with --check: what is wrong beyond the view (Store.integrity_problems)
+
+    @property
+    def ok(self) -> bool:
+        return not self.drift and not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = {"schema": "graphmem.rebuild.v1", "check": self.checked_only, "ok": self.ok,
+               "drift": list(self.drift), "problems": list(self.problems), "counts": self.counts,
+               "seconds": round(self.seconds, 3)}
+        if self.repaired is not None:
+            doc["repaired"] = self.repaired
+        return doc
+
+    def _summary(self) -> str:
+        what = "check" if self.checked_only else "rebuild"
+        return (f"{what}: {nb.plural(len(self.drift), 'subject')} drifted, {nb.plural(len(self.problems), 'problem')}, "
+                f"{self.seconds:.3f} s")
+
+
+@dataclass(frozen=True, repr=False)
+class MigrateReport(HtmlRepr):
+    """What ``graphmem migrate`` did."""
+
+    store: str
+    from_version: int
+    to_version: int
+    steps: tuple[str, ...]
+    backup: str | None
+    restarted: bool
+    counts: dict[str, int]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.migrate.v1", "store": self.store, "from": self.from_version,
+                "to": self.to_version, "migrated": bool(self.steps), "steps": list(self.steps),
+                "backup": self.backup, "restarted": self.restarted, "counts": self.counts,
+                "seconds": round(self.seconds, 3)}
+
+    def _summary(self) -> str:
+        return f"{self.store}: layout {self.from_version} to {self.to_version}, {nb.plural(len(self.steps), 'step')}"
