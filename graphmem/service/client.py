@@ -195,6 +195,16 @@ class Remote:
     def why(self, fact: str) -> Doc:
         return self._get("/why", fact=fact)
 
+    def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
+        """Who asserted each statement (the tables' trust mark), from its receipts; an unknown one is left out."""
+        out = {}
+        for ref in dict.fromkeys(facts):
+            try:
+                out[ref] = str(self.call("GET", "/why", {"fact": ref})["fact"]["asserted_by"])
+            except BadInput:
+                continue
+        return out
+
     def show_entity(self, text: str) -> Doc:
         return self._get("/entity", ref=text)
 
