@@ -106,7 +106,7 @@ def import_child(store: str, jsonl: str, keep: str | None = None) -> None:
     import graphmem
     t_imp = time.perf_counter() - t0
     t0 = time.perf_counter()
-    m = graphmem.open(store)
+    m = graphmem.open(store, create=True)
     t_open = time.perf_counter() - t0
     copies = _keep_bulk_files(Path(keep)) if keep else []
     rss_before = _rss_now_kb()
@@ -137,7 +137,7 @@ def raw_load_child(store: str, folder: str) -> None:
 
     import graphmem
 
-    graphmem.open(store).close()  # the schema, nothing else
+    graphmem.open(store, create=True).close()  # the schema, nothing else
     copies = json.loads((Path(folder) / "copies.json").read_text("utf-8"))
     conn = kuzu.Connection(kuzu.Database(str(Path(store) / "graph.kuzu")))
     c0, t0 = time.process_time(), time.perf_counter()

@@ -74,7 +74,7 @@ def build(n: int, root: Path) -> Path:
         subprocess.run([PY, str(HERE / "synth.py"), str(n), "--out", "-"], stdout=f, check=True)
     store = root / f"store-{n}"
     t = time.perf_counter()
-    with graphmem.open(store) as m:
+    with graphmem.open(store, create=True) as m:
         m.import_jsonl(str(jsonl), strict=True)
     print(f"built {store} from {n:,} assertions in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     return store

@@ -66,7 +66,7 @@ def build(root: Path, scale: int, statements: int, seed: int) -> Path:
                 f.write(json.dumps({"op": "assert", "subject": f"project:project-{i}", "predicate": "depends_on",
                                     "object": "project:merge-source", "valid_from": "2024-01-01"}) + "\n")
         t = time.perf_counter()
-        with graphmem.open(path) as m:
+        with graphmem.open(path, create=True) as m:
             rep = m.import_jsonl(str(lines), strict=True)
             assert rep.ok, rep.errors[:3]
         (path / ".built").write_text(json.dumps({"import_s": time.perf_counter() - t}))

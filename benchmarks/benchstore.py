@@ -91,7 +91,7 @@ def build(path: Path, scale: int, seed: int = 42) -> dict[str, float | int]:
                 f.write(json.dumps(line) + "\n")
         recs = Path(tmp) / "records.jsonl"
         recs.write_text("\n".join(record_lines(n_records, n_entities, seed)) + "\n", encoding="utf-8")
-        with graphmem.open(path) as m:
+        with graphmem.open(path, create=True) as m:
             t = time.perf_counter()
             report = m.import_jsonl(facts, strict=True)
             info["import_s"] = round(time.perf_counter() - t, 2)

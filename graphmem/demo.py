@@ -8,7 +8,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import BadInput
+from graphmem.config import server_holding
+from graphmem.errors import BadInput, StoreUnavailable
 from graphmem.memory import Memory
 
 MARKER = ".graphmem-demo"
@@ -25,13 +26,16 @@ def demo_path(target: Path | None) -> Path:
 def build_demo(target: Path | None = None) -> Memory:
     """A fresh store at ``target`` holding the bundled example (an earlier demo store there is replaced)."""
     path = demo_path(target)
+    holder = server_holding(path)
+    if holder is not None:  # the server has the store open: replacing its files under it would lose them
+        raise StoreUnavailable(f"store {str(path)!r} is in use by {holder}; stop it before building the demo there")
     if path.exists() and any(path.iterdir()):
         if not (path / MARKER).exists():
             raise BadInput(f"store {str(path)!r} is not empty and not a demo store; expected an empty or new folder")
         shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     (path / MARKER).write_text("built by graphmem demo; safe to delete\n")
-    m = Memory(path)
+    m = Memory(path, create=True)
     examples = resources.files("graphmem").joinpath("examples")
     with resources.as_file(examples.joinpath("records.jsonl")) as f:
         ingested = m.ingest(f)

@@ -60,3 +60,7 @@ class StoreUnavailable(GraphmemError):
 
 class MissingExtra(GraphmemError, ImportError):
     """An optional feature needs a package that is not installed; the message names the extra to install."""
+
+
+class StoreReadOnly(StoreUnavailable):
+    """A write was attempted on a store opened read-only (``graphmem.open(path, read_only=True)``)."""

@@ -27,7 +27,7 @@ def store_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def mem(store_path: Path) -> Iterator[graphmem.Memory]:
     """An empty store."""
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     yield m
     m.close()
 

@@ -187,7 +187,7 @@ def test_pack_answers_with_the_bundle_text_and_its_refs(demo_dir: Path) -> None:
 # either), has no by (an agent's statements are by: agent), takes ingest's records as a parameter (HTTP:
 # JSON lines in the body) and pack's format (text or json).
 MCP_ONLY = {"format", "records"}
-HTTP_ONLY = {"by"}
+HTTP_ONLY = {"by", "redact"}  # an agent can neither name another asserter nor store secrets unmasked
 RENAMED = {"q": "query"}
 
 

@@ -188,7 +188,7 @@ def test_default_store_from_env_else_user_data_dir(monkeypatch: pytest.MonkeyPat
 
 
 def test_open_without_a_path_opens_the_default_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with graphmem.open() as m:
+    with graphmem.open(create=True) as m:
         m.add_entity("Tool", "Kuzu")
     assert (tmp_path / "default-store" / "graph.kuzu").exists()
     with graphmem.open(tmp_path / "default-store") as m:
@@ -198,10 +198,10 @@ def test_open_without_a_path_opens_the_default_store(tmp_path) -> None:  # type:
 def test_failed_first_write_leaves_no_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from graphmem.config import cleanup_on_failure
     target = tmp_path / "new" / "deeper" / "store"
-    with pytest.raises(UnknownEntity), cleanup_on_failure(target), graphmem.open(target) as m:
+    with pytest.raises(UnknownEntity), cleanup_on_failure(target), graphmem.open(target, create=True) as m:
         m.assert_("nobody", "status", "active")
     assert not (tmp_path / "new").exists()  # the folders it made too
-    with cleanup_on_failure(target), graphmem.open(target) as m:  # a write that succeeds keeps the store
+    with cleanup_on_failure(target), graphmem.open(target, create=True) as m:  # a write that succeeds keeps the store
         m.add_entity("Tool", "Kuzu")
     assert (target / "graph.kuzu").exists()
 
@@ -222,7 +222,7 @@ def test_failure_in_an_empty_folder_removes_only_the_store_files(tmp_path) -> No
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "notes.txt").write_text("not ours", "utf-8")
-    with pytest.raises(UnknownEntity), cleanup_on_failure(folder), graphmem.open(folder) as m:
+    with pytest.raises(UnknownEntity), cleanup_on_failure(folder), graphmem.open(folder, create=True) as m:
         m.assert_("nobody", "status", "active")
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 

@@ -156,7 +156,7 @@ def test_cites_round_trip_through_export_and_import(tmp_path: Path, atlas: graph
     text = atlas.export()
     lines = [json.loads(x) for x in text.splitlines()]
     assert [x["op"] for x in lines if x["op"] in ("cite", "retract")] == ["cite", "cite", "retract"]
-    other = graphmem.open(tmp_path / "other")
+    other = graphmem.open(tmp_path / "other", create=True)
     r = other.import_jsonl(text.splitlines())
     assert r.ok and r.statements == 3 and r.retractions == 1
     assert sorted(other.export().splitlines()) == sorted(text.splitlines())
@@ -198,7 +198,7 @@ def test_streamed_import_checks_cites_of_its_own_facts(monkeypatch: pytest.Monke
          "sources": ["https://x.org/b"]},
         {"op": "cite", "fact": "fact:1", "sources": ["https://x.org/c"]},
     )) + b"\n")
-    m = graphmem.open(tmp_path / "s")
+    m = graphmem.open(tmp_path / "s", create=True)
     r = m.import_jsonl(f)
     assert r.statements == 2 and [n for n, _ in r.errors] == [5, 6], r.errors
     assert m.current("project:atlas").facts[0].sources == ("https://x.org/a",)

@@ -75,7 +75,7 @@ def strip_times(d: dict[str, Any]) -> dict[str, Any]:
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small store with entities only, built once; tests copy it."""
     path = tmp_path_factory.mktemp("tpl") / "store"
-    m = graphmem.open(path)
+    m = graphmem.open(path, create=True)
     m.add_entity("Project", "Atlas", aliases=["atlas-app"], description="The knowledge graph.")
     m.add_entity("Tool", "Kuzu", description="Embedded graph database.")
     m.add_entity("Tool", "SQLite")
@@ -499,6 +499,7 @@ def test_export_import_roundtrip(demo_ro: Path, tmp_path: Path) -> None:
     f = tmp_path / "demo.jsonl"
     f.write_text(exported, encoding="utf-8")
     new = tmp_path / "copy"
+    ok(new, "init")
     imp = doc(new, "import", str(f), schema="graphmem.import.v1")
     assert imp["ok"] and imp["facts"] == ["fact:1", f"fact:{len(ids)}"]
     assert ok(new, "export").out == exported
@@ -692,7 +693,7 @@ def test_api_documents_equal_the_cli_json(demo_ro: Path) -> None:
 
 
 def test_init_document_from_the_api(tmp_path: Path) -> None:
-    with graphmem.open(tmp_path / "s") as m:
+    with graphmem.open(tmp_path / "s", create=True) as m:
         m.add_entity("Tool", "Kuzu")
         info = m.info().to_dict()
     assert info == {"schema": "graphmem.init.v1", "store": str(tmp_path / "s"), "statements": 0, "entities": 1}

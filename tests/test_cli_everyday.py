@@ -32,7 +32,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 def small(tmp_path: Path) -> Path:
     """A store with a few entities (DuckDB among them) and two facts."""
     path = tmp_path / "small"
-    with graphmem.open(path) as m:
+    with graphmem.open(path, create=True) as m:
         m.add_entity("Project", "Atlas", aliases=["atlas-app"])
         m.add_entity("Tool", "Kuzu")
         m.add_entity("Tool", "DuckDB")

@@ -83,9 +83,10 @@ def test_graphmem_store_env_var(demo_copy: Path, tmp_path: Path) -> None:
     p = run("--json", "current", "atlas", "--predicate", "status", env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert _status_values(p.stdout) == ["active"]
-    # writes go to the store the variable names (created on first write), and --store wins over it
+    # init and writes go to the store the variable names, and --store wins over it
     other = tmp_path / "other"
     env2 = dict(os.environ, GRAPHMEM_STORE=str(other))
+    assert run("init", env=env2).returncode == 0
     add = run("entity", "add", "Tool", "Valkey", env=env2)
     assert add.returncode == 0 and add.stdout.strip() == "tool:valkey", add.stderr
     listed = run("--store", str(other), "--json", "entity", "list", env=env)

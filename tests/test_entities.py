@@ -291,6 +291,7 @@ def test_an_interrupted_write_takes_back_renames_aliases_and_events(atlas: graph
 
 def test_cli_commands_print_refs_and_json(tmp_path: Path) -> None:
     s = tmp_path / "s"
+    assert cli(s, "init").code == 0
     assert cli(s, "entity", "add", "Project", "Atlas").code == 0
     assert cli(s, "entity", "add", "Project", "Atlas Copy").code == 0
     assert cli(s, "assert", "Atlas Copy", "status", "paused", "--from", "2024-01-01").code == 0
@@ -366,7 +367,7 @@ def _write(m: graphmem.Memory, subject: str, ops: list[tuple[str, int, int | Non
 @given(a_ops=st.lists(_stmt, max_size=6), b_ops=st.lists(_stmt, max_size=6), b_first=st.booleans())
 def test_merge_then_current_equals_current_over_the_union(tmp_path_factory: pytest.TempPathFactory,
                                                           a_ops: list[Any], b_ops: list[Any], b_first: bool) -> None:
-    with graphmem.open(tmp_path_factory.mktemp("merge")) as m:
+    with graphmem.open(tmp_path_factory.mktemp("merge"), create=True) as m:
         for t in ("Kuzu", "SQLite", "Neo4j"):
             m.add_entity("Tool", t)
         m.add_entity("Project", "A")

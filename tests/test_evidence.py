@@ -42,7 +42,7 @@ def texts(m: graphmem.Memory) -> list[str]:
 def empty_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Creating a store costs more than copying an empty one."""
     path = tmp_path_factory.mktemp("empty") / "store"
-    graphmem.open(path).close()
+    graphmem.open(path, create=True).close()
     return path
 
 
@@ -50,7 +50,7 @@ def empty_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def mem(empty_template: Path, store_path: Path) -> Iterator[graphmem.Memory]:
     """An empty store (overrides conftest's to copy a template)."""
     shutil.copytree(empty_template, store_path)
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     yield m
     m.close()
 
@@ -154,7 +154,7 @@ SECRETS: list[tuple[str, str, str, str]] = [
 def secret_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[graphmem.Memory, Any, bytes]]:
     """One store with a line per secret kind; the raw bytes of its files after a clean close."""
     path = tmp_path_factory.mktemp("secrets") / "store"
-    m = graphmem.open(path)
+    m = graphmem.open(path, create=True)
     report = m.ingest(jl(*({"id": kind, "text": text} for kind, text, _, _ in SECRETS)))
     m.close()
     blob = store_bytes(path)
@@ -207,6 +207,7 @@ def test_cli_ingest_redacts_by_default_and_no_redact_keeps(tmp_path: Path) -> No
     f = write_lines(tmp_path / "s.jsonl", jl({"text": "login password=hunter2hunter2 ok"},
                                              {"text": "key AKIAIOSFODNN7EXAMPLE here"}))
     a, b = tmp_path / "a", tmp_path / "b"
+    assert cli(a, "init").code == cli(b, "init").code == 0
     ra = cli(a, "--json", "ingest", str(f))
     assert ra.code == 0, ra
     assert ra.json()["redactions"] == {"aws_access_key": 1, "password": 1}
@@ -343,6 +344,7 @@ def test_cli_ingest_bad_lines_exit_2_after_storing_the_good_one_stderr_line_each
     lines, where = _bad_file_lines()
     f = write_lines(tmp_path / "mixed.jsonl", lines)
     store = tmp_path / "store"
+    assert cli(store, "init").code == 0
     r = cli(store, "--json", "ingest", str(f))
     assert r.code == 2, r
     assert "Traceback" not in r.out + r.err
@@ -357,6 +359,7 @@ def test_cli_ingest_bad_lines_exit_2_after_storing_the_good_one_stderr_line_each
 
 def test_cli_ingest_from_stdin(tmp_path: Path) -> None:
     data = b"".join(x + b"\n" for x in jl({"text": "piped in from stdin"}, {"text": "second piped line"}))
+    assert cli(tmp_path / "store", "init").code == 0
     r = cli(tmp_path / "store", "--json", "ingest", "-", input=data)
     assert r.code == 0, r
     assert r.json()["records"] == ["rec:1", "rec:2"]
@@ -372,7 +375,7 @@ def test_cli_ingest_missing_file_is_one_line(tmp_path: Path) -> None:
 _FAULT_SCRIPT = """
 import json, sys, graphmem
 path, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-m = graphmem.open(path)
+m = graphmem.open(path, create=True)
 original = m.store.add_records
 def write_then_fail(records):
     original(records)
@@ -465,7 +468,7 @@ def test_bulk_ingest_with_multiline_texts_stores_and_indexes_all(mem: graphmem.M
         hits = [h["ref"] for h in mem.search(_tok(i)).to_dict()["results"]]
         assert hits == [ref], (i, hits)
     # same fields through the row path (a few lines at a time) as through the bulk path
-    other = graphmem.open(mem.path.parent / "row-store")
+    other = graphmem.open(mem.path.parent / "row-store", create=True)
     try:
         for k in range(0, 70, 10):
             other.ingest(jl(*objs[k:k + 10]))
@@ -523,7 +526,7 @@ SEARCH_TEXTS = [FILLER, "kuzu kuzu kuzu: the graph moved to kuzu.", "nothing rel
 @pytest.fixture(scope="module")
 def search_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("search") / "store"
-    m = graphmem.open(path)
+    m = graphmem.open(path, create=True)
     r = m.ingest(jl(*({"text": t, "ts": "2025-07-01"} for t in SEARCH_TEXTS)))
     assert len(r.stored) == len(SEARCH_TEXTS)
     m.close()
@@ -638,7 +641,7 @@ RECORD_TEXT = "Atlas now stores its graph in Kuzu (decided in the 2025-03-01 pla
 @pytest.fixture(scope="module")
 def src_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("src-tpl") / "store"
-    m = graphmem.open(path)
+    m = graphmem.open(path, create=True)
     m.add_entity("Project", "Atlas")
     m.add_entity("Tool", "Kuzu")
     assert m.ingest(jl({"text": RECORD_TEXT, "ts": "2025-03-01"})).stored == ("rec:1",)
@@ -758,7 +761,7 @@ def test_bulk_load_keeps_tricky_text_exactly(tmp_path: Path) -> None:
     tricky = ['say "hi" to Atlas', '"quoted" start', 'tab\there', 'line\nbreak', 'comma, and "both",\t"x"',
               'None', 'ends with quote"', '\\backslash\\ and \\"', '""', 'crlf\r\nhere']
     lines = [json.dumps({"text": f"{t} #{i}"}).encode() for i in range(60) for t in [tricky[i % len(tricky)]]]
-    m = graphmem.open(tmp_path / "s")
+    m = graphmem.open(tmp_path / "s", create=True)
     r = m.ingest(lines)
     assert len(r.stored) == 60 and not r.errors
     assert [m.record(ref).text for ref in r.stored] == [json.loads(x)["text"] for x in lines]

@@ -42,7 +42,7 @@ def dm(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[gra
     """A copy of the demo store for extraction that does not write."""
     target = tmp_path_factory.mktemp("demo-ro") / "store"
     shutil.copytree(demo_dir, target)
-    m = graphmem.open(target)
+    m = graphmem.open(target, create=True)
     yield m
     m.close()
 
@@ -368,7 +368,7 @@ def test_library_ingest_with_extract_is_the_cli_document(demo_dir: Path, tmp_pat
     shutil.copytree(demo_dir, by_cli)
     shutil.copytree(demo_dir, by_lib)
     want = cli(by_cli, "--json", "ingest", str(f), "--extract").json()
-    with graphmem.open(by_lib) as m:
+    with graphmem.open(by_lib, create=True) as m:
         report = m.ingest(f, extract=True)
         assert report.extraction is not None and report.extraction.written
         got = report.to_dict()

@@ -43,7 +43,7 @@ def _export(store: Path) -> str:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("fuzz") / "store"
-    with graphmem.open(path) as m:
+    with graphmem.open(path, create=True) as m:
         m.add_entity("Project", "Atlas")
         m.add_entity("Tool", "Kuzu")
         m.assert_("atlas", "uses", "kuzu", valid_from="2025-01-01")

@@ -30,7 +30,7 @@ def _state(m: graphmem.Memory) -> tuple[str, dict[str, tuple[str, str, str]]]:
 @pytest.mark.parametrize("reload_all", [True, False])
 def test_large_import_equals_small_import(exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           reload_all: bool) -> None:
-    small, large = graphmem.open(tmp_path / "small"), graphmem.open(tmp_path / "large")
+    small, large = graphmem.open(tmp_path / "small", create=True), graphmem.open(tmp_path / "large", create=True)
     if not reload_all:  # stores with statements already, and few touched subjects: written one by one
         for m in (small, large):
             m.add_entity("Project", "Seed")
@@ -54,7 +54,7 @@ def test_large_import_retracts_facts_of_the_same_file_and_of_the_store(exported:
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)
-    m = graphmem.open(tmp_path / "s")
+    m = graphmem.open(tmp_path / "s", create=True)
     assert m.import_jsonl(exported).written
     first = m.store.next_fact_id()
     lines = [
@@ -82,7 +82,7 @@ def test_a_strict_large_import_with_an_error_writes_nothing(exported: Path, tmp_
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)
-    m = graphmem.open(tmp_path / "s")
+    m = graphmem.open(tmp_path / "s", create=True)
     f = tmp_path / "bad.jsonl"
     f.write_text(exported.read_text(encoding="utf-8") + '{"op": "assert", "subject": "nobody"}\n', encoding="utf-8")
     report = m.import_jsonl(f, strict=True)
@@ -118,7 +118,7 @@ def _sequential_and_two_core(f: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     from graphmem import store as store_mod
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)
-    seq, two = graphmem.open(tmp_path / "seq"), graphmem.open(tmp_path / "two")
+    seq, two = graphmem.open(tmp_path / "seq", create=True), graphmem.open(tmp_path / "two", create=True)
     monkeypatch.setattr(importer, "PARALLEL_BYTES", 10**12)  # no run is this long: one core
     r_seq = seq.import_jsonl(f, strict=strict)
     monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
@@ -218,8 +218,8 @@ def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: 
             x.setdefault("recorded_at", "2024-02-01T00:00:00Z")
     f = tmp_path / "odd.jsonl"
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-    small = graphmem.open(tmp_path / "small", predicate_dirs=[odd_predicates])
-    large = graphmem.open(tmp_path / "large", predicate_dirs=[odd_predicates])
+    small = graphmem.open(tmp_path / "small", predicate_dirs=[odd_predicates], create=True)
+    large = graphmem.open(tmp_path / "large", predicate_dirs=[odd_predicates], create=True)
     assert small.import_jsonl(f).errors == ()
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)

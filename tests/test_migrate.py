@@ -131,7 +131,7 @@ def test_a_killed_migration_is_finished_by_running_it_again(source: Path, tmp_pa
 
 def test_a_store_of_a_newer_layout_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s"
-    graphmem.open(path).close()
+    graphmem.open(path, create=True).close()
     db = kuzu.Database(str(path / "graph.kuzu"))
     kuzu.Connection(db).execute("MATCH (m:Meta {key: 'schema_version'}) SET m.value = '99'")
     db.close()

@@ -83,6 +83,7 @@ def test_note_bad_input_writes_nothing(mem: graphmem.Memory, kwargs: dict[str, s
 
 def test_cli_note_prints_its_ref_and_json(tmp_path: Path) -> None:
     store = tmp_path / "store"
+    assert cli(store, "init").code == 0
     r = cli(store, "note", "Atlas moved to Kuzu.", "--kind", "doc", "--source", "meeting", "--ts", "2024-03-01")
     assert r.code == 0 and r.out.strip() == "rec:1", r
     j = cli(store, "note", "Second note", "--scope", "user:ana", "--json")
@@ -101,8 +102,9 @@ def test_cli_note_prints_its_ref_and_json(tmp_path: Path) -> None:
 ])
 def test_cli_note_bad_input_one_line_exit_2_no_store_left(tmp_path: Path, args: list[str], named: str) -> None:
     store = tmp_path / "store"
+    assert cli(store, "init").code == 0
     one_clear_line(cli(store, *args), 2, [named])
-    assert not store.exists()
+    assert cli(store, "--json", "export").json()["lines"] == []  # nothing written
 
 
 # ingest of Markdown and text -------------------------------------------------------------------
@@ -172,6 +174,7 @@ def test_a_bad_line_refuses_its_block_only_and_cli_exits_2(tmp_path: Path) -> No
     f = tmp_path / "mixed.txt"
     f.write_bytes(b"good first paragraph\n\nbad \xff\xfe line\nin the second\n\nthird is good\n")
     store = tmp_path / "store"
+    assert cli(store, "init").code == 0
     r = cli(store, "--json", "ingest", str(f))
     assert r.code == 2, r
     doc = r.json()
@@ -208,12 +211,13 @@ def test_blocks_keep_every_nonblank_line_once_in_order_and_bounded(lines: list[s
 
 @pytest.mark.parametrize("command", ["import", "ingest"])
 def test_bad_lines_into_a_new_store_keep_the_good_ones(tmp_path: Path, command: str) -> None:
-    """Exit 2 for the bad line, and the store the command created stays with what was written."""
+    """Exit 2 for the bad line, and the store keeps what was written."""
     good = ('{"op": "entity", "type": "Tool", "name": "Kuzu"}' if command == "import"
             else '{"text": "Kuzu is the engine."}')
     f = tmp_path / "in.jsonl"
     f.write_text(good + '\n{"op": "bogus", "nothing": 1}\n')
     store = tmp_path / "store"
+    assert cli(store, "init").code == 0
     r = cli(store, command, str(f))
     assert r.code == 2 and len(r.err_lines) == 1 and "line 2:" in r.err_lines[0], r
     with graphmem.open(store) as m:

@@ -68,7 +68,7 @@ def stores(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def _open(path: Path, lines: list[dict[str, Any]], records: list[dict[str, Any]]) -> graphmem.Memory:
-    m = graphmem.open(path)
+    m = graphmem.open(path, create=True)
     if records:
         ingested = m.ingest([json.dumps(r).encode() for r in records])
         assert not ingested.errors

@@ -213,7 +213,7 @@ def test_json_the_fast_reader_refuses_reads_as_the_standard_one() -> None:
 
 
 def test_kuzu_writes_each_log_as_graphmem_does_for_awkward_values(tmp_path: Any, odd_predicates: Path) -> None:
-    m = graphmem.open(tmp_path / "store", predicate_dirs=[odd_predicates])
+    m = graphmem.open(tmp_path / "store", predicate_dirs=[odd_predicates], create=True)
     m.add_entity("Project", "Odd")
     m.add_entity("Tool", "Quill")
     m.assert_("Odd", "summary", 'a "quoted" \\ back\tslash\nnew line é 中 😀', valid_from="2024-01-01")

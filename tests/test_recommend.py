@@ -73,7 +73,7 @@ def graph_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _store(tmp: Path, lines: list[dict[str, Any]]) -> graphmem.Memory:
-    m = graphmem.open(tmp)
+    m = graphmem.open(tmp, create=True)
     report = m.import_jsonl([json.dumps(x) for x in _entity_lines() + lines], strict=True)
     assert report.ok, report.errors
     return m

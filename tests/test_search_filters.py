@@ -36,7 +36,7 @@ def _lines() -> list[bytes]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("filters") / "store"
-    with graphmem.open(path) as m:
+    with graphmem.open(path, create=True) as m:
         m.add_entity("Project", "Atlas", aliases=["atlas-app"])
         m.add_entity("Tool", "Redis")
         m.ingest(_lines())

@@ -255,8 +255,11 @@ def test_openapi_describes_every_parameter(server: Server) -> None:
     assert lint["fail_on"]["schema"]["enum"] == ["error", "warning"]
 
 
-def test_cli_says_the_store_is_in_use_by_the_server(server: Server) -> None:
-    r = cli(server.store, "current", "atlas")
+@pytest.mark.parametrize("argv", [["rebuild"], ["migrate"], ["demo"], ["serve", "--port", "1"]], ids=lambda a: a[0])
+def test_a_command_the_server_cannot_run_says_the_store_is_in_use_by_it(server: Server, argv: list[str]) -> None:
+    """Commands with no endpoint keep the refusal (exit 3) and name the server (other commands go through
+    it: tests/test_open.py)."""
+    r = cli(server.store, *argv)
     line = one_clear_line(r, 3, ["in use by a graphmem server", f"pid {server.proc.pid}", server.url], expects=())
     assert "Traceback" not in line
 

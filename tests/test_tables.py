@@ -161,7 +161,7 @@ def noisy(tmp_path_factory: pytest.TempPathFactory) -> Path:
                           "valid_from": "2025-01-01"}) for i in range(60)]
     lines += [json.dumps({"op": "assert", "subject": "P0", "predicate": "priority", "object": p,
                           "valid_from": "2025-01-01", "sources": ["https://example.org/x"]}) for p in ("p1", "p2")]
-    with graphmem.open(path) as m:
+    with graphmem.open(path, create=True) as m:
         assert not m.import_jsonl(lines).errors
     return path
 
@@ -238,7 +238,7 @@ def test_the_library_tells_a_progress_callback_how_far_it_has_got(tmp_path: Path
     src = big_import(tmp_path / "in.jsonl", 5000)
     records = tmp_path / "records.jsonl"
     records.write_text("".join(json.dumps({"text": f"P{i} uses nothing new."}) + "\n" for i in range(30)))
-    with graphmem.open(tmp_path / "store") as m:
+    with graphmem.open(tmp_path / "store", create=True) as m:
         p = Calls()
         assert m.import_jsonl(src, progress=p).statements == 5000
         p.check()
@@ -276,7 +276,7 @@ def test_the_bar_draws_on_a_terminal_only_and_survives_a_fork(tmp_path: Path) ->
     assert early.shown is None  # not before the work has run the delay
     screen = Tty()
     bar = Bar(screen, delay=0)
-    with graphmem.open(tmp_path / "store") as m:
+    with graphmem.open(tmp_path / "store", create=True) as m:
         m.import_jsonl(big_import(tmp_path / "in.jsonl", 3000))
         report = m.lint(progress=bar)  # 3,000 subjects: shared with a forked child while the bar is up
         bar.close()

@@ -362,7 +362,7 @@ def _store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     """Closed stores to copy, with and without the entities: copying beats creating a schema per example."""
     for entities in (False, True):
         path = tmp_path_factory.mktemp("template") / "store"
-        m = graphmem.open(path)
+        m = graphmem.open(path, create=True)
         if entities:
             for etype, name in ENTITIES:
                 m.add_entity(etype, name)
@@ -377,7 +377,7 @@ def fresh_store(entities: bool = True) -> Iterator[graphmem.Memory]:
     """A new store in a temporary folder: empty, or holding ENTITIES."""
     with tempfile.TemporaryDirectory() as d:
         shutil.copytree(_TEMPLATES[entities], Path(d) / "store")
-        m = graphmem.open(Path(d) / "store")
+        m = graphmem.open(Path(d) / "store", create=True)
         try:
             yield m
         finally:
@@ -568,7 +568,7 @@ def test_import_with_past_record_times(lines: list[dict[str, Any]], data: st.Dat
 
 def test_store_tie_example(tmp_path: Path) -> None:
     """SPEC 4's example through the API: incremental writes, rebuild, lint and known_at agree."""
-    m = graphmem.open(tmp_path / "store")
+    m = graphmem.open(tmp_path / "store", create=True)
     try:
         m.add_entity("Project", "Atlas")
         a1 = m.assert_("project:atlas", "status", "active", valid_from="2025-01-01").refs[0]

@@ -98,6 +98,7 @@ def test_import_of_text_that_is_not_unicode_writes_nothing(mem: graphmem.Memory)
 @pytest.mark.skipif(sys.platform == "win32", reason="bytes in argv")
 def test_an_undecodable_argument_is_exit_2(tmp_path: Path) -> None:
     store = str(tmp_path / "s")
+    subprocess.run([*EXE, "--store", store, "init"], check=True, capture_output=True)
     subprocess.run([*EXE, "--store", store, "entity", "add", "Project", "Atlas"], check=True, capture_output=True)
     for args in ([b"current", b"atl\xffas"], [b"assert", b"atlas", b"summary", b"x\xffy"],
                  [b"entity", b"add", b"Tool", b"K\xffuzu"], [b"pack", b"-q", b"at\xffl"]):
@@ -115,6 +116,7 @@ def test_cli_assert_redacts(tmp_path: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*EXE, "--store", store, *args], capture_output=True, text=True, timeout=120)
 
+    assert cli("init").returncode == 0
     assert cli("entity", "add", "Project", "Atlas", "--description", URL).returncode == 0
     assert cli("assert", "atlas", "summary", URL, "--source", URL).returncode == 0
     assert cli("retract", "fact:1", "--reason", URL).returncode == 0

@@ -122,9 +122,9 @@ def test_index_kept_in_batches_equals_one_built_at_once(tmp_path: Path) -> None:
     vocab = ["kuzu", "graph", "index", "migration", "latency", "atlas", "beacon", "cache", "query", "p95"]
     lines = [json.dumps({"text": " ".join(rng.choices(vocab, [9, 5, 4, 3, 3, 2, 2, 1, 1, 1], k=rng.randrange(2, 15)))
                          + f" note{i}"}).encode() for i in range(400)]
-    whole = graphmem.open(tmp_path / "whole")
+    whole = graphmem.open(tmp_path / "whole", create=True)
     whole.ingest(lines)
-    parts = graphmem.open(tmp_path / "parts")
+    parts = graphmem.open(tmp_path / "parts", create=True)
     i = 0
     while i < len(lines):
         step = rng.choice([1, 1, 1, 2, 5, 60])
@@ -142,7 +142,7 @@ def test_index_kept_in_batches_equals_one_built_at_once(tmp_path: Path) -> None:
 
 
 def test_blocks_stay_few_under_one_record_per_call(tmp_path: Path) -> None:
-    m = graphmem.open(tmp_path / "s")
+    m = graphmem.open(tmp_path / "s", create=True)
     for i in range(130):
         m.ingest([json.dumps({"text": f"shared word {i}"}).encode()])
     (blocks,) = m.store.cypher("MATCH (t:Term {term: 'share'}) RETURN t.blocks")[0]

@@ -46,12 +46,12 @@ def time_texts(draw: st.DrawFn) -> str:
 
 @contextmanager
 def _store(root: Path, name: str) -> Iterator[graphmem.Memory]:
-    with graphmem.open(root / name) as m:
+    with graphmem.open(root / name, create=True) as m:
         yield m
 
 
 def _fresh(root: Path) -> graphmem.Memory:
-    m = graphmem.open(root)
+    m = graphmem.open(root, create=True)
     m.add_entity("Project", "Atlas")
     return m
 
@@ -89,7 +89,7 @@ def test_a_time_the_parser_accepts_is_written_read_exported_and_imported(tmp_pat
         m.pack("atlas", as_of=text)
         out = m.export()
         assert m.rebuild(check=True).ok
-    with graphmem.open(root / "b") as b:
+    with graphmem.open(root / "b", create=True) as b:
         report = b.import_jsonl(out.splitlines(), strict=True)
         assert not report.errors
         assert b.export() == out
@@ -102,6 +102,7 @@ def test_a_time_outside_the_calendar_is_exit_2_and_writes_nothing(tmp_path: Path
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*EXE, "--store", str(store), *args], capture_output=True, text=True, timeout=120)
 
+    assert cli("init").returncode == 0
     assert cli("entity", "add", "Project", "Atlas").returncode == 0
     before = cli("export").stdout
     for args in (["assert", "atlas", "summary", "x", "--from", text], ["assert", "atlas", "deadline", text],

@@ -93,7 +93,7 @@ def bench_dataset(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, A
 
     store = tmp / f"store-{name}"
     t0 = time.perf_counter()
-    m = graphmem.open(store, ontology_dirs=[ONTOLOGY], predicate_dirs=[PREDICATES])
+    m = graphmem.open(store, ontology_dirs=[ONTOLOGY], predicate_dirs=[PREDICATES], create=True)
     res["open_seconds"] = time.perf_counter() - t0
     log(f"{name}: importing")
     t0 = time.perf_counter()

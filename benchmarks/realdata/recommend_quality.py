@@ -172,7 +172,7 @@ def evaluate(sections: dict[str, Section], libs: list[Library], share: float, se
     from graphmem.model.textindex import bm25_top, postings_of, terms, weights
     kept, held, tools = split(sections, libs, share, seed)
     with tempfile.TemporaryDirectory() as tmp:
-        m = graphmem.open(Path(tmp) / "store")
+        m = graphmem.open(Path(tmp) / "store", create=True)
         try:
             report = m.import_jsonl(store_lines(sections, kept, tools), strict=True)
             if not report.ok:

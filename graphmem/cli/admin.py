@@ -88,7 +88,7 @@ def import_(
     with errors():
         if file != "-" and not Path(file).is_file():
             fail(f"cannot read import file {file!r}: no such file")
-        with memory(ctx, create=True) as m:
+        with memory(ctx, write=True) as m:
             source = sys.stdin.buffer if file == "-" else file
             with bar() as progress:
                 r = m.import_jsonl(source, strict=strict, progress=progress)

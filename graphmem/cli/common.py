@@ -66,20 +66,48 @@ LOOKUP_POOL_MB = 1024  # Kuzu's page cache for commands that read a few subjects
 
 
 @contextmanager
-def memory(ctx: typer.Context, *, create: bool = False, lookup: bool = False, repair: bool = False) -> Iterator[Any]:
-    """Open the store for one command; ``create`` for commands that write, ``lookup`` for those that
-    read a few subjects (a smaller page cache, which Kuzu sets up faster), ``repair`` for the two that
-    make a marked store whole (``rebuild``, ``migrate``)."""
-    from graphmem.memory import Memory
+def memory(ctx: typer.Context, *, write: bool = False, create: bool = False, lookup: bool = False,
+           repair: bool = False) -> Iterator[Any]:
+    """Open the store for one command: read-only unless ``write`` (so several readers can hold it at
+    once), made if missing only with ``create`` (``init``), with a smaller page cache for ``lookup``
+    commands that read a few subjects (Kuzu sets it up faster), ``repair`` for the two that make a
+    marked store whole (``rebuild``, ``migrate``). While ``graphmem serve`` holds the store, the
+    command goes through the server instead (graphmem/service/client.py), saying so on stderr."""
     o = opts(ctx)
     path = store_path(ctx)
+    remote = _through_server(path, o, repair)
+    if remote is not None:
+        yield remote
+        return
+    from graphmem.memory import Memory
     with cleanup_on_failure(path) if create else nullcontext():  # a failed first write leaves no empty store
         m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create,
-                   buffer_pool_mb=LOOKUP_POOL_MB if lookup else None, repair=repair)
+                   buffer_pool_mb=LOOKUP_POOL_MB if lookup else None, repair=repair,
+                   read_only=not (write or create or repair))
         try:
             yield m
         finally:
             m.close()
+
+
+def _through_server(path: Path, o: Options, repair: bool) -> Any:
+    """The server holding the store at ``path``, as the command's ``Memory`` (None: no server)."""
+    from graphmem.config import server_info
+    info = server_info(path)
+    if info is None:
+        return None
+    from graphmem.errors import StoreUnavailable
+    from graphmem.service.client import Remote
+    remote = Remote(path, info)
+    if repair:
+        raise StoreUnavailable(f"store {str(path)!r} is in use by {remote.holder}, which cannot run this command; "
+                               "stop it first")
+    if o.ontology or o.predicates:
+        raise StoreUnavailable(f"store {str(path)!r} is in use by {remote.holder}, which uses the ontology and "
+                               "predicates it was started with: expected no --ontology or --predicates, or the "
+                               "server stopped")
+    sys.stderr.write(f"graphmem: store {str(path)!r} is held by {remote.holder}; this command goes through it\n")
+    return remote
 
 
 def emit(ctx: typer.Context, doc: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:

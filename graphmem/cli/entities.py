@@ -28,7 +28,7 @@ def add(
     json_: JsonOpt = False,
 ) -> None:
     """Add an entity; prints its ref. For an existing entity of that type and name, adds the aliases it lacks."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.add_entity(type_, name, alias or [], description)
         emit(ctx, r.to_dict(), lambda d: render.out(d["created"][0] if d["created"] else
                                                      f"{d['updated'][0]} (aliases added: {', '.join(d['event']['aliases'])})"))
@@ -82,7 +82,7 @@ def rename(
     json_: JsonOpt = False,
 ) -> None:
     """Give an entity another name; its ref stays. Recorded as an event; rename back to undo."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, write=True) as m:
         doc = m.rename_entity(ref, name).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['entity']['ref']}  {d['event']['from']} -> {d['entity']['name']}  "
                                             f"({d['event']['event']})"))
@@ -91,7 +91,7 @@ def rename(
 @alias_app.command("add")
 def alias_add(ctx: typer.Context, ref: Ref, aliases: Aliases, json_: JsonOpt = False) -> None:
     """Add aliases to an entity (those it has are left as they are). Undo with 'alias remove'."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, write=True) as m:
         doc = m.add_aliases(ref, aliases).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['entity']['ref']}  aliases: {', '.join(d['entity']['aliases'])}"
                                             + (f"  (added: {', '.join(d['added'])})" if d["added"] else
@@ -101,7 +101,7 @@ def alias_add(ctx: typer.Context, ref: Ref, aliases: Aliases, json_: JsonOpt = F
 @alias_app.command("remove")
 def alias_remove(ctx: typer.Context, ref: Ref, aliases: Aliases, json_: JsonOpt = False) -> None:
     """Take aliases off an entity; each must be one of its aliases. Undo with 'alias add'."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, write=True) as m:
         doc = m.remove_aliases(ref, aliases).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['entity']['ref']}  aliases: {', '.join(d['entity']['aliases']) or 'none'}"
                                             f"  (removed: {', '.join(d['removed'])})"))
@@ -118,7 +118,7 @@ def merge(
 
     B's statements, those naming B and B's mentions move to A by new statements recorded now; the
     originals are retracted (history and --known-at reads keep them)."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, write=True) as m:
         doc = m.merge_entities(into, merged).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['event']['event']}  {render.event_text(d['event'])}"))
 
@@ -132,6 +132,6 @@ def unmerge(
     """Take back the merge of B; B resolves to itself again.
 
     The copies the merge made are retracted and B's statements copied back, recorded now."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, write=True) as m:
         doc = m.unmerge_entity(merged).to_dict()
         emit(ctx, doc, lambda d: render.out(f"{d['event']['event']}  {render.event_text(d['event'])}"))

@@ -53,7 +53,7 @@ def ingest(
             fail(f"cannot read records file {file!r}: no such file")
         from graphmem.evidence.textfiles import file_format
         file_format(file, format_)  # a bad --format before the store is opened
-        with memory(ctx, create=True) as m:
+        with memory(ctx, write=True) as m:
             with bar() as progress:
                 r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_,
                              format=format_, progress=progress)
@@ -78,7 +78,7 @@ def note(
     json_: JsonOpt = False,
 ) -> None:
     """Store one evidence record and print its rec:N; the same note again writes nothing."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.note(text, kind=kind, source=source, scope=scope, ts=ts, redact=not no_redact)
         emit(ctx, r.to_dict(), render.note)
         if not r.stored:
@@ -120,7 +120,7 @@ def extract(
         if len(chosen) != 1:
             fail("expected exactly one of --record REF, --text TEXT or --pending"
                  + (f"; got {' and '.join(chosen)}" if chosen else ""))
-        with memory(ctx, create=apply) as m:
+        with memory(ctx, write=apply) as m:
             if record is not None:
                 r = m.extract_records([record], apply=apply)
             elif text is not None:

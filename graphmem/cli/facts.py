@@ -41,7 +41,7 @@ def assert_(
     json_: JsonOpt = False,
 ) -> None:
     """Record that SUBJECT PREDICATE OBJECT holds; prints its fact:N."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.assert_(subject, predicate, obj, valid_from=from_, valid_to=to, sources=source or [], by=by)
         emit(ctx, r.to_dict(), _written)
 
@@ -57,7 +57,7 @@ def end(
     json_: JsonOpt = False,
 ) -> None:
     """Close what holds for SUBJECT PREDICATE [OBJECT] at --at (default: now); prints its fact:N."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.end(subject, predicate, obj, at=at, sources=source or [], by=by)
         emit(ctx, r.to_dict(), _written)
 
@@ -69,7 +69,7 @@ def retract(
     json_: JsonOpt = False,
 ) -> None:
     """Withdraw a statement from now on (it stays in the history)."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.retract(fact, reason)
         emit(ctx, r.to_dict(), _written)
 
@@ -84,7 +84,7 @@ def cite(
     json_: JsonOpt = False,
 ) -> None:
     """Attach evidence to assertion FACT as a recorded cite of its own; prints the cite's fact:N."""
-    with errors(), memory(ctx, create=True) as m:
+    with errors(), memory(ctx, write=True) as m:
         r = m.cite(fact, source or [], note, by=by)
         emit(ctx, r.to_dict(), _written)
 

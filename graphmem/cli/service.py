@@ -51,6 +51,7 @@ def serve(
     application/jsonl)."""
     from graphmem.errors import BadInput
     from graphmem.service.guard import check_allow_host, check_allow_origin, check_bind, url_host
+    from graphmem.service.http import check_servable
     from graphmem.service.http import serve as run
     with errors():
         if not 1 <= port <= 65535:
@@ -60,6 +61,7 @@ def serve(
         check_bind(host, token)
         hosts = tuple(check_allow_host(h) for h in allow_host or ())
         origins = tuple(check_allow_origin(o) for o in allow_origin or ())
+        check_servable(store_path(ctx))  # before saying it serves
         typer.echo(f"graphmem: serving {store_path(ctx)} on http://{url_host(host)}:{port} (docs at /docs)", err=True)
         if host in ("0.0.0.0", "::") and not hosts:
             typer.echo("graphmem: requests must name 127.0.0.1, localhost or [::1] in Host; add --allow-host NAME "

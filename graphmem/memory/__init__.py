@@ -5,7 +5,7 @@
 ``graphmem.transfer`` and ``graphmem.retrieval``.
 
 >>> import graphmem, tempfile
->>> m = graphmem.open(tempfile.mkdtemp())
+>>> m = graphmem.open(tempfile.mkdtemp(), create=True)
 >>> m.add_entity("Project", "Atlas").refs
 ('project:atlas',)
 >>> m.close()
@@ -43,8 +43,9 @@ class Memory(EntityFacade, WriteFacade, ReadFacade, EvidenceFacade, RetrievalFac
     """
 
 
-def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001  (graphmem.open, like sqlite3.connect)
-    """Open (creating if needed) the store at ``path``.
+def open(path: str | Path | None = None, *, create: bool = False,  # noqa: A001  (graphmem.open, like sqlite3.connect)
+         read_only: bool = False, **kwargs: Any) -> Memory:
+    """Open the store at ``path``; ``create=True`` makes it when the path holds none.
 
     Without a path, the store the CLI uses by default (``GRAPHMEM_STORE``, else the platform user
     data directory: ``graphmem.config.default_store``).
@@ -53,9 +54,15 @@ def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001
     ----------
     path : str or Path, optional
         The store's folder.
+    create : bool, default False
+        Make the store when ``path`` holds none (``graphmem init`` does the same); without it, a
+        path that holds no store is StoreUnavailable.
+    read_only : bool, default False
+        Open for reading only: several processes can then hold the store at once (a notebook and
+        the CLI's read commands, say), none of them writing; a write raises StoreReadOnly. A process
+        that writes needs the store to itself.
     **kwargs
-        Passed to ``Memory``: ``ontology_dirs``, ``predicate_dirs``, ``create``, ``buffer_pool_mb``,
-        ``repair``.
+        Passed to ``Memory``: ``ontology_dirs``, ``predicate_dirs``, ``buffer_pool_mb``, ``repair``.
 
     Returns
     -------
@@ -64,20 +71,28 @@ def open(path: str | Path | None = None, **kwargs: Any) -> Memory:  # noqa: A001
     Raises
     ------
     StoreUnavailable
-        The store is locked by another process, of another layout version, or damaged.
+        No store at ``path`` (without ``create``), or it is locked by another process, of another
+        layout version, or damaged.
     ConfigError
         An ontology or predicate file is invalid.
     BadInput
-        A bad option.
+        A bad option (``read_only`` with ``create`` or ``repair``).
 
     Examples
     --------
     >>> import tempfile, graphmem
-    >>> with graphmem.open(tempfile.mkdtemp()) as m:
+    >>> path = tempfile.mkdtemp()
+    >>> graphmem.open(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    graphmem.errors.StoreUnavailable: no store at '...': expected one made by 'graphmem init' ...
+    >>> with graphmem.open(path, create=True) as m:
     ...     m.add_entity("Project", "Atlas").refs
     ('project:atlas',)
+    >>> with graphmem.open(path, read_only=True) as m:
+    ...     m.entity("atlas").ref
+    'project:atlas'
     """
-    return Memory(store_location(path), **kwargs)
+    return Memory(store_location(path), create=create, read_only=read_only, **kwargs)
 
 
 def migrate(path: str | Path, **memory_options: Any) -> MigrateReport:
@@ -107,7 +122,7 @@ def migrate(path: str | Path, **memory_options: Any) -> MigrateReport:
     --------
     >>> import tempfile, graphmem
     >>> path = tempfile.mkdtemp()
-    >>> graphmem.open(path).close()
+    >>> graphmem.open(path, create=True).close()
     >>> graphmem.migrate(path).steps
     ()
     """

@@ -35,24 +35,35 @@ class MemoryBase:
     """The open store and the parts the facade's methods delegate to."""
 
     def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
-                 predicate_dirs: Iterable[str | Path] = (), create: bool = True,
-                 buffer_pool_mb: int | None = None, repair: bool = False) -> None:
-        """``repair`` opens a store marked by an interrupted migration or bulk commit, for ``rebuild``
-        and ``finish_migration`` to make it whole; without it such a store is refused (exit 3)."""
+                 predicate_dirs: Iterable[str | Path] = (), create: bool = False,
+                 buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False) -> None:
+        """``create`` makes the store when ``path`` holds none (else StoreUnavailable). ``read_only``
+        opens it for reading only: other read-only processes may open it at the same time, and a
+        write raises StoreReadOnly. ``repair`` opens a store marked by an interrupted migration or
+        bulk commit, for ``rebuild`` and ``finish_migration`` to make it whole; without it such a
+        store is refused (exit 3)."""
         self.path = Path(path)
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
+        if read_only and (create or repair):
+            raise BadInput(f"read_only=True with {'create' if create else 'repair'}=True: expected one of them, "
+                           "since a store opened read-only is never written")
         ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
         self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
-                           repair=repair)
+                           repair=repair, read_only=read_only)
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)
         self._entities = EntityEditor(self.store, self.registry, self._checks)
         self._reads = Reads(self.store, self.ontology, self.registry, self._checks)
         self._extractors = ExtractorCache()
         self._lexicon: tuple[int, Any] | None = None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (``graphmem.open(path, read_only=True)``)."""
+        return self.store.read_only
 
     def close(self) -> None:
         """Close the store; the object cannot be used afterwards.
@@ -62,7 +73,7 @@ class MemoryBase:
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.close()
         """
         self.store.close()
@@ -100,7 +111,7 @@ class MemoryBase:
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Person", "Ada Lovelace", aliases=["Ada"])
         >>> m.resolve("ada").ref
         'person:ada-lovelace'
@@ -133,7 +144,7 @@ class MemoryBase:
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"])
         >>> m.entity("atlas-app")
         Entity(ref='project:atlas', type='Project', name='Atlas', aliases=('atlas-app',), description='')

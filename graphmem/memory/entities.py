@@ -42,7 +42,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "SQLite"), m.add_entity("Project", "Atlas")
         >>> [e.ref for e in m.entities("Tool")]
         ['tool:kuzu', 'tool:sqlite']
@@ -79,7 +79,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.add_entity("Tool", "Kuzu", description="Embedded graph database.").refs
         ('tool:kuzu',)
         >>> m.add_entity("Tool", "kuzu")
@@ -116,7 +116,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas")
         >>> m.rename_entity("atlas", "Atlas Platform").to_dict()["entity"]["name"]
         'Atlas Platform'
@@ -151,7 +151,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas")
         >>> m.add_aliases("atlas", ["atlas-app"]).to_dict()["added"]
         ['atlas-app']
@@ -186,7 +186,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"])
         >>> m.remove_aliases("atlas", ["atlas-app"]).to_dict()["entity"]["aliases"]
         []
@@ -222,7 +222,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "KuzuDB"), m.add_entity("Project", "Atlas")
         >>> _ = m.assert_("Atlas", "uses", "KuzuDB", valid_from="2024-01-01")
         >>> m.merge_entities("Kuzu", "KuzuDB").refs
@@ -257,7 +257,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "KuzuDB")
         >>> _ = m.merge_entities("Kuzu", "KuzuDB")
         >>> m.unmerge_entity("tool:kuzudb").to_dict()["unmerged"]["ref"], m.entity("kuzudb").ref
@@ -291,7 +291,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> m.show_entity("kuzu").entity.ref
         'tool:kuzu'
@@ -321,7 +321,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "SQLite")
         >>> [e.name for e in m.list_entities("Tool", match="kuz").entities]
         ['Kuzu']
@@ -339,7 +339,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> info = m.info()
         >>> info.statements, info.entities
@@ -358,7 +358,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> "Project" in m.ontology_doc().ontology.entity_types
         True
         >>> m.close()
@@ -375,7 +375,7 @@ class EntityFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.registry_doc().registry.predicates["status"].cardinality
         'one'
         >>> m.close()

@@ -68,7 +68,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> r = m.ingest([{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01", "kind": "note"}])
         >>> r.stored, r.errors
         (('rec:1',), ())
@@ -116,7 +116,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> r = m.note("Atlas moved to Kuzu.", ts="2024-03-01")
         >>> r.ref, r.stored, m.note("Atlas moved to Kuzu.", ts="2024-03-01").stored
         ('rec:1', True, False)
@@ -145,7 +145,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.ingest([b'{"text": "Atlas moved to Kuzu.", "ts": "2024-03-01"}'])
         >>> m.record("rec:1").text
         'Atlas moved to Kuzu.'
@@ -195,7 +195,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu."}', b'{"text": "Lunch at noon."}'])
         >>> [(h.ref, h.snippet) for h in m.search("kuzu").results]
         [('rec:1', 'Atlas moved from SQLite to Kuzu.')]
@@ -218,7 +218,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.extractor() is m.extractor()
         True
         >>> m.close()
@@ -251,7 +251,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> (_, ex), = m.extract_text("Atlas uses Kuzu.", at="2024-03-01").items
         >>> [(p.subject, p.predicate, p.object) for p in ex.assertions]
@@ -291,7 +291,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> _ = m.ingest([b'{"text": "Atlas uses Kuzu.", "ts": "2024-03-01"}'])
         >>> r = m.extract_records(["rec:1"], apply=True)
@@ -327,7 +327,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> _ = m.ingest([b'{"text": "Atlas uses Kuzu.", "ts": "2024-03-01"}'])
         >>> [ref for ref, _ in m.extract_pending(apply=True).items]
@@ -361,7 +361,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> doc = m.export_doc()
         >>> doc.format, len(doc.text.splitlines())
@@ -393,7 +393,7 @@ class EvidenceFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> print(m.export(), end="")
         {"op": "entity", "type": "Tool", "name": "Kuzu", "aliases": [], "description": ""}

@@ -59,7 +59,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -103,7 +103,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -149,7 +149,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -180,7 +180,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -213,7 +213,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
         >>> _ = m.assert_("Atlas", "uses", "Kuzu", by="extractor"), m.assert_("Atlas", "status", "active")
         >>> m.asserted_by(["fact:1", "fact:2", "fact:9"])
@@ -249,7 +249,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> r = m.cypher("RETURN 1 + 1 AS two, 'x' AS s")
         >>> r.columns, r.rows
         (('two', 's'), ((2, 'x'),))
@@ -280,7 +280,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -310,7 +310,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> import types
         >>> up = types.SimpleNamespace(from_version=2, steps=(), backup=None, restarted=False, reindex=True)
         >>> r = m.finish_migration(up)
@@ -350,7 +350,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -381,7 +381,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -408,7 +408,7 @@ class ReadFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)

@@ -32,7 +32,7 @@ class RetrievalFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> lex = m.lexicon()
         >>> m.lexicon() is lex
         True
@@ -69,7 +69,7 @@ class RetrievalFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -115,7 +115,7 @@ class RetrievalFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -166,7 +166,7 @@ class RetrievalFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -220,7 +220,7 @@ class RetrievalFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu.", "ts": "2024-03-01", "kind": "note"}'])
         >>> print(m.pack("kuzu").bundle_text)
         Evidence:
@@ -257,7 +257,7 @@ class RetrievalFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)

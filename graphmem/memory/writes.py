@@ -63,7 +63,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas")
         >>> w = m.assert_("Atlas", "status", "active", valid_from="2024-01-01")
         >>> w.action, w.refs
@@ -116,7 +116,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -151,7 +151,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"]), m.add_entity("Tool", "Kuzu")
         >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
         ('fact:1',)
@@ -197,7 +197,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Project", "Atlas")
         >>> m.assert_("Atlas", "status", "active", valid_from="2024-01-01").refs
         ('fact:1',)
@@ -236,7 +236,7 @@ class WriteFacade(MemoryBase):
         Examples
         --------
         >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp())
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> lines = ['{"op": "entity", "type": "Tool", "name": "Kuzu"}',
         ...          '{"op": "entity", "type": "Project", "name": "Atlas"}',
         ...          '{"op": "assert", "subject": "Atlas", "predicate": "uses", "object": "Kuzu"}']

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import SERVER_FILE, NewStore, server_holding
+from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
 from graphmem.service.operations import OPERATIONS, Operation, check, document
@@ -35,6 +34,14 @@ JSONL_TYPES = ("application/json", "application/x-ndjson", "application/jsonl")
 
 # The routes are the operations offered over HTTP (operations.py holds the one table, shared with MCP).
 ENDPOINTS: tuple[Operation, ...] = tuple(op for op in OPERATIONS if "http" in op.surfaces)
+
+
+def _file_lines(text: str) -> list[str]:
+    """A JSON-lines body as a file of it is read: split at line feeds only (a JSON string may hold
+    U+2028 and other characters ``str.splitlines`` splits at), blank lines kept, so the reports
+    number lines as the CLI does for the same file."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def openapi() -> dict[str, Any]:
@@ -143,7 +150,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                     raise BadInput("request body is not UTF-8: expected UTF-8 JSON") from None
                 if ep.body == "jsonl":
                     params = check(ep, dict(request.query_params), "http", from_text=True)
-                    params["_lines"] = [line for line in text.splitlines() if line.strip()]
+                    params["_lines"] = _file_lines(text)
                 else:
                     try:
                         raw = json.loads(text or "{}")
@@ -203,11 +210,11 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        state["memory"] = Memory(store, create=True, **(memory_kwargs or {}))
+        state["memory"] = Memory(store, **(memory_kwargs or {}))
         state["memory"].store.per_thread_connections()
         marker = Path(store) / SERVER_FILE
         if url:
-            marker.write_text(json.dumps({"pid": os.getpid(), "url": url}) + "\n")
+            write_server_file(Path(store), url, token)
         try:
             yield
         finally:
@@ -271,25 +278,27 @@ class _ReadWriteLock:
                 self._cond.notify_all()
 
 
+def check_servable(store: Path) -> None:
+    """StoreUnavailable unless ``store`` is a store no other server holds (checked before the server
+    starts: uvicorn would report a failed start as a traceback)."""
+    holder = server_holding(store)
+    if holder is not None:
+        raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
+    require_store(store)
+
+
 def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
           allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> None:
     """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
     import uvicorn
     check_bind(host, token)
-    holder = server_holding(store)
-    if holder is not None:
-        raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
+    check_servable(store)
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
-    new = NewStore(store)
-    try:
-        server.run()  # a failed start exits (SystemExit) once the app has opened, and so made, the store
-    finally:
-        if not server.started:  # a server that never started leaves no empty store behind
-            new.remove()
+    server.run()  # a failed start (the port in use) exits with SystemExit once the app has opened the store
     if not server.started:
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 

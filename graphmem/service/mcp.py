@@ -86,7 +86,7 @@ def build_server(store: Path, *, allow_writes: bool = False) -> tuple[Any, dict[
         try:
             params = check(op, arguments or {}, "mcp", from_text=True)
             if "m" not in held:
-                held["m"] = Memory(store, create=True)
+                held["m"] = Memory(store, read_only=not allow_writes)  # a read-only session lets others read too
             doc = document(op.call(held["m"], params))
         except GraphmemError as e:
             raise ToolError(str(e)) from None

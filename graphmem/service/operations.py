@@ -121,7 +121,22 @@ def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 def _ingest(m: Any, p: dict[str, Any]) -> Any:
     lines = p["_lines"] if "_lines" in p else [json.dumps(r) for r in p["records"]]
-    return m.ingest([line.encode("utf-8") for line in lines], extract=p["extract"])
+    return m.ingest([line.encode("utf-8") for line in lines], extract=p["extract"], redact=p.get("redact") is not False)
+
+
+def _extract(m: Any, p: dict[str, Any]) -> Any:
+    """From a text, from one record, or from every record not extracted yet: exactly one of them."""
+    chosen = [k for k in ("text", "record", "pending") if p.get(k) not in (None, False)]
+    if len(chosen) != 1:
+        raise BadInput("expected exactly one of text, record or pending=true for /extract"
+                       + (f"; got {' and '.join(chosen)}" if chosen else ""))
+    if "text" in chosen:
+        return m.extract_text(p["text"], at=p.get("at"), apply=p["apply"])
+    if p.get("at") is not None:
+        raise BadInput("bad parameter 'at' for /extract with record or pending: expected it only with text "
+                       "(a record's time is its own)")
+    return (m.extract_records([p["record"]], apply=p["apply"]) if "record" in chosen
+            else m.extract_pending(apply=p["apply"]))
 
 
 def _lint(m: Any, p: dict[str, Any]) -> dict[str, Any]:
@@ -253,7 +268,8 @@ OPERATIONS: tuple[Operation, ...] = (
                   "The records, each an object with text (required) and optionally ts, kind, source, scope and id "
                   "(an idempotence key), as in docs/formats.md")),
                Param("extract", "boolean", default=False, description="Also extract from the new records and apply "
-                                                                      "it (statements by: extractor)")),
+                                                                      "it (statements by: extractor)"),
+               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)")),
               write=True, body="jsonl"),
     Operation("search", "GET", "/search", "BM25-ranked full-text search over the evidence records "
               "(graphmem.search.v1)", lambda m, p: m.search(p["q"], limit=p["limit"], **_filters(p)),
@@ -262,17 +278,20 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("note", "POST", "/note", "Store one evidence record and give its rec:N; the same note again writes "
               "nothing (graphmem.note.v1)",
               lambda m, p: m.note(p["text"], kind=p.get("kind"), source=p.get("source"), scope=p.get("scope"),
-                                  ts=p.get("ts")),
+                                  ts=p.get("ts"), redact=p.get("redact") is not False),
               (Param("text", required=True, description="The note (at most 16,000 characters are kept)"),
                Param("kind", description="Its kind (default note): message, note, tool_result, doc, ..."),
                Param("source", description="Where it comes from"),
                Param("scope", description="Whose it is (a user, agent, project or session)"),
-               Param("ts", description=f"When it was written (default now). {T}")), write=True),
-    Operation("extract", "POST", "/extract", "Mentions and proposed assertions in a text, written only with apply "
-              "(graphmem.extract.v1)",
-              lambda m, p: m.extract_text(p["text"], at=p.get("at"), apply=p["apply"]),
-              (Param("text", required=True, description=f"At most {EXTRACT_MAX_CHARS:,} characters"),
+               Param("ts", description=f"When it was written (default now). {T}"),
+               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)")),
+              write=True),
+    Operation("extract", "POST", "/extract", "Mentions and proposed assertions in a text, a record or the records "
+              "not extracted yet (exactly one), written only with apply (graphmem.extract.v1)", _extract,
+              (Param("text", description=f"At most {EXTRACT_MAX_CHARS:,} characters"),
                Param("at", description=f"The time the text speaks of (default now); proposals start then. {T}"),
+               Param("record", description="A record ref, rec:N"),
+               Param("pending", "boolean", description="Every record not extracted yet"),
                Param("apply", "boolean", default=False, description="Store the text as a record and write the "
                                                                     "proposals, citing it")),
               write=True, surfaces=HTTP),

@@ -186,10 +186,13 @@ class GraphStore(Protocol):
 
 @runtime_checkable
 class TransactionStore(Protocol):
-    """Where the store is, all-or-nothing writes, and the mark a bulk write leaves while it commits."""
+    """Where the store is, all-or-nothing writes, and the mark a bulk write leaves while it commits.
+    A store opened ``read_only`` refuses every write (``check_writable``: StoreReadOnly)."""
 
     path: Path
+    read_only: bool
 
+    def check_writable(self, what: str = ...) -> None: ...
     def transaction(self) -> AbstractContextManager[None]: ...
     def interrupted_commit(self) -> bool: ...
     def interrupted_write(self) -> WriteUndo | None: ...

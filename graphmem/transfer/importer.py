@@ -276,6 +276,7 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
                  strict: bool = False, progress: Progress = no_progress) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``); ``progress``
     hears how far it has got."""
+    store.check_writable("import")  # before reading the whole file
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
     lines: Iterable[str] = file_lines(source, progress)

@@ -218,6 +218,7 @@ def rebuild(store: Store, registry: Registry, *, check: bool = False,
     with gc_paused():
         if check:
             return rebuild_view(store, registry, check, progress)
+        store.check_writable("rebuild")  # before the whole-store pass
         t0 = time.perf_counter()
         if not store.interrupted_commit():
             # a table whose primary-key index a killed checkpoint left out of step with its rows (one a

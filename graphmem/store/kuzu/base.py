@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import kuzu
 
-from graphmem.errors import StoreUnavailable
+from graphmem.config import require_store
+from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile, _chunks
@@ -70,21 +71,53 @@ def remove_mark(path: Path) -> None:
         sync_dir(path.parent)
 
 
-def open_database(path: Path, pool_bytes: int = 0) -> kuzu.Database:
+def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False) -> kuzu.Database:
     """The Kuzu database of the store at ``path``; a store another process holds, or one Kuzu cannot
-    open, is StoreUnavailable naming the holder or the reason."""
+    open, is StoreUnavailable naming the holder or the reason. Kuzu lets one process open a store to
+    write, or several open it read-only at once (a lock on the database file)."""
     try:
-        return kuzu.Database(str(path / DB_FILE), buffer_pool_size=pool_bytes)
+        return kuzu.Database(str(path / DB_FILE), buffer_pool_size=pool_bytes, read_only=read_only)
     except RuntimeError as e:
         msg = str(e).splitlines()[0]
         if "lock" in msg.lower():
             from graphmem.config import server_holding
-            holder = server_holding(path)
-            raise StoreUnavailable(f"store {str(path)!r} is in use by "
-                                   f"{holder or 'another process'} (Kuzu lets one process open it)") from None
+            holder = server_holding(path) or lock_holder(path / DB_FILE) or "another process"
+            raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (Kuzu lets one process write "
+                                   "to a store, or several read it at once)") from None
         raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
     except OSError as e:
         raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {e}") from None
+
+
+def lock_holder(db_file: Path) -> str | None:
+    """'process N (its command line), reading' or '..., writing': a process holding Kuzu's lock on
+    ``db_file`` (Linux, where ``fcntl`` names the holder of a lock), else None."""
+    import struct
+    import sys
+    if sys.platform != "linux" or struct.calcsize("l") != 8:
+        return None  # struct flock is laid out differently elsewhere
+    import fcntl
+    layout = "hhqqi4x"  # l_type, l_whence, l_start, l_len, l_pid
+    try:
+        fd = os.open(db_file, os.O_RDONLY)
+        try:
+            got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(layout, fcntl.F_WRLCK, 0, 0, 0, 0))
+        finally:
+            os.close(fd)
+        kind, _, _, _, pid = struct.unpack(layout, got)
+    except (OSError, struct.error):
+        return None
+    if kind == fcntl.F_UNLCK or pid <= 0:
+        return None
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = " ".join(a.decode("utf-8", "replace") for a in argv if a)
+    except OSError:
+        command = ""
+    if len(command) > 80:
+        command = command[:77] + "..."
+    return (f"process {pid}" + (f" ({command})" if command else "")
+            + (", reading" if kind == fcntl.F_RDLCK else ", writing"))
 
 
 def _int(n: int) -> str:
@@ -103,25 +136,30 @@ class StoreBase:
 
     _HOT: frozenset[str] = frozenset()  # queries whose plans are kept (Store names them)
 
-    def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = True,
-                 buffer_pool_mb: int | None = None, repair: bool = False) -> None:
-        """``repair`` opens a store that holds the mark of an interrupted migration or bulk commit
-        (``migrate`` and ``rebuild`` do, to make it whole); anything else refuses it."""
+    def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = False,
+                 buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False) -> None:
+        """``create`` makes the store when ``path`` holds none (else that is StoreUnavailable).
+        ``repair`` opens a store that holds the mark of an interrupted migration or bulk commit
+        (``migrate`` and ``rebuild`` do, to make it whole); anything else refuses it. ``read_only``
+        opens Kuzu read-only: other read-only processes may hold the store at the same time, and
+        nothing is written, not even the store's own upkeep at open (see ``check_writable``)."""
         self.path = Path(path)
+        self.read_only = read_only
         self._undo = WriteUndo()  # what the transaction under way added or changed (roll_back)
         self.ontology = ontology
         self.registry = registry
         db_path = self.path / DB_FILE
-        if not db_path.exists() and not create:
-            raise StoreUnavailable(f"no store at {str(self.path)!r}; run 'graphmem init' (or 'graphmem demo') first")
         if self.path.exists() and not self.path.is_dir():
             raise StoreUnavailable(f"store path {str(self.path)!r} is a file; expected a directory")
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
+        if not db_path.exists() and (read_only or not create):
+            require_store(self.path)
+        if not read_only:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
         # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
-        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20)
+        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20, read_only)
         self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
@@ -140,7 +178,8 @@ class StoreBase:
         self._mentioning: dict[str, np.ndarray] = {}  # entity ref -> ids of the records mentioning it (records.py)
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}  # (subject type, predicate, object prefix)
         self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
-        self._clear_bulk_files()
+        if not read_only:  # a reader leaves tmp/ alone: it is not the one process that may write there
+            self._clear_bulk_files()
         if not repair:
             self._refuse_interrupted()
         self._repairing = self.interrupted_commit()  # the mark stays until the repair is done (clear_commit_mark)
@@ -247,6 +286,8 @@ class StoreBase:
                 result = self._conn.execute(query, params or {})
         except RuntimeError as e:
             self._refuse_bad_text(params)
+            if self.read_only and "read-only" in str(e):  # a write that did not come through check_writable
+                self.check_writable("run a query that writes")
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
         assert not isinstance(result, list)
         rows: list[list[Any]] = result.get_all()
@@ -278,12 +319,20 @@ class StoreBase:
         if bad is not None:
             check_text(bad, "text")
 
+    def check_writable(self, what: str = "write") -> None:
+        """StoreReadOnly when the store was opened read-only: every write of graphmem comes here first
+        (``transaction``, and the bulk files a large import or rebuild writes before its transaction)."""
+        if self.read_only:
+            raise StoreReadOnly(f"store {str(self.path)!r} is open read-only: cannot {what}; open it without "
+                                "read_only=True to write")
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """All writes inside happen together or not at all."""
         if self._in_tx:
             yield
             return
+        self.check_writable()
         self._q("BEGIN TRANSACTION")
         self._in_tx = True
         self._undo = WriteUndo()

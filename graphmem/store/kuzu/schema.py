@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graphmem.errors import StoreUnavailable
+from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.kuzu.base import SCHEMA_VERSION, StoreBase
 from graphmem.store.kuzu.codecs import dumps
@@ -34,6 +34,9 @@ class Schema(StoreBase):
     def _ensure_schema(self) -> None:
         tables = self._tables()
         fresh = "Meta" not in tables
+        if fresh and self.read_only:
+            raise StoreUnavailable(f"store {str(self.path)!r} has no graphmem tables (its creation did not finish): "
+                                   "expected a store made by 'graphmem init'; open it to write once to finish it")
         if fresh:
             with self.transaction():
                 self._q("CREATE NODE TABLE Meta(key STRING PRIMARY KEY, value STRING)")
@@ -70,7 +73,7 @@ class Schema(StoreBase):
             recorded = self._check_compatible()
             self._meta_cache = {}
             added = {k: v for k, v in self.registry.fingerprint().items() if k not in recorded}
-            if added:  # predicates new to this store are recorded, so a later change to one is caught
+            if added and not self.read_only:  # predicates new to this store are recorded, so a later change to one is caught
                 with self.transaction():
                     self._set_meta("registry", dumps(recorded | added))
         self._create_type_tables(tables)
@@ -108,6 +111,10 @@ class Schema(StoreBase):
             e for e in self.ontology.edge_types if e not in tables and self._edge_ddl(e)]
         if not missing:
             return
+        if self.read_only:
+            raise StoreReadOnly(f"store {str(self.path)!r} has no table for {missing[0]!r} of the loaded ontology yet, "
+                                "and it is open read-only: open it to write once (e.g. 'graphmem init' with the same "
+                                "--ontology) to add the table")
         with self.transaction():
             for t in self.ontology.entity_types:
                 if t not in tables:

@@ -201,6 +201,7 @@ class StatementTables(Schema):
 
     def statement_file(self) -> StatementFile:
         """A bulk file that takes statements one at a time, then loads them (large imports hold none)."""
+        self.check_writable("import")
         return StatementFile(self)
 
     def mark_retracted(self, fact_id: int, at: int, reason: str | None) -> None:

@@ -232,6 +232,7 @@ class ViewTables(Schema):
     def write_view_files(self, subjects: Iterable[tuple[str, str, str, list[Interval]]]) -> ViewFiles:
         """Write the view's rows to bulk files for ``load_view`` (pure Python, no database: large
         rebuilds and imports write two sets of files at once in two processes)."""
+        self.check_writable("write the view")
         counts = {"subjects": 0, "intervals": 0, "edges": 0}
         ts_text: dict[int | None, str] = {}
         # edge rows go to their files a chunk at a time, so a large view is never held whole
