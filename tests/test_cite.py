@@ -112,7 +112,7 @@ def test_retracting_a_cite_withdraws_its_sources_and_retracting_the_assertion_ke
 ])
 def test_cite_bad_input_is_one_line_exit_2_nothing_written(store_path: Path, args: list[str],
                                                             names: list[str]) -> None:
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     m.import_jsonl([json.dumps(x) for x in [
         *ENTITIES, {"op": "entity", "type": "Tool", "name": "SQLite"},
         {"op": "assert", "subject": "Atlas", "predicate": "uses", "object": "Kuzu", "valid_from": "2024-01-01",
@@ -124,13 +124,13 @@ def test_cite_bad_input_is_one_line_exit_2_nothing_written(store_path: Path, arg
     state = _state(m)
     m.close()
     one_clear_line(cli(store_path, "cite", *args), 2, names, expects=())
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     assert _state(m) == state
     m.close()
 
 
 def test_cite_cli_prints_its_ref_and_json(store_path: Path) -> None:
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     m.import_jsonl([json.dumps(x) for x in [*ENTITIES, {"op": "assert", "subject": "Atlas", "predicate": "uses",
                                                        "object": "Kuzu"}]])
     m.close()
@@ -238,7 +238,7 @@ def test_a_file_without_ids_imported_twice_is_imported_once(store_path: Path) ->
         {"op": "end", "subject": "Atlas", "predicate": "uses", "at": "2024-06-01"},
         {"op": "retract", "fact": "fact:2", "reason": "typo"},
     ]]
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     first = m.import_jsonl(lines)
     assert first.statements == 3 and first.unchanged == 0
     state = _state(m)
@@ -261,7 +261,7 @@ def test_a_file_without_ids_imported_twice_is_imported_once(store_path: Path) ->
 
 
 def test_a_declared_id_must_name_the_equal_statement(store_path: Path) -> None:
-    m = graphmem.open(store_path)
+    m = graphmem.open(store_path, create=True)
     line = {"op": "assert", "subject": "project:atlas", "predicate": "uses", "object": "tool:kuzu",
             "valid_from": "2024-01-01", "recorded_at": "2024-01-01"}
     m.import_jsonl([json.dumps(x) for x in [*ENTITIES, {**line, "id": "fact:1"}]])
@@ -282,8 +282,8 @@ def test_import_twice_equals_import_once(tmp_path_factory: pytest.TempPathFactor
                                          lines: list[dict[str, Any]]) -> None:
     folder = tmp_path_factory.mktemp("twice")
     text = [json.dumps(x) for x in _PROP_ENTITIES + lines]
-    once = graphmem.open(folder / "once")
-    twice = graphmem.open(folder / "twice")
+    once = graphmem.open(folder / "once", create=True)
+    twice = graphmem.open(folder / "twice", create=True)
     try:
         r1 = once.import_jsonl(text)
         assert r1.ok, r1.errors

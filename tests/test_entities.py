@@ -327,6 +327,7 @@ def test_cli_commands_print_refs_and_json(tmp_path: Path) -> None:
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
     s = tmp_path / "s"
+    cli(s, "init")
     cli(s, "entity", "add", "Project", "Atlas")
     cli(s, "entity", "add", "Tool", "Kuzu")
     before = cli(s, "export").out
@@ -411,7 +412,7 @@ def test_a_merge_killed_while_committing_is_taken_back_whole(tmp_path: Path) -> 
     lines += [{"op": "entity", "type": "Tool", "name": f"Tool {i}"} for i in range(25)]
     lines += [{"op": "assert", "subject": "project:atlas-2", "predicate": "uses", "object": f"tool:tool-{i % 25}",
                "valid_from": (dt.date(2000, 1, 1) + dt.timedelta(days=i)).isoformat()} for i in range(2500)]
-    with graphmem.open(path) as m:
+    with graphmem.open(path, create=True) as m:
         assert m.import_jsonl([json.dumps(x) for x in lines], strict=True).ok
         m.ingest([json.dumps({"text": "Atlas 2 runs on Tool 3."}).encode()])
         m.extract_pending(apply=True)

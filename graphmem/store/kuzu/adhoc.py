@@ -96,7 +96,7 @@ class AdhocQueries(Schema):
             return result.get_column_names(), result.get_column_data_types(), result.get_all()
         except RuntimeError as e:
             msg = str(e).splitlines()[0]
-            if "read-only transaction" in msg or "auto transaction mode" in msg:
+            if "read-only transaction" in msg or "auto transaction mode" in msg or "read-only database" in msg:
                 raise QueryRefused(f"refused query {shown}: it would write to the store (Kuzu refuses it in a "
                                    f"read-only transaction); {_EXPECTED}") from None
             if "multiple statements" in msg:
