@@ -9,7 +9,6 @@ read keeps ``current`` and ``facts`` as fast as the view; ``to_dict`` and ``to_j
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from graphmem.notebook import HtmlRepr
 
 if TYPE_CHECKING:
     from graphmem.model.facts import Event, Fact
-    from graphmem.ontology.schema import Ontology, Registry
 
 
 def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
@@ -386,126 +384,3 @@ class ExtractResult(HtmlRepr):
         rows = [p.to_dict() for _, ex in self.items for p in ex.assertions]
         cols = ["subject", "predicate", "object", "valid_from", "evidence", "span", "rule"]
         return cols, [[r.get(c) for c in cols] for r in rows]
-
-
-@dataclass(frozen=True, repr=False)
-class EntityDoc(HtmlRepr):
-    """One entity, as ``entity show`` prints it."""
-
-    entity: Entity
-    events: tuple[EntityEvent, ...] = ()  # its renames, alias changes, merges and unmerges, in order
-    merged_into: str | None = None  # the entity it resolves to, when it is merged into another
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict(), "merged_into": self.merged_into,
-                "events": [ev.to_dict() for ev in self.events]}
-
-    def _summary(self) -> str:
-        e = self.entity
-        return f"{e.type} {nb.who(e)}" + (f", aliases {', '.join(e.aliases)}" if e.aliases else "")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return _entity_frame((self.entity,))
-
-
-@dataclass(frozen=True, repr=False)
-class EntityList(HtmlRepr):
-    """Entities by type then ref, as ``entity list`` prints them."""
-
-    entities: tuple[Entity, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entities.v1", "entities": [e.to_dict() for e in self.entities]}
-
-    def _summary(self) -> str:
-        return nb.plural(len(self.entities), "entity", "entities")
-
-    def _lines(self, limit: int) -> tuple[list[str], int]:
-        return nb.rows_of(self.entities, limit, lambda e: f"{e.type} {nb.who(e)}")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return _entity_frame(self.entities)
-
-
-def _entity_frame(entities: tuple[Entity, ...]) -> tuple[list[str], list[list[Any]]]:
-    return ["ref", "type", "name", "aliases", "description"], [[e.ref, e.type, e.name, list(e.aliases), e.description]
-                                                                for e in entities]
-
-
-@dataclass(frozen=True, repr=False)
-class StoreInfo(HtmlRepr):
-    """Where the store is and how much it holds (``init``)."""
-
-    store: str
-    statements: int
-    entities: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
-                "entities": self.entities}
-
-    def _summary(self) -> str:
-        return f"{self.store}: {nb.plural(self.entities, 'entity', 'entities')}, {nb.plural(self.statements, 'statement')}"
-
-
-@dataclass(frozen=True, repr=False)
-class OntologyDoc(HtmlRepr):
-    """The loaded ontology (``ontology``)."""
-
-    ontology: Ontology
-
-    def to_dict(self) -> dict[str, Any]:
-        ont = self.ontology
-        return {"schema": "graphmem.ontology.v1",
-                "entity_types": [{"name": t.name, "prefix": t.prefix, "description": t.description}
-                                 for t in ont.entity_types.values()],
-                "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
-                               for e in ont.edge_types.values()]}
-
-    def _summary(self) -> str:
-        return (f"{nb.plural(len(self.ontology.entity_types), 'entity type')}, "
-                f"{nb.plural(len(self.ontology.edge_types), 'edge type')}")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return ["name", "prefix", "description"], [[t.name, t.prefix, t.description]
-                                                   for t in self.ontology.entity_types.values()]
-
-
-@dataclass(frozen=True, repr=False)
-class RegistryDoc(HtmlRepr):
-    """The loaded predicate registry (``predicates``)."""
-
-    registry: Registry
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.predicates.v1", "predicates": [
-            {"name": p.name, "description": p.description, "subject_types": list(p.subject_types),
-             "object": ({"entity_types": list(p.object_entity_types)} if p.entity_valued else
-                        {"type": p.literal_type, **({"values": list(p.enum_values)} if p.enum_values else {})}),
-             "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
-            for p in self.registry.predicates.values()]}
-
-    def _summary(self) -> str:
-        return nb.plural(len(self.registry.predicates), "predicate")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        cols = ["name", "description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after"]
-        return cols, [[d[c] for c in cols] for d in self.to_dict()["predicates"]]
-
-
-@dataclass(frozen=True, repr=False)
-class ExportDoc(HtmlRepr):
-    """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
-
-    format: str
-    as_of: str | None
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
-        return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
-                "lines" if self.format == "jsonl" else "graphml": body}
-
-    def _summary(self) -> str:
-        size = nb.plural(self.text.count("\n"), "line") if self.format == "jsonl" else nb.plural(len(self.text), "character")
-        return f"{self.format}, {size}" + (f", as of {self.as_of}" if self.as_of else "")
