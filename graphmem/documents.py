@@ -18,7 +18,23 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, repr=False)
 class EntityDoc(HtmlRepr):
-    """One entity, as ``entity show`` prints it."""
+    """One entity, as ``entity show`` prints it (``Memory.show_entity``).
+
+    Attributes
+    ----------
+    entity : Entity
+        Its ref, type, name, aliases and description.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"])
+    >>> doc = m.show_entity("atlas-app")
+    >>> doc.entity.ref, doc.to_dict()["schema"]
+    ('project:atlas', 'graphmem.entity.v1')
+    >>> m.close()
+    """
 
     entity: Entity
     events: tuple[EntityEvent, ...] = ()  # its renames, alias changes, merges and unmerges, in order
@@ -38,7 +54,22 @@ class EntityDoc(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class EntityList(HtmlRepr):
-    """Entities by type then ref, as ``entity list`` prints them."""
+    """Entities by type then ref, as ``entity list`` prints them (``Memory.list_entities``).
+
+    Attributes
+    ----------
+    entities : tuple of Entity
+        The entities, by type then ref.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> [e.ref for e in m.list_entities().entities]
+    ['project:atlas', 'tool:kuzu']
+    >>> m.close()
+    """
 
     entities: tuple[Entity, ...]
 
@@ -62,7 +93,24 @@ def _entity_frame(entities: tuple[Entity, ...]) -> tuple[list[str], list[list[An
 
 @dataclass(frozen=True, repr=False)
 class StoreInfo(HtmlRepr):
-    """Where the store is and how much it holds (``init``)."""
+    """Where the store is and how much it holds (``init``; ``Memory.info``).
+
+    Attributes
+    ----------
+    store : str
+        The store's folder.
+    statements, entities : int
+        How many statements (assertions and ends) and entities it holds.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas")
+    >>> m.info().entities, m.info().statements
+    (1, 0)
+    >>> m.close()
+    """
 
     store: str
     statements: int
@@ -78,7 +126,21 @@ class StoreInfo(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class OntologyDoc(HtmlRepr):
-    """The loaded ontology (``ontology``)."""
+    """The loaded ontology (``graphmem ontology``; ``Memory.ontology_doc``).
+
+    Attributes
+    ----------
+    ontology : Ontology
+        Its ``entity_types`` and ``edge_types`` by name.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> "Project" in m.ontology_doc().ontology.entity_types
+    True
+    >>> m.close()
+    """
 
     ontology: Ontology
 
@@ -101,7 +163,21 @@ class OntologyDoc(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class RegistryDoc(HtmlRepr):
-    """The loaded predicate registry (``predicates``)."""
+    """The loaded predicate registry (``graphmem predicates``; ``Memory.registry_doc``).
+
+    Attributes
+    ----------
+    registry : Registry
+        Its ``predicates`` by name.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> m.registry_doc().registry.predicates["uses"].cardinality
+    'many'
+    >>> m.close()
+    """
 
     registry: Registry
 
@@ -123,7 +199,27 @@ class RegistryDoc(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class ExportDoc(HtmlRepr):
-    """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
+    """An export (``export --json``; ``Memory.export_doc``): JSONL as a list of line objects, GraphML as text.
+
+    Attributes
+    ----------
+    format : str
+        ``jsonl`` or ``graphml``.
+    as_of : str or None
+        The time the export shows the facts at, as asked (None: now).
+    text : str
+        The export itself, as ``graphmem export`` writes it.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas")
+    >>> doc = m.export_doc("jsonl")
+    >>> doc.to_dict()["lines"][0]["name"], doc.text.count("\\n")
+    ('Atlas', 1)
+    >>> m.close()
+    """
 
     format: str
     as_of: str | None

@@ -34,8 +34,28 @@ def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
 class CurrentResult(HtmlRepr):
     """What holds for ``subject`` at ``as_of`` as known at ``known_at``: ``facts`` are Fact values.
 
-    ``subject`` carries ref, type and name (aliases are not loaded); ``view`` holds the same facts as the
-    view's intervals.
+    Attributes
+    ----------
+    subject : Entity
+        Ref, type and name (aliases are not loaded).
+    as_of, known_at : datetime
+        The times asked about, UTC.
+    facts : tuple of Fact
+        The facts in force, by predicate then start.
+    view : tuple of Interval
+        The same facts as the view's intervals (what ``to_dict`` writes).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> r = m.current("Atlas", as_of="2024-03-01")
+    >>> r.subject.ref, r.as_of.isoformat(), [(f.predicate, f.object) for f in r.facts]
+    ('project:atlas', '2024-03-01T00:00:00+00:00', [('uses', 'tool:kuzu')])
+    >>> m.close()
     """
 
     subject: Entity
@@ -68,7 +88,34 @@ class CurrentResult(HtmlRepr):
 @dataclass(frozen=True, repr=False)
 class TimelineResult(HtmlRepr):
     """Every interval of ``subject`` (``intervals``, Fact values, by predicate then start) and the statements
-    and retractions behind them (``events``, Event values, in record order), as known at ``known_at``."""
+    and retractions behind them (``events``, Event values, in record order), as known at ``known_at``.
+
+    Attributes
+    ----------
+    subject : Entity
+        Ref, type and name (aliases are not loaded).
+    known_at : datetime
+        The time of knowledge, UTC.
+    intervals : tuple of Fact
+        Every interval, past ones included.
+    events : tuple of Event
+        Each assertion, end and retraction, by record time.
+    view, log : tuple
+        The same as the view computed them (what ``to_dict`` writes).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+    >>> r = m.timeline("Atlas")
+    >>> [(f.object, f.valid_to.date().isoformat()) for f in r.intervals], [e.op for e in r.events]
+    ([('tool:kuzu', '2024-06-01')], ['assert', 'end'])
+    >>> m.close()
+    """
 
     subject: Entity
     known_at: _dt.datetime
@@ -92,12 +139,23 @@ class TimelineResult(HtmlRepr):
 
         An open interval runs to ``now`` (default: the current time), drawn lighter. Needs matplotlib
         (``pip install 'graphmem[notebook]'``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            ``ax``, or a new figure's axes; one row per predicate and object.
         """
         facts = [f for f in self.intervals if predicates is None or f.predicate in predicates]
         return nb.plot_facts(facts, f"{nb.who(self.subject)} over time", ax=ax, now=now)
 
     def to_frame(self, events: bool = False) -> Any:
-        """The intervals (or, with ``events``, the events) as a pandas DataFrame."""
+        """The intervals (or, with ``events``, the events) as a pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per interval (or event); times as UTC datetimes, ids as ``fact:N`` refs.
+        """
         if not events:
             return super().to_frame()
         return nb.frame(nb.EVENT_COLUMNS, [nb.event_row(e) for e in self.events])
@@ -135,7 +193,33 @@ def _event_docs(log: tuple[tuple[str, Statement], ...]) -> list[dict[str, Any]]:
 @dataclass(frozen=True, repr=False)
 class FactsResult(HtmlRepr):
     """Facts with their subjects at ``as_of``: ``facts`` are Fact values (``fact.subject`` a ref), ``subjects``
-    the Entity of each subject ref (ref, type and name; aliases are not loaded)."""
+    the Entity of each subject ref (ref, type and name; aliases are not loaded).
+
+    Attributes
+    ----------
+    as_of : datetime
+        The time asked about, UTC.
+    filters : dict
+        The filters asked for (``predicate``, ``object``, ``subject_type``), None where not given.
+    facts : tuple of Fact
+        The facts, by subject, predicate and start.
+    subjects : dict of str to Entity
+        Each subject of ``facts`` by its ref.
+    view : tuple
+        (subject, interval) pairs as the view computed them (what ``to_dict`` writes).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> r = m.facts(predicate="uses", as_of="2024-03-01")
+    >>> [(f.subject, f.object) for f in r.facts], r.subjects["project:atlas"].name
+    ([('project:atlas', 'tool:kuzu')], 'Atlas')
+    >>> m.close()
+    """
 
     as_of: _dt.datetime
     filters: dict[str, Any]
@@ -173,7 +257,36 @@ class FactsResult(HtmlRepr):
 class WhyResult(HtmlRepr):
     """The receipts of one statement: ``statement`` (an Event), its ``subject``, the cited ``records``, the facts
     it is part of (``in_view``), and the ``fact:N`` refs it supersedes, is superseded by, conflicts with or is
-    ended by."""
+    ended by.
+
+    Attributes
+    ----------
+    statement : Event
+        The statement asked about.
+    subject : Entity or None
+        Its subject (None if it no longer resolves).
+    records : dict
+        Each cited record ref to its Record (None when it does not resolve).
+    in_view : tuple of Fact
+        The facts of the view the statement is behind.
+    supersedes, superseded_by, conflicts, ended_by : tuple of str
+        ``fact:N`` refs of the statements related to it.
+    stored, view : Statement, tuple of Interval
+        The same as the store and the view hold them (what ``to_dict`` writes).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+    >>> w = m.why("fact:1")
+    >>> w.statement.op, w.ended_by, [f.valid_to.date().isoformat() for f in w.in_view]
+    ('assert', ('fact:2',), ['2024-06-01'])
+    >>> m.close()
+    """
 
     stored: Statement
     subject: Entity | None
@@ -250,7 +363,26 @@ class WhyResult(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class WriteResult(HtmlRepr):
-    """What a write created: refs of entities and statements."""
+    """What a write created: refs of entities and statements.
+
+    Attributes
+    ----------
+    action : str
+        The write: ``add_entity``, ``assert``, ``end``, ``retract``, ...
+    refs : tuple of str
+        The refs created (``project:atlas``, ``fact:N``).
+    detail : dict
+        More of the ``--json`` document (the statement written, ...).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> r = m.add_entity("Project", "Atlas")
+    >>> r.refs, r.to_dict()["created"]
+    (('project:atlas',), ['project:atlas'])
+    >>> m.close()
+    """
 
     action: str
     refs: tuple[str, ...]
@@ -265,6 +397,33 @@ class WriteResult(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class ImportReport(HtmlRepr):
+    """What an import of JSONL lines did (``Memory.import_jsonl``); nothing is written in strict mode with errors.
+
+    Attributes
+    ----------
+    lines, statements, retractions : int
+        Lines read, statements and retractions written.
+    entities_created, entities_updated : int
+        Entities written.
+    first_fact, last_fact : str or None
+        The first and last statement written (``fact:N``).
+    errors : tuple of (int, str)
+        Each invalid line's number and reason.
+    written, ok : bool
+        Whether anything was written; whether every line was valid.
+    seconds : float
+        How long it took.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> r = m.import_jsonl(['{"op": "entity", "type": "Tool", "name": "Kuzu"}', '{"op": "nope"}'])
+    >>> r.entities_created, r.ok, r.errors[0][0]
+    (1, False, 2)
+    >>> m.close()
+    """
+
     lines: int
     entities_created: int
     entities_updated: int
@@ -279,6 +438,7 @@ class ImportReport(HtmlRepr):
 
     @property
     def ok(self) -> bool:
+        """Whether every line was valid."""
         return not self.errors
 
     def to_dict(self) -> dict[str, Any]:
@@ -306,7 +466,33 @@ class ImportReport(HtmlRepr):
 
 @dataclass(frozen=True)
 class SearchHit:
-    """A ranked record: what a search shows of it (``Memory.record(ref)`` has the rest)."""
+    """A ranked record: what a search shows of it (``Memory.record(ref)`` has the rest).
+
+    Attributes
+    ----------
+    ref : str
+        ``rec:N``.
+    score : float
+        Its BM25 score for the query.
+    snippet : str
+        The text around the matched words.
+    ts : datetime
+        The record's time, UTC.
+    kind, source, scope : str
+        As ingested (source and scope may be None).
+    importance : float
+        From 0 to 1.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.ingest([{"text": "Atlas stores its graph in Kuzu.", "ts": "2024-03-01"}])
+    >>> hit = m.search("graph").results[0]
+    >>> hit.ref, hit.ts.date().isoformat(), hit.snippet
+    ('rec:1', '2024-03-01', 'Atlas stores its graph in Kuzu.')
+    >>> m.close()
+    """
 
     ref: str
     score: float  # BM25
@@ -318,13 +504,42 @@ class SearchHit:
     importance: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The hit as an item of the ``graphmem.search.v1`` document.
+
+        Returns
+        -------
+        dict
+            Its fields, ``ts`` as ISO-8601 text and ``score`` rounded to 6 places.
+        """
         return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_datetime(self.ts),
                 "kind": self.kind, "source": self.source, "scope": self.scope, "importance": self.importance}
 
 
 @dataclass(frozen=True, repr=False)
 class SearchResult(HtmlRepr):
-    """Records ranked for ``query`` (``results``, SearchHit values, best first) and the ``terms`` looked up."""
+    """Records ranked for ``query`` (``results``, SearchHit values, best first) and the ``terms`` looked up.
+
+    Attributes
+    ----------
+    query : str
+        The query as given.
+    terms : tuple of str
+        The terms looked up in the full-text index.
+    results : tuple of SearchHit
+        The records, best first.
+    hits : tuple of SearchHit
+        Deprecated name of ``results``.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.ingest([{"text": "Atlas stores its graph in Kuzu.", "ts": "2024-03-01"}])
+    >>> r = m.search("graphs")
+    >>> [h.ref for h in r.results], r.to_dict()["schema"]
+    (['rec:1'], 'graphmem.search.v1')
+    >>> m.close()
+    """
 
     query: str
     terms: tuple[str, ...]
@@ -354,7 +569,27 @@ class SearchResult(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class ExtractResult(HtmlRepr):
-    """Proposals per source (a record ref, or "text"), and what was written with --apply."""
+    """Proposals per source (a record ref, or "text"), and what was written with --apply.
+
+    Attributes
+    ----------
+    items : tuple of (str, Extraction)
+        Each source and what extraction proposed for it: ``mentions``, ``assertions``, ``ends``, ``entities``.
+    writes_performed : bool
+        Whether the proposals were applied.
+    written : tuple of str
+        The ``fact:N`` refs written.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> r = m.extract_text("Atlas uses Kuzu.", at="2024-03-01")
+    >>> [(p.subject, p.predicate, p.object) for p in r.items[0][1].assertions], r.written
+    ([('project:atlas', 'uses', 'tool:kuzu')], ())
+    >>> m.close()
+    """
 
     items: tuple[tuple[str, Any], ...]  # (source, Extraction)
     writes_performed: bool
