@@ -525,6 +525,8 @@ class SearchResult(HtmlRepr):
         The query as given.
     terms : tuple of str
         The terms looked up in the full-text index.
+    filters : dict
+        The records' filter as given (kind, source, since, until, about; docs/evidence.md); empty: none.
     results : tuple of SearchHit
         The records, best first.
     hits : tuple of SearchHit

@@ -61,6 +61,8 @@ class IngestReport(HtmlRepr):
         How long it took.
     extraction : ExtractResult or None
         With ``ingest(extract=True)``: what was extracted from the new records.
+    format : str
+        What the source was read as: ``jsonl``, ``markdown`` or ``text``.
 
     Examples
     --------

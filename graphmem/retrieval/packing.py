@@ -154,6 +154,8 @@ class PackResult(HtmlRepr):
         Why the bundle is empty, when it is.
     with_trace : bool
         Whether ``to_dict`` carries the trace.
+    filters : dict
+        The records' filter as given; empty: none.
 
     Examples
     --------
