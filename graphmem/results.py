@@ -368,7 +368,7 @@ class WriteResult(HtmlRepr):
     Attributes
     ----------
     action : str
-        The write: ``add_entity``, ``assert``, ``end``, ``retract``, ...
+        The write: ``entity``, ``assert``, ``end`` or ``retract`` (the JSON schema is ``graphmem.<action>.v1``).
     refs : tuple of str
         The refs created (``project:atlas``, ``fact:N``).
     detail : dict

@@ -141,7 +141,7 @@ class PackResult(HtmlRepr):
     budget_tokens, max_items, used_tokens : int
         The budget, the most items allowed, and the tokens the bundle uses.
     tokenizer : str
-        The name of what counted the tokens.
+        The name of the function that counted the tokens (its ``name`` or ``__name__``).
     bundle_text : str
         The lines to put in a prompt, each citing its ``fact:N`` or ``rec:N``.
     items : tuple of Candidate
