@@ -27,12 +27,11 @@ from graphmem.errors import (
 )
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
-from graphmem.reports import LintIssue, LintReport, MigrateReport, RebuildReport
+from graphmem.reports import ImportReport, LintIssue, LintReport, MigrateReport, RebuildReport
 from graphmem.results import (
     CurrentResult,
     ExtractResult,
     FactsResult,
-    ImportReport,
     SearchHit,
     SearchResult,
     TimelineResult,

@@ -24,6 +24,10 @@ class EntityDoc(HtmlRepr):
     ----------
     entity : Entity
         Its ref, type, name, aliases and description.
+    events : tuple of EntityEvent
+        Its renames, alias changes, merges and unmerges, in order.
+    merged_into : str or None
+        The entity it resolves to, when it is merged into another.
 
     Examples
     --------

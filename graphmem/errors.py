@@ -192,7 +192,24 @@ class ImportFailed(BadInput):
 
 
 class QueryRefused(BadInput):
-    """A query given to run read-only would write, or reach files or settings outside the store."""
+    """A query given to run read-only would write, or reach files or settings outside the store (exit code 2).
+
+    Raised by ``Memory.cypher`` (``graphmem cypher``) before the query runs.
+
+    Attributes
+    ----------
+    exit_code : int
+        2.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> m.cypher("CREATE (n:Note {x: 1})")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    graphmem.errors.QueryRefused: refused query 'CREATE (n:Note {x: 1})': it is a CREATE statement, which would write; ...
+    >>> m.close()
+    """
 
 
 def check_int(value: object, name: str, lo: int, hi: int) -> int:

@@ -1,6 +1,6 @@
-"""Reports of whole-store work: lint (its issues, codes and severities), rebuild and migrate.
+"""Reports of whole-store work: lint (its issues, codes and severities), import, rebuild and migrate.
 
-Each converts to the CLI's JSON (``to_dict``) as every result does; ``graphmem.results`` re-exports them.
+Each converts to the CLI's JSON (``to_dict``) as every result does.
 """
 
 from __future__ import annotations
@@ -201,6 +201,77 @@ class LintReport(HtmlRepr):
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         cols = ["code", "severity", "message", "fact", "subject", "record"]
         return cols, [[getattr(i, c) for c in cols] for i in self.issues]
+
+
+@dataclass(frozen=True, repr=False)
+class ImportReport(HtmlRepr):
+    """What an import of JSONL lines did (``Memory.import_jsonl``); nothing is written in strict mode with errors.
+
+    Attributes
+    ----------
+    lines, statements, retractions : int
+        Lines read, statements and retractions written.
+    entities_created, entities_updated : int
+        Entities written.
+    first_fact, last_fact : str or None
+        The first and last statement written (``fact:N``).
+    errors : tuple of (int, str)
+        Each invalid line's number and reason.
+    written, ok : bool
+        Whether anything was written; whether every line was valid.
+    seconds : float
+        How long it took.
+    unchanged : int
+        Lines equal to what the store held: nothing written for them.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp())
+    >>> r = m.import_jsonl(['{"op": "entity", "type": "Tool", "name": "Kuzu"}', '{"op": "nope"}'])
+    >>> r.entities_created, r.ok, r.errors[0][0]
+    (1, False, 2)
+    >>> m.close()
+    """
+
+    lines: int
+    entities_created: int
+    entities_updated: int
+    statements: int
+    retractions: int
+    first_fact: str | None  # fact:N, the first and last statement written
+    last_fact: str | None
+    errors: tuple[tuple[int, str], ...]
+    written: bool
+    seconds: float = 0.0
+    unchanged: int = 0  # lines equal to what the store held: nothing written for them
+
+    @property
+    def ok(self) -> bool:
+        """Whether every line was valid."""
+        return not self.errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
+            "entities_created": self.entities_created, "entities_updated": self.entities_updated,
+            "statements": self.statements, "retractions": self.retractions, "unchanged": self.unchanged,
+            "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
+            "errors": [{"line": n, "reason": r} for n, r in self.errors],
+            "seconds": round(self.seconds, 3),
+        }
+
+    def _summary(self) -> str:
+        done = "written" if self.written else "nothing written"
+        span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
+        return (f"{nb.plural(self.lines, 'line')}, {nb.plural(self.statements, 'statement')}{span}, "
+                f"{nb.plural(self.entities_created, 'entity')} created, {nb.plural(len(self.errors), 'error')}: {done}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return nb.rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["line", "reason"], [[n, r] for n, r in self.errors]
 
 
 @dataclass(frozen=True, repr=False)

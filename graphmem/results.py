@@ -44,6 +44,8 @@ class CurrentResult(HtmlRepr):
         The facts in force, by predicate then start.
     view : tuple of Interval
         The same facts as the view's intervals (what ``to_dict`` writes).
+    message : str or None
+        Why nothing holds, when the reason is worth saying (``known_at`` before any record).
 
     Examples
     --------
@@ -102,6 +104,8 @@ class TimelineResult(HtmlRepr):
         Each assertion, end and retraction, by record time.
     view, log : tuple
         The same as the view computed them (what ``to_dict`` writes).
+    entity_events : tuple of EntityEvent
+        The subject's renames, alias changes and merges, as known at ``known_at``.
 
     Examples
     --------
@@ -273,6 +277,8 @@ class WhyResult(HtmlRepr):
         ``fact:N`` refs of the statements related to it.
     stored, view : Statement, tuple of Interval
         The same as the store and the view hold them (what ``to_dict`` writes).
+    entity_events : tuple of EntityEvent
+        The merges and unmerges that carried this fact or made it.
 
     Examples
     --------
@@ -393,75 +399,6 @@ class WriteResult(HtmlRepr):
 
     def _summary(self) -> str:
         return f"{self.action}: {' '.join(self.refs) or 'nothing created'}"
-
-
-@dataclass(frozen=True, repr=False)
-class ImportReport(HtmlRepr):
-    """What an import of JSONL lines did (``Memory.import_jsonl``); nothing is written in strict mode with errors.
-
-    Attributes
-    ----------
-    lines, statements, retractions : int
-        Lines read, statements and retractions written.
-    entities_created, entities_updated : int
-        Entities written.
-    first_fact, last_fact : str or None
-        The first and last statement written (``fact:N``).
-    errors : tuple of (int, str)
-        Each invalid line's number and reason.
-    written, ok : bool
-        Whether anything was written; whether every line was valid.
-    seconds : float
-        How long it took.
-
-    Examples
-    --------
-    >>> import tempfile, graphmem
-    >>> m = graphmem.open(tempfile.mkdtemp())
-    >>> r = m.import_jsonl(['{"op": "entity", "type": "Tool", "name": "Kuzu"}', '{"op": "nope"}'])
-    >>> r.entities_created, r.ok, r.errors[0][0]
-    (1, False, 2)
-    >>> m.close()
-    """
-
-    lines: int
-    entities_created: int
-    entities_updated: int
-    statements: int
-    retractions: int
-    first_fact: str | None  # fact:N, the first and last statement written
-    last_fact: str | None
-    errors: tuple[tuple[int, str], ...]
-    written: bool
-    seconds: float = 0.0
-    unchanged: int = 0  # lines equal to what the store held: nothing written for them
-
-    @property
-    def ok(self) -> bool:
-        """Whether every line was valid."""
-        return not self.errors
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
-            "entities_created": self.entities_created, "entities_updated": self.entities_updated,
-            "statements": self.statements, "retractions": self.retractions, "unchanged": self.unchanged,
-            "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
-            "errors": [{"line": n, "reason": r} for n, r in self.errors],
-            "seconds": round(self.seconds, 3),
-        }
-
-    def _summary(self) -> str:
-        done = "written" if self.written else "nothing written"
-        span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
-        return (f"{nb.plural(self.lines, 'line')}, {nb.plural(self.statements, 'statement')}{span}, "
-                f"{nb.plural(self.entities_created, 'entity')} created, {nb.plural(len(self.errors), 'error')}: {done}")
-
-    def _lines(self, limit: int) -> tuple[list[str], int]:
-        return nb.rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return ["line", "reason"], [[n, r] for n, r in self.errors]
 
 
 @dataclass(frozen=True)
