@@ -205,9 +205,9 @@ class QueryRefused(BadInput):
     --------
     >>> import tempfile, graphmem
     >>> m = graphmem.open(tempfile.mkdtemp())
-    >>> m.cypher("CREATE (n:Note {x: 1})")  # doctest: +ELLIPSIS
+    >>> m.cypher("DROP TABLE Note")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    graphmem.errors.QueryRefused: refused query 'CREATE (n:Note {x: 1})': it is a CREATE statement, which would write; ...
+    graphmem.errors.QueryRefused: refused query 'DROP TABLE Note': it is a DROP statement, which would write; ...
     >>> m.close()
     """
 
