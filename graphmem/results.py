@@ -279,6 +279,8 @@ class WhyResult(HtmlRepr):
         The same as the store and the view hold them (what ``to_dict`` writes).
     entity_events : tuple of EntityEvent
         The merges and unmerges that carried this fact or made it.
+    cited_by : tuple of Statement
+        The cites of this assertion, retracted ones included.
 
     Examples
     --------

@@ -183,6 +183,8 @@ class Event(NamedTuple):
         The cited record refs or URIs.
     asserted_by, trust : str or None
         Who asserted it and its trust tier.
+    cites : str or None
+        For a cite: the ``fact:N`` of the assertion it attaches its sources to.
 
     Examples
     --------

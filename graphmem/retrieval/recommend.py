@@ -133,34 +133,7 @@ class Recommendation:
 @dataclass(frozen=True, repr=False)
 class RecommendResult(HtmlRepr):
     """The ``results`` (Recommendation values, best first) for ``idea`` at ``as_of`` as known at ``known_at``,
-    and the ``seeds`` the idea was linked to.
-
-    Attributes
-    ----------
-    idea : str
-        The idea as given.
-    as_of, known_at : datetime
-        The times asked about, UTC.
-    top, max_hops : int
-        How many projects were asked for, and the longest path followed.
-    seeds : tuple of Seed
-        The entities the idea links to.
-    results : tuple of Recommendation
-        Best first: ``rank``, ``project`` (an Entity), ``score``, ``status`` and the ``paths`` that explain it.
-    message : str or None
-        Why there are no results, when there are none.
-
-    Examples
-    --------
-    >>> import tempfile, graphmem
-    >>> m = graphmem.open(tempfile.mkdtemp())
-    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
-    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
-    >>> r = m.recommend("a graph store on Kuzu", as_of="2024-03-01")
-    >>> [(x.rank, x.project.ref) for x in r.results], [s.ref for s in r.seeds]
-    ([(1, 'project:atlas')], ['tool:kuzu'])
-    >>> m.close()
-    """
+    and the ``seeds`` the idea was linked to."""
 
     idea: str
     as_of: _dt.datetime
@@ -192,32 +165,7 @@ class RecommendResult(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class PathResult(HtmlRepr):
-    """The shortest explained ``paths`` (each a tuple of Step) from ``src`` to ``dst`` at ``as_of``.
-
-    Attributes
-    ----------
-    src, dst : Entity
-        The two ends.
-    as_of, known_at : datetime
-        The times asked about, UTC.
-    max_hops : int
-        The longest path looked for.
-    paths : tuple of tuple of Step
-        Each path's steps: ``src``, ``edge``, ``dst``, ``forward`` and the ``fact`` behind it.
-    message : str or None
-        Why there is no path, when there is none.
-
-    Examples
-    --------
-    >>> import tempfile, graphmem
-    >>> m = graphmem.open(tempfile.mkdtemp())
-    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
-    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
-    >>> r = m.paths("Atlas", "Kuzu", as_of="2024-03-01")
-    >>> [(s.src, s.edge, s.dst, s.fact) for s in r.paths[0]]
-    [('project:atlas', 'USES', 'tool:kuzu', 'fact:1')]
-    >>> m.close()
-    """
+    """The shortest explained ``paths`` (each a tuple of Step) from ``src`` to ``dst`` at ``as_of``."""
 
     src: Entity
     dst: Entity
