@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from graphmem.documents import EntityDoc, EntityList, ExportDoc, OntologyDoc, RegistryDoc, StoreInfo
 from graphmem.errors import (
     AmbiguousEntity,
     BadInput,
@@ -26,20 +27,13 @@ from graphmem.errors import (
 )
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
-from graphmem.reports import LintIssue, LintReport, MigrateReport, RebuildReport
+from graphmem.reports import ImportReport, LintIssue, LintReport, MigrateReport, RebuildReport
 from graphmem.results import (
     CurrentResult,
-    EntityDoc,
-    EntityList,
-    ExportDoc,
     ExtractResult,
     FactsResult,
-    ImportReport,
-    OntologyDoc,
-    RegistryDoc,
     SearchHit,
     SearchResult,
-    StoreInfo,
     TimelineResult,
     WhyResult,
     WriteResult,

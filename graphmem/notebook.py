@@ -43,16 +43,37 @@ class HtmlRepr:
     people) and ``_frame`` (columns and rows, for pandas); each has a default."""
 
     def _repr_html_(self) -> str:
-        return doc_html(self.to_dict())  # type: ignore[attr-defined]
+        return doc_html(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as the ``--json`` document of its command (each result writes its own).
+
+        Returns
+        -------
+        dict
+            JSON-ready values; ``schema`` names the document (``graphmem.current.v1``, ...).
+        """
+        raise NotImplementedError
 
     def to_json(self, indent: int | None = 2) -> str:
-        """The JSON text of the ``--json`` document, as the CLI prints it (without the newline)."""
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)  # type: ignore[attr-defined]
+        """The JSON text of the ``--json`` document, as the CLI prints it (without the newline).
+
+        Returns
+        -------
+        str
+            ``to_dict()`` as JSON, indented by ``indent`` spaces (one line with None).
+        """
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
     def to_frame(self) -> Any:
         """The result's rows as a pandas DataFrame (times as UTC datetimes, ids as ``fact:N`` refs).
 
         Needs pandas (``pip install 'graphmem[notebook]'``); MissingExtra says so when it is absent.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per fact, event, record or issue the result holds (one row for a summary).
         """
         columns, rows = self._frame()
         return frame(columns, rows)
@@ -66,7 +87,7 @@ class HtmlRepr:
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows for ``to_frame``; by default one row of the document's plain values."""
-        doc = {k: v for k, v in self.to_dict().items()  # type: ignore[attr-defined]
+        doc = {k: v for k, v in self.to_dict().items()
                if k != "schema" and not isinstance(v, dict | list)}
         return list(doc), [list(doc.values())]
 

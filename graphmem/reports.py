@@ -1,6 +1,6 @@
-"""Reports of whole-store work: lint (its issues, codes and severities), rebuild and migrate.
+"""Reports of whole-store work: lint (its issues, codes and severities), import, rebuild and migrate.
 
-Each converts to the CLI's JSON (``to_dict``) as every result does; ``graphmem.results`` re-exports them.
+Each converts to the CLI's JSON (``to_dict``) as every result does.
 """
 
 from __future__ import annotations
@@ -16,6 +16,31 @@ from graphmem.notebook import HtmlRepr
 
 @dataclass(frozen=True)
 class LintIssue:
+    """One problem lint found in the store (SPEC 6).
+
+    Attributes
+    ----------
+    code : str
+        What is wrong: ``missing_source``, ``single_value_conflict``, ... (``graphmem.reports.LINT_CODES``).
+    severity : str
+        ``error`` or ``warning``.
+    message : str
+        One line for people, naming what it is about.
+    fact, subject, record : str or None
+        The ``fact:N``, entity ref and ``rec:N`` it is about, where there is one.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> issue = m.lint().issues[0]
+    >>> issue.code, issue.severity, issue.fact
+    ('missing_source', 'warning', 'fact:1')
+    >>> m.close()
+    """
+
     code: str
     severity: str
     message: str
@@ -24,6 +49,13 @@ class LintIssue:
     record: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The issue as an item of the ``graphmem.lint.v1`` document.
+
+        Returns
+        -------
+        dict
+            ``code``, ``severity``, ``message``, and ``fact``, ``subject``, ``record`` where set.
+        """
         d: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
         for k in ("fact", "subject", "record"):
             v = getattr(self, k)
@@ -64,12 +96,38 @@ def check_lint_codes(codes: Iterable[str] | None, what: str = "code") -> tuple[s
 
 @dataclass(frozen=True, repr=False)
 class LintReport(HtmlRepr):
-    """Every issue lint found, errors first, then by code and what it is about; ``checked`` counts what was read."""
+    """Every issue lint found, errors first, then by code and what it is about; ``checked`` counts what was read.
+
+    Attributes
+    ----------
+    issues : tuple of LintIssue
+        Errors first, then by code and what it is about.
+    checked : dict of str to int
+        How many statements, entities and subjects were read.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> r = m.lint()
+    >>> r.summary(), r.fails(), r.fails("warning")
+    ([{'code': 'missing_source', 'severity': 'warning', 'count': 1}], False, True)
+    >>> m.close()
+    """
 
     issues: tuple[LintIssue, ...]
     checked: dict[str, int]
 
     def counts(self) -> dict[str, Any]:
+        """How many issues there are: ``error``, ``warning``, ``by_code``, and the ``checked`` counts.
+
+        Returns
+        -------
+        dict
+            For example ``{'error': 0, 'warning': 1, 'by_code': {'missing_source': 1}, 'statements': 1, ...}``.
+        """
         by_code: dict[str, int] = {}
         for i in self.issues:
             by_code[i.code] = by_code.get(i.code, 0) + 1
@@ -78,7 +136,12 @@ class LintReport(HtmlRepr):
                 "by_code": dict(sorted(by_code.items())), **self.checked}
 
     def summary(self) -> list[dict[str, Any]]:
-        """One entry per code found: ``code``, ``severity``, ``count``; errors first, then the most frequent."""
+        """One entry per code found: ``code``, ``severity``, ``count``; errors first, then the most frequent.
+
+        Returns
+        -------
+        list of dict
+        """
         by_code: dict[str, list[Any]] = {}
         for i in self.issues:
             by_code.setdefault(i.code, [i.severity, 0])[1] += 1
@@ -86,12 +149,23 @@ class LintReport(HtmlRepr):
                 sorted(by_code.items(), key=lambda kv: (-SEVERITY_RANK[kv[1][0]], -kv[1][1], kv[0]))]
 
     def select(self, codes: Iterable[str] | None = None) -> tuple[LintIssue, ...]:
-        """The issues of these codes (all with None); an unknown code is BadInput naming the known ones."""
+        """The issues of these codes (all with None); an unknown code is BadInput naming the known ones.
+
+        Returns
+        -------
+        tuple of LintIssue
+        """
         chosen = check_lint_codes(codes)
         return self.issues if chosen is None else tuple(i for i in self.issues if i.code in chosen)
 
     def fails(self, fail_on: str = "error", codes: Iterable[str] | None = None) -> bool:
-        """Whether an issue (of ``codes``, if given) is at or above ``fail_on`` (error or warning; BadInput otherwise)."""
+        """Whether an issue (of ``codes``, if given) is at or above ``fail_on`` (error or warning; BadInput otherwise).
+
+        Returns
+        -------
+        bool
+            What ``graphmem lint --fail-on`` turns into exit code 1.
+        """
         rank = SEVERITY_RANK[check_fail_on(fail_on)]
         return any(SEVERITY_RANK[i.severity] >= rank for i in self.select(codes))
 
@@ -99,7 +173,13 @@ class LintReport(HtmlRepr):
                 limit: int | None = None) -> dict[str, Any]:
         """The ``graphmem.lint.v1`` document: ``counts`` and ``summary`` cover every issue; ``issues`` holds
         those of ``codes`` (all with None), at most ``limit`` of them (all with None), and ``ok`` judges them;
-        ``matched`` is how many there are and ``more`` how many ``limit`` left out."""
+        ``matched`` is how many there are and ``more`` how many ``limit`` left out.
+
+        Returns
+        -------
+        dict
+            The document ``graphmem lint --json`` prints.
+        """
         chosen = check_lint_codes(codes)
         if limit is not None:
             check_int(limit, "limit", 0, 10**9)
@@ -124,7 +204,109 @@ class LintReport(HtmlRepr):
 
 
 @dataclass(frozen=True, repr=False)
+class ImportReport(HtmlRepr):
+    """What an import of JSONL lines did (``Memory.import_jsonl``); nothing is written in strict mode with errors.
+
+    Attributes
+    ----------
+    lines, statements, retractions : int
+        Lines read, statements and retractions written.
+    entities_created, entities_updated : int
+        Entities written.
+    first_fact, last_fact : str or None
+        The first and last statement written (``fact:N``).
+    errors : tuple of (int, str)
+        Each invalid line's number and reason.
+    written, ok : bool
+        Whether anything was written; whether every line was valid.
+    seconds : float
+        How long it took.
+    unchanged : int
+        Lines equal to what the store held: nothing written for them.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> r = m.import_jsonl(['{"op": "entity", "type": "Tool", "name": "Kuzu"}', '{"op": "nope"}'])
+    >>> r.entities_created, r.ok, r.errors[0][0]
+    (1, False, 2)
+    >>> m.close()
+    """
+
+    lines: int
+    entities_created: int
+    entities_updated: int
+    statements: int
+    retractions: int
+    first_fact: str | None  # fact:N, the first and last statement written
+    last_fact: str | None
+    errors: tuple[tuple[int, str], ...]
+    written: bool
+    seconds: float = 0.0
+    unchanged: int = 0  # lines equal to what the store held: nothing written for them
+
+    @property
+    def ok(self) -> bool:
+        """Whether every line was valid."""
+        return not self.errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
+            "entities_created": self.entities_created, "entities_updated": self.entities_updated,
+            "statements": self.statements, "retractions": self.retractions, "unchanged": self.unchanged,
+            "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
+            "errors": [{"line": n, "reason": r} for n, r in self.errors],
+            "seconds": round(self.seconds, 3),
+        }
+
+    def _summary(self) -> str:
+        done = "written" if self.written else "nothing written"
+        span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
+        return (f"{nb.plural(self.lines, 'line')}, {nb.plural(self.statements, 'statement')}{span}, "
+                f"{nb.plural(self.entities_created, 'entity')} created, {nb.plural(len(self.errors), 'error')}: {done}")
+
+    def _lines(self, limit: int) -> tuple[list[str], int]:
+        return nb.rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
+
+    def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        return ["line", "reason"], [[n, r] for n, r in self.errors]
+
+
+@dataclass(frozen=True, repr=False)
 class RebuildReport(HtmlRepr):
+    """What a rebuild of the fact view (or, with ``check``, a comparison with the log) found.
+
+    Attributes
+    ----------
+    checked_only : bool
+        A check (nothing written) rather than a rebuild.
+    drift : tuple of dict
+        The subjects whose stored view differed from the one the log gives.
+    counts : dict of str to int
+        Subjects, intervals and edges computed; subjects rewritten.
+    seconds : float
+        How long it took.
+    repaired : dict or None
+        After an interrupted bulk commit: what was made again.
+    problems : tuple of dict
+        With ``check``: what is wrong beyond the view.
+    ok : bool
+        No drift and no problems.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> r = m.rebuild(check=True)
+    >>> r.ok, r.drift, r.counts["intervals"]
+    (True, (), 1)
+    >>> m.close()
+    """
+
     checked_only: bool
     drift: tuple[dict[str, Any], ...]
     counts: dict[str, int]
@@ -134,6 +316,7 @@ class RebuildReport(HtmlRepr):
 
     @property
     def ok(self) -> bool:
+        """No drift and no problems."""
         return not self.drift and not self.problems
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,7 +335,34 @@ class RebuildReport(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class MigrateReport(HtmlRepr):
-    """What ``graphmem migrate`` did."""
+    """What ``graphmem migrate`` did (``graphmem.migrate``).
+
+    Attributes
+    ----------
+    store : str
+        The store's folder.
+    from_version, to_version : int
+        The layout version before and after.
+    steps : tuple of str
+        The migrations run, by name (empty when the store was current).
+    backup : str or None
+        Where the copy made before migrating is.
+    restarted : bool
+        Whether an interrupted migration was first put back from its copy.
+    counts : dict of str to int
+        Entities, statements and records in the migrated store (empty when nothing was done).
+    seconds : float
+        How long it took.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> path = tempfile.mkdtemp()
+    >>> graphmem.open(path, create=True).close()
+    >>> r = graphmem.migrate(path)
+    >>> r.from_version == r.to_version, r.steps, r.to_dict()["migrated"]
+    (True, (), False)
+    """
 
     store: str
     from_version: int

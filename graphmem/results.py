@@ -9,7 +9,6 @@ read keeps ``current`` and ``facts`` as fast as the view; ``to_dict`` and ``to_j
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from graphmem.notebook import HtmlRepr
 
 if TYPE_CHECKING:
     from graphmem.model.facts import Event, Fact
-    from graphmem.ontology.schema import Ontology, Registry
 
 
 def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
@@ -36,8 +34,30 @@ def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
 class CurrentResult(HtmlRepr):
     """What holds for ``subject`` at ``as_of`` as known at ``known_at``: ``facts`` are Fact values.
 
-    ``subject`` carries ref, type and name (aliases are not loaded); ``view`` holds the same facts as the
-    view's intervals.
+    Attributes
+    ----------
+    subject : Entity
+        Ref, type and name (aliases are not loaded).
+    as_of, known_at : datetime
+        The times asked about, UTC.
+    facts : tuple of Fact
+        The facts in force, by predicate then start.
+    view : tuple of Interval
+        The same facts as the view's intervals (what ``to_dict`` writes).
+    message : str or None
+        Why nothing holds, when the reason is worth saying (``known_at`` before any record).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> r = m.current("Atlas", as_of="2024-03-01")
+    >>> r.subject.ref, r.as_of.isoformat(), [(f.predicate, f.object) for f in r.facts]
+    ('project:atlas', '2024-03-01T00:00:00+00:00', [('uses', 'tool:kuzu')])
+    >>> m.close()
     """
 
     subject: Entity
@@ -70,7 +90,36 @@ class CurrentResult(HtmlRepr):
 @dataclass(frozen=True, repr=False)
 class TimelineResult(HtmlRepr):
     """Every interval of ``subject`` (``intervals``, Fact values, by predicate then start) and the statements
-    and retractions behind them (``events``, Event values, in record order), as known at ``known_at``."""
+    and retractions behind them (``events``, Event values, in record order), as known at ``known_at``.
+
+    Attributes
+    ----------
+    subject : Entity
+        Ref, type and name (aliases are not loaded).
+    known_at : datetime
+        The time of knowledge, UTC.
+    intervals : tuple of Fact
+        Every interval, past ones included.
+    events : tuple of Event
+        Each assertion, end and retraction, by record time.
+    view, log : tuple
+        The same as the view computed them (what ``to_dict`` writes).
+    entity_events : tuple of EntityEvent
+        The subject's renames, alias changes and merges, as known at ``known_at``.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+    >>> r = m.timeline("Atlas")
+    >>> [(f.object, f.valid_to.date().isoformat()) for f in r.intervals], [e.op for e in r.events]
+    ([('tool:kuzu', '2024-06-01')], ['assert', 'end'])
+    >>> m.close()
+    """
 
     subject: Entity
     known_at: _dt.datetime
@@ -94,12 +143,23 @@ class TimelineResult(HtmlRepr):
 
         An open interval runs to ``now`` (default: the current time), drawn lighter. Needs matplotlib
         (``pip install 'graphmem[notebook]'``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            ``ax``, or a new figure's axes; one row per predicate and object.
         """
         facts = [f for f in self.intervals if predicates is None or f.predicate in predicates]
         return nb.plot_facts(facts, f"{nb.who(self.subject)} over time", ax=ax, now=now)
 
     def to_frame(self, events: bool = False) -> Any:
-        """The intervals (or, with ``events``, the events) as a pandas DataFrame."""
+        """The intervals (or, with ``events``, the events) as a pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per interval (or event); times as UTC datetimes, ids as ``fact:N`` refs.
+        """
         if not events:
             return super().to_frame()
         return nb.frame(nb.EVENT_COLUMNS, [nb.event_row(e) for e in self.events])
@@ -137,7 +197,33 @@ def _event_docs(log: tuple[tuple[str, Statement], ...]) -> list[dict[str, Any]]:
 @dataclass(frozen=True, repr=False)
 class FactsResult(HtmlRepr):
     """Facts with their subjects at ``as_of``: ``facts`` are Fact values (``fact.subject`` a ref), ``subjects``
-    the Entity of each subject ref (ref, type and name; aliases are not loaded)."""
+    the Entity of each subject ref (ref, type and name; aliases are not loaded).
+
+    Attributes
+    ----------
+    as_of : datetime
+        The time asked about, UTC.
+    filters : dict
+        The filters asked for (``predicate``, ``object``, ``subject_type``), None where not given.
+    facts : tuple of Fact
+        The facts, by subject, predicate and start.
+    subjects : dict of str to Entity
+        Each subject of ``facts`` by its ref.
+    view : tuple
+        (subject, interval) pairs as the view computed them (what ``to_dict`` writes).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> r = m.facts(predicate="uses", as_of="2024-03-01")
+    >>> [(f.subject, f.object) for f in r.facts], r.subjects["project:atlas"].name
+    ([('project:atlas', 'tool:kuzu')], 'Atlas')
+    >>> m.close()
+    """
 
     as_of: _dt.datetime
     filters: dict[str, Any]
@@ -175,7 +261,40 @@ class FactsResult(HtmlRepr):
 class WhyResult(HtmlRepr):
     """The receipts of one statement: ``statement`` (an Event), its ``subject``, the cited ``records``, the facts
     it is part of (``in_view``), and the ``fact:N`` refs it supersedes, is superseded by, conflicts with or is
-    ended by."""
+    ended by.
+
+    Attributes
+    ----------
+    statement : Event
+        The statement asked about.
+    subject : Entity or None
+        Its subject (None if it no longer resolves).
+    records : dict
+        Each cited record ref to its Record (None when it does not resolve).
+    in_view : tuple of Fact
+        The facts of the view the statement is behind.
+    supersedes, superseded_by, conflicts, ended_by : tuple of str
+        ``fact:N`` refs of the statements related to it.
+    stored, view : Statement, tuple of Interval
+        The same as the store and the view hold them (what ``to_dict`` writes).
+    entity_events : tuple of EntityEvent
+        The merges and unmerges that carried this fact or made it.
+    cited_by : tuple of Statement
+        The cites of this assertion, retracted ones included.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs
+    ('fact:1',)
+    >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+    >>> w = m.why("fact:1")
+    >>> w.statement.op, w.ended_by, [f.valid_to.date().isoformat() for f in w.in_view]
+    ('assert', ('fact:2',), ['2024-06-01'])
+    >>> m.close()
+    """
 
     stored: Statement
     subject: Entity | None
@@ -252,7 +371,26 @@ class WhyResult(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class WriteResult(HtmlRepr):
-    """What a write created: refs of entities and statements."""
+    """What a write created: refs of entities and statements.
+
+    Attributes
+    ----------
+    action : str
+        The write: ``entity``, ``assert``, ``end`` or ``retract`` (the JSON schema is ``graphmem.<action>.v1``).
+    refs : tuple of str
+        The refs created (``project:atlas``, ``fact:N``).
+    detail : dict
+        More of the ``--json`` document (the statement written, ...).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> r = m.add_entity("Project", "Atlas")
+    >>> r.refs, r.to_dict()["created"]
+    (('project:atlas',), ['project:atlas'])
+    >>> m.close()
+    """
 
     action: str
     refs: tuple[str, ...]
@@ -265,50 +403,35 @@ class WriteResult(HtmlRepr):
         return f"{self.action}: {' '.join(self.refs) or 'nothing created'}"
 
 
-@dataclass(frozen=True, repr=False)
-class ImportReport(HtmlRepr):
-    lines: int
-    entities_created: int
-    entities_updated: int
-    statements: int
-    retractions: int
-    first_fact: str | None  # fact:N, the first and last statement written
-    last_fact: str | None
-    errors: tuple[tuple[int, str], ...]
-    written: bool
-    seconds: float = 0.0
-    unchanged: int = 0  # lines equal to what the store held: nothing written for them
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": "graphmem.import.v1", "ok": self.ok, "written": self.written, "lines": self.lines,
-            "entities_created": self.entities_created, "entities_updated": self.entities_updated,
-            "statements": self.statements, "retractions": self.retractions, "unchanged": self.unchanged,
-            "facts": None if self.first_fact is None else [self.first_fact, self.last_fact],
-            "errors": [{"line": n, "reason": r} for n, r in self.errors],
-            "seconds": round(self.seconds, 3),
-        }
-
-    def _summary(self) -> str:
-        done = "written" if self.written else "nothing written"
-        span = f", {self.first_fact} to {self.last_fact}" if self.first_fact else ""
-        return (f"{nb.plural(self.lines, 'line')}, {nb.plural(self.statements, 'statement')}{span}, "
-                f"{nb.plural(self.entities_created, 'entity')} created, {nb.plural(len(self.errors), 'error')}: {done}")
-
-    def _lines(self, limit: int) -> tuple[list[str], int]:
-        return nb.rows_of(self.errors, limit, lambda e: f"line {e[0]}: {e[1]}")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return ["line", "reason"], [[n, r] for n, r in self.errors]
-
-
 @dataclass(frozen=True)
 class SearchHit:
-    """A ranked record: what a search shows of it (``Memory.record(ref)`` has the rest)."""
+    """A ranked record: what a search shows of it (``Memory.record(ref)`` has the rest).
+
+    Attributes
+    ----------
+    ref : str
+        ``rec:N``.
+    score : float
+        Its BM25 score for the query.
+    snippet : str
+        The text around the matched words.
+    ts : datetime
+        The record's time, UTC.
+    kind, source, scope : str
+        As ingested (source and scope may be None).
+    importance : float
+        From 0 to 1.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.ingest([{"text": "Atlas stores its graph in Kuzu.", "ts": "2024-03-01"}])
+    >>> hit = m.search("graph").results[0]
+    >>> hit.ref, hit.ts.date().isoformat(), hit.snippet
+    ('rec:1', '2024-03-01', 'Atlas stores its graph in Kuzu.')
+    >>> m.close()
+    """
 
     ref: str
     score: float  # BM25
@@ -320,13 +443,44 @@ class SearchHit:
     importance: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The hit as an item of the ``graphmem.search.v1`` document.
+
+        Returns
+        -------
+        dict
+            Its fields, ``ts`` as ISO-8601 text and ``score`` rounded to 6 places.
+        """
         return {"ref": self.ref, "score": round(self.score, 6), "snippet": self.snippet, "ts": format_datetime(self.ts),
                 "kind": self.kind, "source": self.source, "scope": self.scope, "importance": self.importance}
 
 
 @dataclass(frozen=True, repr=False)
 class SearchResult(HtmlRepr):
-    """Records ranked for ``query`` (``results``, SearchHit values, best first) and the ``terms`` looked up."""
+    """Records ranked for ``query`` (``results``, SearchHit values, best first) and the ``terms`` looked up.
+
+    Attributes
+    ----------
+    query : str
+        The query as given.
+    terms : tuple of str
+        The terms looked up in the full-text index.
+    filters : dict
+        The records' filter as given (kind, source, since, until, about; docs/evidence.md); empty: none.
+    results : tuple of SearchHit
+        The records, best first.
+    hits : tuple of SearchHit
+        Deprecated name of ``results``.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.ingest([{"text": "Atlas stores its graph in Kuzu.", "ts": "2024-03-01"}])
+    >>> r = m.search("graphs")
+    >>> [h.ref for h in r.results], r.to_dict()["schema"]
+    (['rec:1'], 'graphmem.search.v1')
+    >>> m.close()
+    """
 
     query: str
     terms: tuple[str, ...]
@@ -356,7 +510,27 @@ class SearchResult(HtmlRepr):
 
 @dataclass(frozen=True, repr=False)
 class ExtractResult(HtmlRepr):
-    """Proposals per source (a record ref, or "text"), and what was written with --apply."""
+    """Proposals per source (a record ref, or "text"), and what was written with --apply.
+
+    Attributes
+    ----------
+    items : tuple of (str, Extraction)
+        Each source and what extraction proposed for it: ``mentions``, ``assertions``, ``ends``, ``entities``.
+    writes_performed : bool
+        Whether the proposals were applied.
+    written : tuple of str
+        The ``fact:N`` refs written.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> r = m.extract_text("Atlas uses Kuzu.", at="2024-03-01")
+    >>> [(p.subject, p.predicate, p.object) for p in r.items[0][1].assertions], r.written
+    ([('project:atlas', 'uses', 'tool:kuzu')], ())
+    >>> m.close()
+    """
 
     items: tuple[tuple[str, Any], ...]  # (source, Extraction)
     writes_performed: bool
@@ -386,126 +560,3 @@ class ExtractResult(HtmlRepr):
         rows = [p.to_dict() for _, ex in self.items for p in ex.assertions]
         cols = ["subject", "predicate", "object", "valid_from", "evidence", "span", "rule"]
         return cols, [[r.get(c) for c in cols] for r in rows]
-
-
-@dataclass(frozen=True, repr=False)
-class EntityDoc(HtmlRepr):
-    """One entity, as ``entity show`` prints it."""
-
-    entity: Entity
-    events: tuple[EntityEvent, ...] = ()  # its renames, alias changes, merges and unmerges, in order
-    merged_into: str | None = None  # the entity it resolves to, when it is merged into another
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entity.v1", "entity": self.entity.to_dict(), "merged_into": self.merged_into,
-                "events": [ev.to_dict() for ev in self.events]}
-
-    def _summary(self) -> str:
-        e = self.entity
-        return f"{e.type} {nb.who(e)}" + (f", aliases {', '.join(e.aliases)}" if e.aliases else "")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return _entity_frame((self.entity,))
-
-
-@dataclass(frozen=True, repr=False)
-class EntityList(HtmlRepr):
-    """Entities by type then ref, as ``entity list`` prints them."""
-
-    entities: tuple[Entity, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.entities.v1", "entities": [e.to_dict() for e in self.entities]}
-
-    def _summary(self) -> str:
-        return nb.plural(len(self.entities), "entity", "entities")
-
-    def _lines(self, limit: int) -> tuple[list[str], int]:
-        return nb.rows_of(self.entities, limit, lambda e: f"{e.type} {nb.who(e)}")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return _entity_frame(self.entities)
-
-
-def _entity_frame(entities: tuple[Entity, ...]) -> tuple[list[str], list[list[Any]]]:
-    return ["ref", "type", "name", "aliases", "description"], [[e.ref, e.type, e.name, list(e.aliases), e.description]
-                                                                for e in entities]
-
-
-@dataclass(frozen=True, repr=False)
-class StoreInfo(HtmlRepr):
-    """Where the store is and how much it holds (``init``)."""
-
-    store: str
-    statements: int
-    entities: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
-                "entities": self.entities}
-
-    def _summary(self) -> str:
-        return f"{self.store}: {nb.plural(self.entities, 'entity', 'entities')}, {nb.plural(self.statements, 'statement')}"
-
-
-@dataclass(frozen=True, repr=False)
-class OntologyDoc(HtmlRepr):
-    """The loaded ontology (``ontology``)."""
-
-    ontology: Ontology
-
-    def to_dict(self) -> dict[str, Any]:
-        ont = self.ontology
-        return {"schema": "graphmem.ontology.v1",
-                "entity_types": [{"name": t.name, "prefix": t.prefix, "description": t.description}
-                                 for t in ont.entity_types.values()],
-                "edge_types": [{"name": e.name, "description": e.description, "pairs": [list(p) for p in e.pairs]}
-                               for e in ont.edge_types.values()]}
-
-    def _summary(self) -> str:
-        return (f"{nb.plural(len(self.ontology.entity_types), 'entity type')}, "
-                f"{nb.plural(len(self.ontology.edge_types), 'edge type')}")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return ["name", "prefix", "description"], [[t.name, t.prefix, t.description]
-                                                   for t in self.ontology.entity_types.values()]
-
-
-@dataclass(frozen=True, repr=False)
-class RegistryDoc(HtmlRepr):
-    """The loaded predicate registry (``predicates``)."""
-
-    registry: Registry
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.predicates.v1", "predicates": [
-            {"name": p.name, "description": p.description, "subject_types": list(p.subject_types),
-             "object": ({"entity_types": list(p.object_entity_types)} if p.entity_valued else
-                        {"type": p.literal_type, **({"values": list(p.enum_values)} if p.enum_values else {})}),
-             "cardinality": p.cardinality, "edge": p.edge, "aliases": list(p.aliases), "stale_after": p.stale_after}
-            for p in self.registry.predicates.values()]}
-
-    def _summary(self) -> str:
-        return nb.plural(len(self.registry.predicates), "predicate")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        cols = ["name", "description", "subject_types", "object", "cardinality", "edge", "aliases", "stale_after"]
-        return cols, [[d[c] for c in cols] for d in self.to_dict()["predicates"]]
-
-
-@dataclass(frozen=True, repr=False)
-class ExportDoc(HtmlRepr):
-    """An export (``export --json``): JSONL as a list of line objects, GraphML as text."""
-
-    format: str
-    as_of: str | None
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        body: Any = [json.loads(line) for line in self.text.splitlines()] if self.format == "jsonl" else self.text
-        return {"schema": "graphmem.export.v1", "format": self.format, "as_of": self.as_of,
-                "lines" if self.format == "jsonl" else "graphml": body}
-
-    def _summary(self) -> str:
-        size = nb.plural(self.text.count("\n"), "line") if self.format == "jsonl" else nb.plural(len(self.text), "character")
-        return f"{self.format}, {size}" + (f", as of {self.as_of}" if self.as_of else "")

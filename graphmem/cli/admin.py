@@ -46,9 +46,9 @@ def demo(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> N
 
 def ontology(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
     """Show the loaded ontology: entity types and edge types with their pairs."""
+    from graphmem.documents import OntologyDoc
     from graphmem.memory import schema_dirs
     from graphmem.ontology.schema import load_ontology
-    from graphmem.results import OntologyDoc
     with errors():
         doc = OntologyDoc(load_ontology(schema_dirs(store_path(ctx), opts(ctx).ontology)[0])).to_dict()
 
@@ -63,9 +63,9 @@ def ontology(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) 
 
 def predicates(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
     """Show the loaded predicate registry."""
+    from graphmem.documents import RegistryDoc
     from graphmem.memory import schema_dirs
     from graphmem.ontology.schema import load_ontology, load_registry
-    from graphmem.results import RegistryDoc
     with errors():
         o = opts(ctx)
         ont_dirs, pred_dirs = schema_dirs(store_path(ctx), o.ontology, o.predicates)

@@ -1,10 +1,8 @@
 """Rule-based extraction with spaCy (SPEC 8): mentions and proposed assertions, no model needed.
 
-A blank English pipeline with a sentencizer; a PhraseMatcher over the store's
-entity names and aliases; a PhraseMatcher over predicate trigger phrases (the
-registry's aliases plus the inflections below); and a few rules for common
-phrasings. Clauses that negate, hedge or ask are skipped. spaCy is imported
-here only, so commands that do not extract never pay for it.
+A blank English pipeline with a sentencizer; a PhraseMatcher over the store's entity names and aliases; a PhraseMatcher
+over predicate trigger phrases (the registry's aliases plus the inflections below); and a few rules for common phrasings.
+Clauses that negate, hedge or ask are skipped. spaCy is imported here only, so commands that do not extract never pay for it.
 """
 
 from __future__ import annotations
@@ -217,7 +215,21 @@ def labelled_wish(clauses: list[Span]) -> str | None:
 
 
 class Extractor:
-    """Built once per store and process from its entities and the registry."""
+    """Built once per store and process from its entities and the registry (``Memory.extractor()``).
+
+    Attributes
+    ----------
+    ontology, registry, entities : Ontology, Registry, dict of str to Entity
+        What it proposes for: entity types, predicates, and the entities it finds, by ref.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> with graphmem.open(tempfile.mkdtemp(), create=True) as m:
+    ...     _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    ...     [(p.subject, p.object) for p in m.extractor().extract("Atlas uses Kuzu.", default_time=0).assertions]
+    [('project:atlas', 'tool:kuzu')]
+    """
 
     def __init__(self, ontology: Ontology, registry: Registry, entities: list[Entity]) -> None:
         import spacy
@@ -254,9 +266,21 @@ class Extractor:
         self.priority = registry.predicates.get("priority")
 
     def etype(self, ref: str) -> str:
+        """The entity type of ``ref`` by its prefix (``?`` when the prefix is unknown).
+
+        Returns
+        -------
+        str
+        """
         return self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
 
     def extract(self, text: str, *, default_time: int, evidence: str | None = None) -> Extraction:
+        """Mentions and proposals in ``text``, dated ``default_time`` (microseconds) unless a sentence names its own date.
+
+        Returns
+        -------
+        Extraction
+        """
         doc = self.nlp(_TAG.sub(lambda m: " " * len(m.group()), text))
         mentions = self._mentions(doc)
         triggers = [(self.nlp.vocab.strings[k], s, e) for k, s, e in self._triggers(doc)]

@@ -45,7 +45,34 @@ class RecordStore(Protocol):
 @dataclass(frozen=True, repr=False)
 class IngestReport(HtmlRepr):
     """What ``ingest`` did: the refs ``stored``, ``duplicates`` skipped, bad lines (``errors``: line number and
-    reason), secrets redacted by kind, texts ``truncated``."""
+    reason), secrets redacted by kind, texts ``truncated``.
+
+    Attributes
+    ----------
+    lines, duplicates, truncated : int
+        Lines read, records already stored, texts cut to the size limit.
+    stored : tuple of str
+        The ``rec:N`` refs stored.
+    errors : tuple of (int, str)
+        Each bad line's number and reason.
+    redactions : dict of str to int
+        Secrets redacted, by kind.
+    seconds : float
+        How long it took.
+    extraction : ExtractResult or None
+        With ``ingest(extract=True)``: what was extracted from the new records.
+    format : str
+        What the source was read as: ``jsonl``, ``markdown`` or ``text``.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> r = m.ingest([{"text": "Atlas stores its graph in Kuzu.", "ts": "2024-03-01"}, {"ts": "2024-03-02"}])
+    >>> r.stored, r.lines, r.errors[0][0]
+    (('rec:1',), 2, 2)
+    >>> m.close()
+    """
 
     lines: int
     stored: tuple[str, ...]

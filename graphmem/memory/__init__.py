@@ -40,6 +40,28 @@ class Memory(EntityFacade, WriteFacade, ReadFacade, EvidenceFacade, RetrievalFac
     ``buffer_pool_mb`` sizes Kuzu's page cache (default: Kuzu's own, 80% of RAM). A smaller pool opens
     faster (Kuzu sets the pool up at open, about 1.3 ms per GiB) and suits a process that looks up a few
     subjects; whole-store work (import, rebuild, lint) needs the default.
+
+    Attributes
+    ----------
+    path : Path
+        The store's folder.
+    ontology : Ontology
+        The entity and edge types in force (``graphmem.ontology``).
+    registry : Registry
+        The predicates in force.
+    store : Store
+        The storage engine (``graphmem.store``); the methods below are the public way in.
+    read_only : bool
+        Whether the store was opened read-only (``graphmem.open(path, read_only=True)``).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> with graphmem.open(tempfile.mkdtemp(), create=True) as m:
+    ...     _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    ...     _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    ...     [f.object for f in m.current("Atlas").facts]
+    ['tool:kuzu']
     """
 
 

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from graphmem.documents import EntityDoc, EntityList, OntologyDoc, RegistryDoc, StoreInfo
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Entity
-from graphmem.results import (
-    EntityDoc,
-    EntityList,
-    OntologyDoc,
-    RegistryDoc,
-    StoreInfo,
-    WriteResult,
-)
+from graphmem.results import WriteResult
 
 
 class EntityFacade(MemoryBase):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from graphmem.documents import ExportDoc
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
-    ExportDoc,
     ExtractResult,
     SearchResult,
 )

@@ -9,10 +9,8 @@ from typing import Any
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
-from graphmem.results import (
-    ImportReport,
-    WriteResult,
-)
+from graphmem.reports import ImportReport
+from graphmem.results import WriteResult
 
 
 class WriteFacade(MemoryBase):

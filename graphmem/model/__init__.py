@@ -25,6 +25,30 @@ def fact_ref(n: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Entity:
+    """A thing facts are about: a project, a tool, a person (the types come from the ontology).
+
+    Attributes
+    ----------
+    ref : str
+        ``type-prefix:slug``, e.g. ``project:atlas``; what every method accepts, as do the name and aliases.
+    type, name : str
+        Its ontology type and its name.
+    aliases : tuple of str
+        Other names it is found by.
+    description : str
+        Free text (searched by linking).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas", aliases=["atlas-app"])
+    >>> e = m.entity("atlas-app")
+    >>> e.ref, e.type, e.aliases
+    ('project:atlas', 'Project', ('atlas-app',))
+    >>> m.close()
+    """
+
     ref: str
     type: str
     name: str
@@ -32,10 +56,24 @@ class Entity:
     description: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The entity as the JSON documents give it.
+
+        Returns
+        -------
+        dict
+            ``ref``, ``type``, ``name``, ``aliases`` and ``description``.
+        """
         return {"ref": self.ref, "type": self.type, "name": self.name,
                 "aliases": list(self.aliases), "description": self.description}
 
     def brief(self) -> dict[str, Any]:
+        """The entity as a result's ``subject`` (``graphmem current --json``).
+
+        Returns
+        -------
+        dict
+            ``ref``, ``type`` and ``name``.
+        """
         return {"ref": self.ref, "type": self.type, "name": self.name}
 
 
@@ -46,7 +84,48 @@ class Statement(NamedTuple):
     None (every value of the predicate). A cite attaches its ``sources`` to an
     earlier assertion of the same subject and predicate: its ``valid_from`` holds
     that assertion's id and its ``object`` the cite's note (a literal) or None. An immutable named tuple rather than a
-    frozen dataclass: imports build millions and a tuple is five times cheaper.
+    frozen dataclass: imports build millions and a tuple is five times cheaper. Results give its public
+    form, ``Event`` (datetimes and ``fact:N`` refs); ``WhyResult.stored`` is the statement as stored.
+
+    Attributes
+    ----------
+    id : int
+        N of its ``fact:N``.
+    ref : str
+        ``fact:N``.
+    op : str
+        ``assert``, ``end`` or ``cite``.
+    cited : int or None
+        For a cite: the id of the assertion it attaches its sources to.
+    subject, predicate : str
+        The subject's ref and the predicate.
+    object : str, int, float, bool or None
+        An entity ref or a literal value (None: an end of every value).
+    object_kind : str
+        ``entity``, ``literal`` or ``""`` for an end of every value.
+    object_name : str or None
+        An entity object's name.
+    valid_from, valid_to : int or None
+        When it holds, in microseconds since the epoch (UTC); ``valid_to`` None is open.
+    recorded_at, retracted_at : int or None
+        When it was recorded and (if it was) retracted, in microseconds.
+    retract_reason : str or None
+        Why it was retracted.
+    sources : tuple of str
+        The cited record refs or URIs.
+    asserted_by, trust : str
+        Who asserted it (operator, agent, extractor, import) and its trust tier (low, medium, high).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> st = m.why("fact:1").stored
+    >>> st.ref, st.op, st.object, st.valid_from
+    ('fact:1', 'assert', 'tool:kuzu', 1706745600000000)
+    >>> m.close()
     """
 
     id: int
@@ -67,6 +146,7 @@ class Statement(NamedTuple):
 
     @property
     def ref(self) -> str:
+        """``fact:N``."""
         return fact_ref(self.id)
 
     @property
@@ -75,15 +155,35 @@ class Statement(NamedTuple):
         return self.valid_from if self.op == "cite" else None
 
     def visible_at(self, known_at: int | None) -> bool:
-        """Counts at record time K iff recorded by K and not retracted at or before K."""
+        """Counts at record time K iff recorded by K and not retracted at or before K.
+
+        Returns
+        -------
+        bool
+            With ``known_at`` None: whether it is not retracted.
+        """
         if known_at is None:
             return self.retracted_at is None
         return self.recorded_at <= known_at and (self.retracted_at is None or self.retracted_at > known_at)
 
     def object_json(self) -> dict[str, Any] | None:
+        """The object as the JSON documents give it.
+
+        Returns
+        -------
+        dict or None
+            ``{"kind": "entity", "ref", "name"}`` or ``{"kind": "literal", "value"}``; None for an end of every value.
+        """
         return object_json(self.object_kind, self.object, self.object_name)
 
     def to_dict(self) -> dict[str, Any]:
+        """The statement as the JSON documents give it (``why``'s ``fact``, a timeline's events).
+
+        Returns
+        -------
+        dict
+            Its fields with times as ISO-8601 text and ids as ``fact:N`` (an end has ``at``).
+        """
         d: dict[str, Any] = {
             "fact": self.ref, "op": self.op, "subject": self.subject, "predicate": self.predicate,
             "object": self.object_json(),
@@ -115,7 +215,39 @@ def object_json(kind: str, value: Value | None, name: str | None) -> dict[str, A
 
 
 class Interval(NamedTuple):
-    """A value holding for a subject and predicate over ``[valid_from, valid_to)`` (immutable)."""
+    """A value holding for a subject and predicate over ``[valid_from, valid_to)`` (immutable).
+
+    The fact view's own form (integer instants and ids); results hand out ``Fact`` built from it and keep
+    it in ``view``.
+
+    Attributes
+    ----------
+    subject, predicate : str
+        The subject's ref and the predicate.
+    object : str, int, float or bool
+        An entity ref or a literal value.
+    object_kind : str
+        ``entity`` or ``literal``.
+    object_name : str or None
+        An entity object's name.
+    valid_from, valid_to : int or None
+        Microseconds since the epoch (UTC); ``valid_to`` None is open.
+    assertions, conflicts : tuple of int
+        Ids of the statements behind it and of those competing with it.
+    sources : tuple of str
+        The cited record refs or URIs.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> iv = m.current("Atlas").view[0]
+    >>> iv.object, iv.assertions, iv.contains(iv.valid_from), iv.to_dict()["valid_from"]
+    ('tool:kuzu', (1,), True, '2024-02-01T00:00:00Z')
+    >>> m.close()
+    """
 
     subject: str
     predicate: str
@@ -129,14 +261,32 @@ class Interval(NamedTuple):
     object_name: str | None = None
 
     def contains(self, t: int) -> bool:
+        """Whether the interval holds at instant ``t`` (microseconds since the epoch).
+
+        Returns
+        -------
+        bool
+        """
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
 
     def key(self) -> tuple[Any, ...]:
-        """Everything that makes two views equal (used by ``rebuild --check``)."""
+        """Everything that makes two views equal (used by ``rebuild --check``).
+
+        Returns
+        -------
+        tuple
+        """
         return (self.subject, self.predicate, self.object_kind, str(self.object), self.valid_from,
                 self.valid_to, self.assertions, self.sources, self.conflicts)
 
     def to_dict(self, subject: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The fact object of the JSON documents (``current``, ``timeline``, ``facts``).
+
+        Returns
+        -------
+        dict
+            Times as ISO-8601 text, ids as ``fact:N``; ``subject`` first when given.
+        """
         d: dict[str, Any] = {}
         if subject is not None:
             d["subject"] = subject

@@ -43,6 +43,36 @@ class Fact(NamedTuple):
     open. ``assertions`` (the statements behind it) and ``conflicts`` (competing statements) are
     ``fact:N`` refs; ``sources`` are the cited record refs or URIs. An immutable named tuple, like the
     view's own values: building one costs a fraction of a microsecond.
+
+    Attributes
+    ----------
+    subject, predicate : str
+        The subject's ref and the predicate.
+    object : str, int, float or bool
+        An entity ref or a literal value.
+    object_kind : str
+        ``entity`` or ``literal``.
+    object_name : str or None
+        An entity object's name.
+    object_label : str
+        The object for people: ``Kuzu (tool:kuzu)`` or the literal value.
+    valid_from, valid_to : datetime or None
+        When it holds, UTC; ``valid_to`` None is open.
+    assertions, conflicts : tuple of str
+        ``fact:N`` refs of the statements behind it and of those competing with it.
+    sources : tuple of str
+        The cited record refs or URIs.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01", valid_to="2024-06-01")
+    >>> f = m.timeline("Atlas").intervals[0]
+    >>> f.object_label, f.assertions, f.holds_at("2024-03-01"), f.holds_at("2024-06-01")
+    ('Kuzu (tool:kuzu)', ('fact:1',), True, False)
+    >>> m.close()
     """
 
     subject: str
@@ -58,7 +88,12 @@ class Fact(NamedTuple):
 
     @classmethod
     def of(cls, iv: Interval) -> Fact:
-        """The public form of a view interval."""
+        """The public form of a view interval.
+
+        Returns
+        -------
+        Fact
+        """
         vt, ids = iv.valid_to, iv.assertions
         return tuple.__new__(cls, (  # the named tuple's own __new__, without its argument handling
             iv.subject, iv.predicate, iv.object, iv.object_kind, _utc(iv.valid_from), None if vt is None else _utc(vt),
@@ -66,7 +101,13 @@ class Fact(NamedTuple):
             tuple(map(_ref, iv.conflicts)) if iv.conflicts else (), iv.object_name))
 
     def holds_at(self, t: _dt.datetime | str | int) -> bool:
-        """Whether the fact holds at ``t`` (a datetime, naive meaning UTC; ISO-8601 text; or an instant)."""
+        """Whether the fact holds at ``t`` (a datetime, naive meaning UTC; ISO-8601 text; or an instant).
+
+        Returns
+        -------
+        bool
+            ``valid_from <= t < valid_to``.
+        """
         us = _instant(t)
         return to_us(self.valid_from) <= us and (self.valid_to is None or us < to_us(self.valid_to))
 
@@ -76,7 +117,13 @@ class Fact(NamedTuple):
         return object_text(self.object_kind, self.object, self.object_name)
 
     def to_dict(self, subject: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The fact object of the JSON documents (``current``, ``timeline``, ``facts``)."""
+        """The fact object of the JSON documents (``current``, ``timeline``, ``facts``).
+
+        Returns
+        -------
+        dict
+            The same as the view interval's ``to_dict``.
+        """
         d: dict[str, Any] = {} if subject is None else {"subject": subject}
         d.update({"predicate": self.predicate, "object": object_json(self.object_kind, self.object, self.object_name),
                   "valid_from": format_datetime(self.valid_from), "valid_to": format_datetime(self.valid_to),
@@ -109,6 +156,46 @@ class Event(NamedTuple):
     value. ``recorded_at`` is when it was recorded (for a retraction: when it was retracted);
     ``retracted_at`` and ``retract_reason`` say whether and why it was withdrawn. Times are
     timezone-aware UTC datetimes.
+
+    Attributes
+    ----------
+    op : str
+        ``assert``, ``end`` or ``retract``.
+    fact : str
+        Its ``fact:N``.
+    subject, predicate : str
+        The subject's ref and the predicate.
+    object : str, int, float, bool or None
+        An entity ref or a literal value (None: an end of every value, or a retraction).
+    object_kind : str
+        ``entity``, ``literal`` or ``""``.
+    object_name : str or None
+        An entity object's name.
+    object_label : str
+        The object for people.
+    valid_from, valid_to, at : datetime or None
+        When it holds; for an end, ``at`` (and ``valid_from``) is the instant it closes at.
+    recorded_at, retracted_at : datetime or None
+        When it was recorded (a retraction: retracted) and whether it was withdrawn since.
+    retract_reason : str or None
+        Why it was retracted.
+    sources : tuple of str
+        The cited record refs or URIs.
+    asserted_by, trust : str or None
+        Who asserted it and its trust tier.
+    cites : str or None
+        For a cite: the ``fact:N`` of the assertion it attaches its sources to.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> _ = m.end("Atlas", "uses", "Kuzu", at="2024-06-01")
+    >>> [(e.op, e.fact, e.at and e.at.date().isoformat()) for e in m.timeline("Atlas").events]
+    [('assert', 'fact:1', None), ('end', 'fact:2', '2024-06-01')]
+    >>> m.close()
     """
 
     op: str
@@ -130,7 +217,12 @@ class Event(NamedTuple):
 
     @classmethod
     def of(cls, st: Statement) -> Event:
-        """The public form of a stored statement."""
+        """The public form of a stored statement.
+
+        Returns
+        -------
+        Event
+        """
         if st.op == "cite":  # its valid_from holds the cited assertion's id and its object the note
             return cls("cite", fact_ref(st.id), st.subject, st.predicate, st.object, st.object_kind, None, None,
                        utc(st.recorded_at), utc(st.retracted_at), st.retract_reason, st.sources, st.asserted_by,
@@ -141,7 +233,13 @@ class Event(NamedTuple):
 
     @classmethod
     def retraction(cls, st: Statement) -> Event:
-        """The withdrawal of ``st`` as a timeline event (``st.retracted_at`` is set)."""
+        """The withdrawal of ``st`` as a timeline event (``st.retracted_at`` is set).
+
+        Returns
+        -------
+        Event
+            ``op`` ``retract``, ``recorded_at`` the time of the retraction.
+        """
         assert st.retracted_at is not None
         return cls("retract", fact_ref(st.id), st.subject, st.predicate, None, "", None, None, utc(st.retracted_at),
                    retract_reason=st.retract_reason)

@@ -17,7 +17,45 @@ def importance_band(score: float) -> str:
 @dataclass(frozen=True)
 class Record:
     """One evidence record as stored; ``id`` is N of ``rec:N``. ``ts`` (the record's time) and
-    ``ingested_at`` are UTC datetimes; ``ts_us`` and ``ingested_us`` are the same instants as stored."""
+    ``ingested_at`` are UTC datetimes; ``ts_us`` and ``ingested_us`` are the same instants as stored.
+
+    Attributes
+    ----------
+    id, ref : int, str
+        N and ``rec:N``.
+    key : str
+        ``id:`` and the id given at ingest, or ``sha256:`` and the digest of its text.
+    text : str
+        The text as stored (redacted and bounded).
+    ts, ts_us : datetime, int
+        The record's time.
+    ingested_at, ingested_us : datetime, int
+        When it was ingested.
+    kind : str
+        ``message``, ``note``, ``tool_result``, ``doc`` or another short lower-case word.
+    source, scope : str or None
+        Where it came from and the scope it belongs to.
+    importance : float
+        From 0 to 1.
+    meta : dict
+        Free fields given at ingest.
+    original_sha256, original_chars : str, int
+        The original text's digest and length.
+    truncated : bool
+        Whether the text was cut to the size limit.
+    redactions : dict of str to int
+        How many secrets of each kind were redacted.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.ingest([{"text": "Atlas stores its graph in Kuzu.", "ts": "2024-03-01", "kind": "note"}])
+    >>> r = m.record("rec:1")
+    >>> r.ref, r.kind, r.ts.isoformat(), r.to_dict()["ts"]
+    ('rec:1', 'note', '2024-03-01T00:00:00+00:00', '2024-03-01T00:00:00Z')
+    >>> m.close()
+    """
 
     id: int
     key: str
@@ -36,17 +74,27 @@ class Record:
 
     @property
     def ref(self) -> str:
+        """``rec:N``."""
         return f"rec:{self.id}"
 
     @property
     def ts(self) -> _dt.datetime:
+        """The record's time, UTC."""
         return utc(self.ts_us)
 
     @property
     def ingested_at(self) -> _dt.datetime:
+        """When it was ingested, UTC."""
         return utc(self.ingested_us)
 
     def to_dict(self) -> dict[str, Any]:
+        """The record as ``graphmem record --json`` prints it.
+
+        Returns
+        -------
+        dict
+            Its fields, times as ISO-8601 text, with ``importance_band``.
+        """
         return {"ref": self.ref, "id": self.key, "ts": format_instant(self.ts_us), "kind": self.kind,
                 "source": self.source, "scope": self.scope, "importance": self.importance,
                 "importance_band": importance_band(self.importance), "meta": self.meta, "text": self.text,

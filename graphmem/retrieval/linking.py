@@ -47,7 +47,32 @@ _stop_words: frozenset[str] | None = None
 
 @dataclass(frozen=True, slots=True)
 class Seed:
-    """An entity the text links to: how it matched, where in the text, and its weight."""
+    """An entity the text links to: how it matched, where in the text, and its weight.
+
+    Attributes
+    ----------
+    ref, type, name : str
+        The entity.
+    match : str
+        How it matched: ``name``, ``alias``, ``lemma``, ``text`` or ``record``.
+    span : tuple of (int, int) or None
+        The characters of the text that matched (None for ``record``).
+    matched : str
+        The words of the text that matched, or the record refs for ``record``.
+    weight : float
+        From 0 to 1.
+    records : tuple of str
+        For ``record``: the records that mention it.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Tool", "Kuzu")
+    >>> [(s.ref, s.match, s.span, s.weight) for s in m.link("Atlas runs on Kuzu")]
+    [('tool:kuzu', 'name', (14, 18), 1.0)]
+    >>> m.close()
+    """
 
     ref: str
     type: str
@@ -59,6 +84,13 @@ class Seed:
     records: tuple[str, ...] = ()  # ``record``: the records that mention it
 
     def to_dict(self) -> dict[str, Any]:
+        """The seed as an item of the JSON documents (``link``, ``recommend``'s ``seeds``).
+
+        Returns
+        -------
+        dict
+            Its fields, ``span`` as a list, ``weight`` rounded; ``records`` only when there are some.
+        """
         d: dict[str, Any] = {"ref": self.ref, "type": self.type, "name": self.name, "match": self.match,
                              "span": list(self.span) if self.span else None, "matched": self.matched,
                              "weight": round(self.weight, 6)}
@@ -106,7 +138,34 @@ def lemma_key(ws: Iterable[str]) -> str:
 
 class Lexicon:
     """The entity side of linking: names and aliases by their words, by their lemmas, and a small
-    BM25 index over names, aliases and descriptions."""
+    BM25 index over names, aliases and descriptions.
+
+    ``Memory.lexicon()`` builds it from the store's entities (and keeps it until an entity changes);
+    ``Memory.link`` matches text against it.
+
+    Attributes
+    ----------
+    entities : list of Entity
+        By ref.
+    by_ref : dict of str to Entity
+        Each entity by its ref.
+    names : dict of str to list of (str, str)
+        The words of each name and alias to (ref, ``name`` or ``alias``).
+    lemmas : dict of str to list of str
+        The lemmas of each name and alias to refs.
+    longest : int
+        The most words a name or alias has.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Tool", "Kuzu", description="an embedded graph database")
+    >>> lx = m.lexicon()
+    >>> lx.names["kuzu"], [(e.ref, words) for e, _, words in lx.describe(["graph"], set(), 3)]
+    ([('tool:kuzu', 'name')], [('tool:kuzu', ['graph'])])
+    >>> m.close()
+    """
 
     def __init__(self, entities: Iterable[Entity]) -> None:
         from graphmem.model.textindex import postings_of
@@ -143,7 +202,12 @@ class Lexicon:
 
     def text_scores(self, ws: list[str], refs: Iterable[str]) -> dict[str, float]:
         """BM25 of each of ``refs`` (its name, aliases and description) against the words ``ws``,
-        with the same index and weights as ``describe``; 0.0 for an entity sharing none of them."""
+        with the same index and weights as ``describe``; 0.0 for an entity sharing none of them.
+
+        Returns
+        -------
+        dict of str to float
+        """
         import numpy as np
 
         from graphmem.model.textindex import weights
@@ -167,7 +231,13 @@ class Lexicon:
     def describe(self, ws: list[str], exclude: set[str], limit: int) -> list[tuple[Entity, float, list[str]]]:
         """Entities whose names, aliases or descriptions share some of the words ``ws``, by BM25:
         (entity, score, the words that matched), best first, ties by ref; each scores at least
-        TEXT_FLOOR of the best, and at most ``limit`` of them."""
+        TEXT_FLOOR of the best, and at most ``limit`` of them.
+
+        Returns
+        -------
+        list of (Entity, float, list of str)
+            None of ``exclude``.
+        """
         from graphmem.model.textindex import bm25_top, terms, weights
         by_term = self._by_term(ws)
         lists = []

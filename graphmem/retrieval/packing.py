@@ -130,7 +130,47 @@ class Candidate:
 class PackResult(HtmlRepr):
     """A context bundle for ``query`` at ``as_of``: ``bundle_text`` (the lines to put in a prompt), the packed
     ``items`` (Candidate values: ``ref``, ``kind``, ``text``, ``citations``), and with ``trace`` every
-    candidate of each lane."""
+    candidate of each lane.
+
+    Attributes
+    ----------
+    query : str
+        The query as given.
+    as_of, known_at : datetime
+        The times asked about, UTC.
+    budget_tokens, max_items, used_tokens : int
+        The budget, the most items allowed, and the tokens the bundle uses.
+    tokenizer : str
+        The name of the function that counted the tokens (its ``name`` or ``__name__``).
+    bundle_text : str
+        The lines to put in a prompt, each citing its ``fact:N`` or ``rec:N``.
+    items : tuple of Candidate
+        What was packed, in bundle order.
+    citations : tuple of dict
+        Each cited fact and record, resolved.
+    lanes : tuple
+        With ``trace``: each lane's name, what it searched and its candidates.
+    message : str or None
+        Why the bundle is empty, when it is.
+    with_trace : bool
+        Whether ``to_dict`` carries the trace.
+    filters : dict
+        The records' filter as given; empty: none.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
+    >>> _ = m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
+    >>> p = m.pack("What does Atlas use?", as_of="2024-03-01")
+    >>> print(p.bundle_text)
+    Current facts (as of 2024-03-01):
+    - Atlas uses: Kuzu (tool:kuzu), since 2024-02-01 [fact:1]
+    >>> [c.ref for c in p.items], p.used_tokens <= p.budget_tokens
+    (['fact:1'], True)
+    >>> m.close()
+    """
 
     query: str
     as_of: _dt.datetime

@@ -26,7 +26,7 @@ from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
-from graphmem.results import ImportReport
+from graphmem.reports import ImportReport
 from graphmem.store import StatementFile, Store, ViewFiles
 from graphmem.transfer.lines import counted, declared_id, decode, file_lines, mention_list, record_line, str_list
 from graphmem.transfer.same import Held, held

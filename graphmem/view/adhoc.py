@@ -44,7 +44,26 @@ def json_value(v: Any) -> Any:
 @dataclass(frozen=True)
 class CypherResult(HtmlRepr):
     """The rows of a read-only query: ``columns`` (names), ``types`` (the engine's names of their types)
-    and ``rows``, each value JSON-safe (``json_value``)."""
+    and ``rows``, each value JSON-safe (``json_value``).
+
+    Attributes
+    ----------
+    query : str
+        The query as given (``Memory.cypher``, ``graphmem cypher``).
+    columns, types : tuple of str
+        The columns' names and the engine's names of their types.
+    rows : tuple of tuple
+        Each row's values.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> r = m.cypher("RETURN 1 + 1 AS two")
+    >>> r.columns, r.types, r.rows, r.to_dict()["count"]
+    (('two',), ('INT64',), ((2,),), 1)
+    >>> m.close()
+    """
 
     query: str
     columns: tuple[str, ...]

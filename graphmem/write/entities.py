@@ -15,10 +15,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from graphmem.documents import EntityDoc
 from graphmem.errors import BadInput
 from graphmem.model import Entity, EntityEvent, Statement
 from graphmem.model.times import now_us
-from graphmem.results import EntityDoc, WriteResult
+from graphmem.results import WriteResult
 from graphmem.view.temporal import view_for_subject
 from graphmem.write.apply import apply, touched_by
 from graphmem.write.validate import Checks, alias_text, entity_name
