@@ -44,9 +44,9 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
     from graphmem.evidence.ingest import IngestReport
     from graphmem.model.facts import Event, Fact
     from graphmem.model.records import Record
+    from graphmem.retrieval.answers import PathResult, RecommendResult
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
-    from graphmem.retrieval.recommend import PathResult, RecommendResult
     from graphmem.view.adhoc import CypherResult
 
 # loaded on first access: their modules are not needed to open a store and answer ``current``
@@ -60,8 +60,8 @@ _LAZY = {
     "Lexicon": "graphmem.retrieval.linking",
     "Seed": "graphmem.retrieval.linking",
     "PackResult": "graphmem.retrieval.packing",
-    "PathResult": "graphmem.retrieval.recommend",
-    "RecommendResult": "graphmem.retrieval.recommend",
+    "PathResult": "graphmem.retrieval.answers",
+    "RecommendResult": "graphmem.retrieval.answers",
 }
 
 __version__ = "0.1.0"

@@ -11,9 +11,9 @@ from graphmem.write.inputs import when
 if TYPE_CHECKING:
     import networkx as nx
 
+    from graphmem.retrieval.answers import PathResult, RecommendResult
     from graphmem.retrieval.linking import Lexicon, Seed
     from graphmem.retrieval.packing import PackResult
-    from graphmem.retrieval.recommend import PathResult, RecommendResult
 
 
 class RetrievalFacade(MemoryBase):

@@ -12,7 +12,6 @@ the registry); ``recommend`` also receives linking's ``Linker``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -20,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
-from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_datetime, format_instant, utc
+from graphmem.model import Entity, Interval, Statement
+from graphmem.model.times import utc
 from graphmem.model.words import moment
-from graphmem.notebook import HtmlRepr, day, plural, rows_of
+from graphmem.notebook import plural
 from graphmem.ontology.schema import Ontology, Registry
+from graphmem.retrieval.answers import PathResult, Recommendation, RecommendResult, ScoredPath, Step, path_line
 from graphmem.retrieval.linking import Linker, Seed, idea_terms, link
 from graphmem.store import FactEdge
 from graphmem.view.temporal import cite, holding, view_for_subject
@@ -43,156 +43,6 @@ NODE_PATHS = len(PATH_SHARES)  # partial paths kept per node and seed
 HUB_FANOUT = 50  # a node adjacent to more Projects than this is a hub: its fan-out is bounded (docs/recommend.md)
 DESCRIBED = ("text", "record")  # seed matches that only describe an entity (docs/recommend.md section 2)
 TIE_PLACES = 9  # scores equal to this many decimal places are a tie (broken by evidence, then by ref)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One step of a path: along ``edge`` from ``src`` to ``dst`` (against the edge's direction when
-    ``forward`` is false), citing the assertion ``fact`` (``fact:N``) whose interval holds at ``as_of``.
-    ``valid_from`` and ``valid_to`` are the edge's interval as UTC datetimes; the walks use the integer
-    fields (``fact_id``, ``start_us``, ``end_us``)."""
-
-    src: str
-    edge: str
-    dst: str
-    forward: bool
-    fact_id: int
-    start_us: int
-    end_us: int | None
-
-    @property
-    def fact(self) -> str:
-        return fact_ref(self.fact_id)
-
-    @property
-    def valid_from(self) -> _dt.datetime:
-        return utc(self.start_us)
-
-    @property
-    def valid_to(self) -> _dt.datetime | None:
-        return utc(self.end_us)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"from": self.src, "edge": self.edge, "to": self.dst,
-                "direction": "forward" if self.forward else "backward", "fact": fact_ref(self.fact_id),
-                "valid_from": format_instant(self.start_us), "valid_to": format_instant(self.end_us)}
-
-    def arrow(self) -> str:
-        return f"-{self.edge}->" if self.forward else f"<-{self.edge}-"
-
-
-def path_line(start: str, steps: Iterable[Step]) -> str:
-    """``start -USES-> tool:kuzu <-USES- project:atlas``."""
-    return " ".join([start, *(f"{s.arrow()} {s.dst}" for s in steps)])
-
-
-def seed_line(seed: Seed) -> str:
-    if seed.match == "record":
-        return f"idea (via {', '.join(seed.records)}) -> {seed.ref}"
-    return f"idea {_quote(seed.matched)} -> {seed.ref}"
-
-
-def _quote(text: str) -> str:
-    flat = " ".join(text.split())
-    return '"' + (flat if len(flat) <= 60 else flat[:59] + "…").replace('"', "'") + '"'
-
-
-@dataclass(frozen=True)
-class ScoredPath:
-    seed: Seed
-    steps: tuple[Step, ...]
-    weight: float  # the path's own weight (seed weight, edges, hops, hub damping)
-    contribution: float  # what it adds to the project's score
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed.ref, "weight": round(self.weight, 6), "contribution": round(self.contribution, 6),
-                "steps": [s.to_dict() for s in self.steps],
-                "line": " ".join([seed_line(self.seed), *(f"{s.arrow()} {s.dst}" for s in self.steps)])}
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    rank: int
-    project: Entity
-    score: float
-    raw_score: float
-    status: str | None
-    penalty: dict[str, Any] | None
-    paths: tuple[ScoredPath, ...]
-    paths_counted: int
-
-    def to_dict(self) -> dict[str, Any]:
-        shown = sum(p.contribution for p in self.paths)
-        return {"rank": self.rank, "project": self.project.brief(), "score": round(self.score, 6),
-                "raw_score": round(self.raw_score, 6), "status": self.status, "penalty": self.penalty,
-                "paths_counted": self.paths_counted,
-                "shown_share": round(shown / self.raw_score, 6) if self.raw_score else 0.0,
-                "paths": [p.to_dict() for p in self.paths]}
-
-
-@dataclass(frozen=True, repr=False)
-class RecommendResult(HtmlRepr):
-    """The ``results`` (Recommendation values, best first) for ``idea`` at ``as_of`` as known at ``known_at``,
-    and the ``seeds`` the idea was linked to."""
-
-    idea: str
-    as_of: _dt.datetime
-    known_at: _dt.datetime
-    top: int
-    max_hops: int
-    seeds: tuple[Seed, ...]
-    results: tuple[Recommendation, ...]
-    message: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.recommend.v1", "idea": self.idea, "as_of": format_datetime(self.as_of),
-                "known_at": format_datetime(self.known_at), "top": self.top, "max_hops": self.max_hops,
-                "seeds": [s.to_dict() for s in self.seeds], "results": [r.to_dict() for r in self.results],
-                "message": self.message}
-
-    def _summary(self) -> str:
-        return f"{self.idea!r} as of {day(self.as_of)}: {self.message or plural(len(self.results), 'project')}"
-
-    def _lines(self, limit: int) -> tuple[list[str], int]:
-        return rows_of(self.results, limit, lambda r: f"{r.rank}. {r.project.ref} {r.score:.3f}"
-                       + (f" ({r.status})" if r.status else "") + (f"  {r.paths[0].to_dict()['line']}" if r.paths else ""))
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return (["rank", "project", "name", "score", "status", "best_path", "paths_counted"],
-                [[r.rank, r.project.ref, r.project.name, r.score, r.status,
-                  r.paths[0].to_dict()["line"] if r.paths else None, r.paths_counted] for r in self.results])
-
-
-@dataclass(frozen=True, repr=False)
-class PathResult(HtmlRepr):
-    """The shortest explained ``paths`` (each a tuple of Step) from ``src`` to ``dst`` at ``as_of``."""
-
-    src: Entity
-    dst: Entity
-    as_of: _dt.datetime
-    known_at: _dt.datetime
-    max_hops: int
-    paths: tuple[tuple[Step, ...], ...]
-    message: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": "graphmem.path.v1", "from": self.src.brief(), "to": self.dst.brief(),
-                "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
-                "max_hops": self.max_hops, "hops": len(self.paths[0]) if self.paths else None,
-                "paths": [{"steps": [s.to_dict() for s in p], "line": path_line(self.src.ref, p)} for p in self.paths],
-                "message": self.message}
-
-    def _summary(self) -> str:
-        return (f"{self.src.ref} to {self.dst.ref} as of {day(self.as_of)}: "
-                f"{self.message or plural(len(self.paths), 'path')}")
-
-    def _lines(self, limit: int) -> tuple[list[str], int]:
-        return rows_of(self.paths, limit, lambda p: f"{path_line(self.src.ref, p)}  [{' '.join(s.fact for s in p)}]")
-
-    def _frame(self) -> tuple[list[str], list[list[Any]]]:
-        return (["path", "step", "from", "edge", "to", "forward", "fact", "valid_from", "valid_to"],
-                [[i, j, s.src, s.edge, s.dst, s.forward, s.fact, s.valid_from, s.valid_to]
-                 for i, p in enumerate(self.paths, 1) for j, s in enumerate(p, 1)])
 
 
 # ---------------------------------------------------------------------------------------------
