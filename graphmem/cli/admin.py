@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, fail, memory, opts, store_path, wants_json
+from graphmem.cli.common import JsonOpt, WideOpt, bad_lines, emit, errors, fail, memory, opts, store_path, wants_json
 from graphmem.cli.progress import bar
 from graphmem.cli.tables import LIST, TEXT, Col
 from graphmem.model.words import plural
@@ -104,9 +104,9 @@ def import_(
                            f"{plural(d['unchanged'], 'line')} unchanged in {d['seconds']} s")
             emit(ctx, doc, human)
             if r.errors and not r.written:  # a store this command created, with nothing in it, is removed
-                _bad_lines(r.errors)
+                bad_lines(r.errors)
         if r.errors:  # after the store is closed: a store this command created keeps the good lines
-            _bad_lines(r.errors)
+            bad_lines(r.errors)
 
 
 def lint(
@@ -228,11 +228,3 @@ def export(
 
 __all__ = ["register", "store_path"]
 
-
-def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
-    """The invalid lines on stderr (the first 20), then exit 2."""
-    for n, reason in errors[:20]:
-        sys.stderr.write(f"graphmem: line {n}: {reason}\n")
-    if len(errors) > 20:
-        sys.stderr.write(f"graphmem: ... and {plural(len(errors) - 20, 'more invalid line')}\n")
-    raise typer.Exit(2)

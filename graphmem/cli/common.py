@@ -15,6 +15,7 @@ import typer
 
 from graphmem.config import cleanup_on_failure, store_location
 from graphmem.errors import GraphmemError
+from graphmem.model.words import plural
 
 _JSON: ContextVar[bool] = ContextVar("graphmem_json", default=False)  # --json given, before or after the command
 
@@ -152,3 +153,12 @@ def errors() -> Iterator[None]:
         raise
     except Exception as e:  # a bug: still one line, and say it is one
         fail(f"internal error ({type(e).__name__}: {e}); please report it", 3, "internal")
+
+
+def bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
+    """An import's or ingest's invalid lines on stderr (the first 20), then exit 2 (after the good ones were written)."""
+    for n, reason in errors[:20]:
+        sys.stderr.write(f"graphmem: line {n}: {reason}\n")
+    if len(errors) > 20:
+        sys.stderr.write(f"graphmem: ... and {plural(len(errors) - 20, 'more invalid line')}\n")
+    raise typer.Exit(2)

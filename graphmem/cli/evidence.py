@@ -9,9 +9,8 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, fail, memory
+from graphmem.cli.common import JsonOpt, WideOpt, bad_lines, emit, errors, fail, memory
 from graphmem.cli.progress import bar
-from graphmem.model.words import plural
 
 _T = "ISO-8601 date or datetime, or 'now'."
 # the record filters of search and pack (docs/evidence.md): values of one option are alternatives, options combine
@@ -59,9 +58,9 @@ def ingest(
                              format=format_, progress=progress)
             emit(ctx, r.to_dict(), render.ingest)
             if r.errors and not r.stored:  # a store this command created, with nothing in it, is removed
-                _bad_lines(r.errors)
+                bad_lines(r.errors)
         if r.errors:  # after the store is closed: a store this command created keeps the good lines
-            _bad_lines(r.errors)
+            bad_lines(r.errors)
 
 
 def note(
@@ -130,11 +129,3 @@ def extract(
                     r = m.extract_pending(apply=apply, progress=progress)
             emit(ctx, r.to_dict(), render.extract)
 
-
-def _bad_lines(errors: tuple[tuple[int, str], ...]) -> None:
-    """The invalid lines on stderr (the first 20), then exit 2."""
-    for n, reason in errors[:20]:
-        sys.stderr.write(f"graphmem: line {n}: {reason}\n")
-    if len(errors) > 20:
-        sys.stderr.write(f"graphmem: ... and {plural(len(errors) - 20, 'more invalid line')}\n")
-    raise typer.Exit(2)
