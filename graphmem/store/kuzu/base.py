@@ -79,6 +79,10 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False) -> k
         return kuzu.Database(str(path / DB_FILE), buffer_pool_size=pool_bytes, read_only=read_only)
     except RuntimeError as e:
         msg = str(e).splitlines()[0]
+        if read_only and "shadow pages" in str(e):
+            # a write was cut short and left its log, which Kuzu replays only in a writable open: open
+            # writable this once (graphmem itself still writes nothing: the Store stays read-only)
+            return open_database(path, pool_bytes, read_only=False)
         if "lock" in msg.lower():
             from graphmem.config import server_holding
             holder = server_holding(path) or lock_holder(path / DB_FILE) or "another process"
@@ -158,6 +162,8 @@ class StoreBase:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise StoreUnavailable(f"store {str(self.path)!r} cannot be opened: {e}") from None
+        if not repair:  # before Kuzu opens it: a store cut short in a bulk commit may not open read-only
+            self._refuse_interrupted()
         # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
         self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20, read_only)
         self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
@@ -180,8 +186,6 @@ class StoreBase:
         self._time_texts: dict[int, str] = {}  # instant -> its Kuzu TIMESTAMP text (edge keys; times repeat)
         if not read_only:  # a reader leaves tmp/ alone: it is not the one process that may write there
             self._clear_bulk_files()
-        if not repair:
-            self._refuse_interrupted()
         self._repairing = self.interrupted_commit()  # the mark stays until the repair is done (clear_commit_mark)
         self._ensure_schema()
 
