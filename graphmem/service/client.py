@@ -116,7 +116,7 @@ class Remote:
     def call(self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None,
              lines: bytes | None = None) -> dict[str, Any]:
         """One request; the document answered, or the GraphmemError an error document stands for."""
-        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None and v != [] and v != ()}
         url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
         headers = {"Accept": "application/json"}
         data = None
@@ -266,7 +266,7 @@ class Remote:
         return self._post("/note", text=text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
 
     def search(self, query: str, *, limit: int = 10, **filters: Any) -> Doc:
-        return self._get("/search", q=query, limit=limit, **_listed(filters))
+        return self._get("/search", q=query, limit=limit, **filters)
 
     def extract_text(self, text: str, *, at: str | None = None, apply: bool = False) -> Doc:
         return self._post("/extract", text=text, at=at, apply=apply)
@@ -304,12 +304,7 @@ class Remote:
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
              known_at: str | None = None, trace: bool = False, **filters: Any) -> Doc:
         return self._get("/pack", q=query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of,
-                         known_at=known_at, trace=trace, **_listed(filters))
-
-
-def _listed(filters: dict[str, Any]) -> dict[str, Any]:
-    """Record filters for a query string: a list as its values joined by commas (the server splits them)."""
-    return {k: ",".join(v) if isinstance(v, list | tuple) else v for k, v in filters.items() if v}
+                         known_at=known_at, trace=trace, **filters)
 
 
 def _query_value(v: Any) -> str:
