@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
@@ -131,6 +132,9 @@ def _int(n: int) -> str:
     return str(n)
 
 
+# a query that changes the database (``writes_done`` counts them); a read that matches only costs a group a replay
+_WRITING = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER)\b", re.I)
+
 WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
 
 
@@ -169,6 +173,8 @@ class StoreBase:
         self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
+        self._writes = 0  # queries that wrote or failed (writes_done)
+        self._writing: dict[str, bool] = {}  # query text -> whether it writes
         self._threads: threading.local | None = None  # set by per_thread_connections()
         self._plan_generation = 0  # bumped when tables are recreated: every connection's plans are stale
         self._all_conns: list[Any] = []
@@ -281,6 +287,13 @@ class StoreBase:
 
     def _q(self, query: str, params: dict[str, Any] | None = None, hot: bool = False) -> list[list[Any]]:
         """Run one query; a ``hot`` one (or one of ``_HOT``) reuses its plan."""
+        writes = self._writing.get(query)
+        if writes is None:
+            if len(self._writing) >= 10_000:  # queries with literals inlined: keep the memo bounded
+                self._writing.clear()
+            writes = self._writing[query] = bool(_WRITING.search(query))
+        if writes:
+            self._writes += 1
         try:
             if params and (hot or query in self._HOT):
                 with warnings.catch_warnings():
@@ -289,6 +302,7 @@ class StoreBase:
             else:
                 result = self._conn.execute(query, params or {})
         except RuntimeError as e:
+            self._writes += 1  # a failed query may have ended the transaction: count it as a write
             self._refuse_bad_text(params)
             if self.read_only and "read-only" in str(e):  # a write that did not come through check_writable
                 self.check_writable("run a query that writes")
@@ -312,6 +326,7 @@ class StoreBase:
             while has_next():
                 yield get_next()
         except RuntimeError as e:
+            self._writes += 1
             self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
 
@@ -329,6 +344,11 @@ class StoreBase:
         if self.read_only:
             raise StoreReadOnly(f"store {str(self.path)!r} is open read-only: cannot {what}; open it without "
                                 "read_only=True to write")
+
+    def writes_done(self) -> int:
+        """How many queries that write (or that failed) this store has run: unchanged across a call, the
+        call wrote nothing, so a write refused as bad input inside a shared transaction leaves it whole."""
+        return self._writes
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
