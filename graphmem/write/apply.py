@@ -116,6 +116,7 @@ class Writer:
     def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
         self._pending: list[Statement] | None = None  # a group's asserts, checked, not applied yet (grouped)
+        self._names: dict[str, str] = {}  # the names of the entities the group's asserts resolved
 
     @contextmanager
     def grouped(self) -> Iterator[None]:
@@ -128,12 +129,20 @@ class Writer:
             self.flush()
         finally:
             self._pending = None
+            self._names.clear()
 
     def flush(self) -> None:
         """Apply the asserts a group has checked and not applied yet (nothing outside a group)."""
         if self._pending:
             stmts, self._pending[:] = list(self._pending), []
-            apply(self.store, self.registry, stmts)
+            stored = _stored_name(self.store)
+            apply(self.store, self.registry, stmts, name_of=lambda ref: self._names.get(ref) or stored(ref))
+
+    def _resolve(self, text: str, role: str = "entity") -> Entity:
+        """The resolver, noting each entity's name for the group's ``flush`` (which writes it beside the view)."""
+        e = self.checks.resolve(text, role=role)
+        self._names[e.ref] = e.name
+        return e
 
     def _next_fact_id(self) -> int:
         return self._pending[-1].id + 1 if self._pending else self.store.next_fact_id()
@@ -141,7 +150,8 @@ class Writer:
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
         st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
-                                   sources, by, recorded_at, now_us())
+                                   sources, by, recorded_at, now_us(),
+                                   resolve=self._resolve if self._pending is not None else None)
         if self._pending is not None:
             self._pending.append(st)
         else:
