@@ -322,8 +322,9 @@ def test_kill_9_after_an_acknowledged_write_loses_nothing(tmp_path: Path, demo_d
 
 
 def test_kill_9_under_32_concurrent_writers_loses_no_acknowledged_write(tmp_path: Path, demo_dir: Path) -> None:
-    """32 clients assert as fast as the server answers (their writes are committed in groups); the
-    server is killed with SIGKILL mid-stream; every write it acknowledged is in the store, as sent."""
+    """32 clients assert (and every fourth one notes) as fast as the server answers, their writes
+    committed in groups; the server is killed with SIGKILL mid-stream; every write it acknowledged is
+    in the store, as sent."""
     store = tmp_path / "store"
     shutil.copytree(demo_dir, store)
     s = Server(store)
@@ -337,15 +338,16 @@ def test_kill_9_under_32_concurrent_writers_loses_no_acknowledged_write(tmp_path
             for j in range(10_000):
                 text = f"client {i} write {j}"
                 try:
-                    r = c.post("/assert", json={"subject": ["compass", "ledger", "atlas"][(i + j) % 3],
-                                                "predicate": "summary", "object": text})
+                    r = (c.post("/note", json={"text": text, "source": "test:kill"}) if i % 4 == 3 else
+                         c.post("/assert", json={"subject": ["compass", "ledger", "atlas"][(i + j) % 3],
+                                                 "predicate": "summary", "object": text}))
                 except httpx.TransportError:
                     return  # the server is gone: this write was not acknowledged
                 with lock:
                     if r.status_code != 200:
                         errors.append(r.text)
                         return
-                    acked[r.json()["created"][0]] = text
+                    acked[r.json()["ref"] if i % 4 == 3 else r.json()["created"][0]] = text
                     if len(acked) >= 300:
                         enough.set()
 
@@ -358,7 +360,11 @@ def test_kill_9_under_32_concurrent_writers_loses_no_acknowledged_write(tmp_path
         t.join(60)
     assert not errors
     with graphmem.open(store) as m:
+        assert any(r.startswith("rec:") for r in acked) and any(r.startswith("fact:") for r in acked)
         for ref, text in acked.items():
+            if ref.startswith("rec:"):
+                assert m.record(ref).text == text
+                continue
             st = m.store.statement(int(ref.split(":")[1]))
             assert st is not None and st.object == text, (ref, text, st)
         assert m.rebuild(check=True).ok
