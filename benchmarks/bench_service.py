@@ -129,7 +129,10 @@ RAW_CREATE = ("CREATE (:Assertion {id: $id, op: 'assert', subject: $s, predicate
 def raw_grouped(store: Path, jobs: list[tuple[str, str, dict[str, Any]]], next_id: int) -> dict[str, Any]:
     """The raw Kuzu floor under a group of asserts: per assert, the subject's entity and row read, a
     statement created and the row written back, GROUP asserts in one transaction (per assert)."""
+    import warnings
+
     import kuzu
+    warnings.simplefilter("ignore", DeprecationWarning)  # prepared plans, as graphmem keeps them
     conn = kuzu.Connection(kuzu.Database(str(store / "graph.kuzu")))
     ps = {q: conn.prepare(q) for q in (
         "MATCH (e:Project {ref: $r}) RETURN e.name", "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view",
