@@ -122,8 +122,11 @@ class Committer:
         failed: dict[int, BaseException] = {}  # each write's own error, final
         while True:
             results: dict[int, Any] = {}
+
+            def group(m: Any, results: dict[int, Any] = results) -> None:
+                self._group(m, batch, failed, results)
             try:
-                self._run(lambda m: self._group(m, batch, failed, results))
+                self._run(group)
             except _Replay as r:  # rolled back: again, without the write that failed after it wrote
                 failed[r.index] = r.error
                 continue
