@@ -158,7 +158,7 @@ class EvidenceFacade(MemoryBase):
 
     def search(self, query: str, *, limit: int = 10, kind: str | list[str] | None = None,
                source: str | list[str] | None = None, since: str | None = None, until: str | None = None,
-               about: str | list[str] | None = None) -> SearchResult:
+               about: str | list[str] | None = None, track: bool = True, include_archived: bool = False) -> SearchResult:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words),
         among the records the filters allow (each: one value or a list of alternatives; together: all).
 
@@ -178,6 +178,10 @@ class EvidenceFacade(MemoryBase):
         about : str or list of str, optional
             Only records that mention this entity (ref, name or alias): their MENTIONS edges,
             written by extraction.
+        track : bool, default True
+            Record that the records returned were found (docs/lifecycle.md; not on a read-only store).
+        include_archived : bool, default False
+            Search archived records too.
 
         Returns
         -------
@@ -205,8 +209,13 @@ class EvidenceFacade(MemoryBase):
         """
         check_int(limit, "limit", 1, 1000)
         from graphmem.evidence.search import record_filter, search
-        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
-        return search(self.store, query, limit=limit, where=where)
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
+                              include_archived=include_archived)
+        r = search(self.store, query, limit=limit, where=where)
+        if track and r.results:
+            from graphmem.evidence.lifecycle import track as track_use
+            track_use(self.store, "searched", [int(h.ref[4:]) for h in r.results], now_us(), self.read_only)
+        return r
 
     def extractor(self) -> Extractor:
         """The spaCy extractor for this store, built on first use and after entities change.

@@ -156,6 +156,10 @@ class PackResult(HtmlRepr):
         Whether ``to_dict`` carries the trace.
     filters : dict
         The records' filter as given; empty: none.
+    refreshed : tuple of str
+        The packed records whose use this pack recorded (docs/lifecycle.md); empty when not tracked.
+    packed_records : tuple of str
+        The records included in the bundle (``rec:N``), what use tracking records.
 
     Examples
     --------
@@ -186,6 +190,12 @@ class PackResult(HtmlRepr):
     message: str | None
     with_trace: bool
     filters: dict[str, Any] = field(default_factory=dict)  # the records' filter as given; empty: none
+    refreshed: tuple[str, ...] = ()  # the records whose use this pack recorded (docs/lifecycle.md)
+
+    @property
+    def packed_records(self) -> tuple[str, ...]:
+        """The records included in the final bundle (the refs its use tracking records)."""
+        return tuple(c.ref for c in self.items if c.kind == "record")
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -201,7 +211,7 @@ class PackResult(HtmlRepr):
         if self.with_trace:
             doc["trace"] = {"lanes": [{"lane": name, "searched": what, "candidates": [c.trace_json() for c in cands]}
                                       for name, what, cands in self.lanes],
-                            "message": self.message}
+                            "message": self.message, "refreshed": list(self.refreshed)}
         return doc
 
     def _summary(self) -> str:
@@ -225,7 +235,7 @@ class _Packer:
     def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
                  where: RecordFilter | None = None) -> None:
         self.parts = parts
-        self.within = where.within(parts.store) if where else None  # the records the filter allows
+        self.within = where.within(parts.store) if where is not None else None  # the records the filter allows
         self.store = parts.store
         self.terms = search_terms(query)
         self.query = query
