@@ -305,6 +305,23 @@ def _trace(doc: dict[str, Any], rows: int | None) -> None:
     if rows is not None:
         lines = sorted(lines, key=lambda r: r[3] != "yes")[:rows]
     table([Col("lane"), Col("ref"), Col("score"), Col("in"), Col("reasons", LIST, drop=1), Col("text", TEXT)], lines)
+    refreshed = doc["trace"].get("refreshed") or []
+    out(f"  use recorded for: {', '.join(refreshed)}" if refreshed else "  use recorded for: none")
+
+
+def lifecycle(doc: dict[str, Any]) -> None:
+    """The receipt: counts only, never a record's text."""
+    verb = "would archive" if doc["dry_run"] else "archived"
+    heading(f"lifecycle as of {doc['at']}: {verb} {plural(doc['archived'], 'record')} of {doc['considered']:,} "
+            f"({doc['already_archived']:,} archived before)")
+    rows = [[part, k, f"{v:,}"] for part in ("by_reason", "by_tier", "by_trust", "by_importance")
+            for k, v in doc[part].items()]
+    rows += [["kept", k, f"{v:,}"] for k, v in doc["kept"].items()]
+    table([Col("count"), Col("value"), Col("records")], rows)
+
+
+def revive(doc: dict[str, Any]) -> None:
+    out(f"revived {', '.join(doc['revived'])} (event {doc['event']})")
 
 
 def _short_pack(doc: dict[str, Any]) -> None:
