@@ -515,7 +515,8 @@ class ExtractResult(HtmlRepr):
     Attributes
     ----------
     items : tuple of (str, Extraction)
-        Each source and what extraction proposed for it: ``mentions``, ``assertions``, ``ends``, ``entities``.
+        Each source and what extraction proposed for it: ``mentions``, ``assertions``, ``ends``, ``entities``,
+        ``plans`` (intended future work, never written as facts).
     writes_performed : bool
         Whether the proposals were applied.
     written : tuple of str
@@ -537,18 +538,19 @@ class ExtractResult(HtmlRepr):
     written: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        mentions, entities, assertions, ends, skipped = [], [], [], [], []
+        mentions, entities, assertions, ends, skipped, plans = [], [], [], [], [], []
         for source, ex in self.items:
             rec = source if source.startswith("rec:") else None
             mentions += [{**m.to_dict(), "record": rec} for m in ex.mentions]
             entities += [{**e.to_dict(), "record": rec} for e in ex.entities]
             assertions += [p.to_dict() for p in ex.assertions]
             ends += [p.to_dict() for p in ex.ends]
+            plans += [p.to_dict() for p in getattr(ex, "plans", ())]
             skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
                         for s in ex.skipped]
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
-                "entities": entities, "assertions": assertions, "ends": ends, "skipped": skipped,
+                "entities": entities, "assertions": assertions, "ends": ends, "plans": plans, "skipped": skipped,
                 "written": list(self.written)}
 
     def _summary(self) -> str:

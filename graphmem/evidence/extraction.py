@@ -141,6 +141,23 @@ class Proposal:
 
 
 @dataclass(frozen=True)
+class PlanProposal:
+    """Intended future work a sentence states ("we plan to move Atlas to Kuzu by 1 March"): a plan,
+    never a fact (docs/lifecycle.md); ``due`` when the sentence names a date or month."""
+
+    text: str
+    due: int | None
+    mentions: tuple[str, ...]
+    span: tuple[int, int]
+    rule: str
+    evidence: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "due": format_instant(self.due), "mentions": list(self.mentions),
+                "span": list(self.span), "rule": self.rule, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
 class EntityProposal:
     type: str
     name: str
@@ -162,6 +179,7 @@ class Extraction:
     entities: tuple[EntityProposal, ...] = ()
     skipped: tuple[dict[str, Any], ...] = field(default=())
     ends: tuple[Proposal, ...] = ()
+    plans: tuple[PlanProposal, ...] = ()
 
 
 @dataclass
@@ -170,6 +188,60 @@ class _Ment:
     end: int
     ref: str
     type: str
+
+
+# what marks a sentence as intended future work (a plan), and what makes it only a thought (not a plan)
+PLAN_WORDS = {"plan", "plans", "planning", "planned", "will", "'ll", "scheduled", "intend", "intends", "aim", "aims",
+              "goal", "roadmap", "todo", "let's", "want", "wants", "expected"}
+PLAN_PHRASES = (("going", "to"), ("let", "'s"), ("next", "sprint"), ("next", "quarter"), ("next", "week"), ("next", "month"),
+                ("next", "year"))
+NOT_PLANS = {"if", "would", "could", "might", "maybe", "perhaps", "wonder", "wondering", "unless", "whether",
+             "rumour", "rumor", "heard", "claimed", "claims"}
+_DUE_MONTH = re.compile(rf"\b(by|in|before|until)\s+(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+)?{_MONTH_RE}\b\.?"
+                        rf"(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?\b)?", re.I)
+
+
+def plan_marker(sent: Span) -> str | None:
+    """The word that makes ``sent`` a plan, or None: not a question, negation or mere thought."""
+    words = [t.lower_ for t in sent]
+    if "?" in words or any(w in NOT_PLANS for w in words) or any(w in NEGATIONS or w.endswith("n't") for w in words):
+        return None
+    for a, b in PLAN_PHRASES:
+        if any(words[i] == a and words[i + 1] == b for i in range(len(words) - 1)):
+            return f"{a} {b}"
+    marker = next((w for w in words if w in PLAN_WORDS), None)
+    if marker is None and _DUE_MONTH.search(sent.text) is None and not re.search(r"\bby\s+\d{4}-\d{2}-\d{2}\b",
+                                                                                  sent.text):
+        return None
+    return marker or "by-date"
+
+
+def due_time(text: str, default_time: int) -> int | None:
+    """When a plan is due: an explicit date in ``text``, else a month ("by 1 March": that day; "by June":
+    its first day; "in May": its last day) in the year of ``default_time``, or the next year when that
+    day is already past. None when the text names no date."""
+    found = find_date(text)
+    if found:
+        return to_us(_dt.datetime.fromisoformat(found[0]).replace(tzinfo=_dt.UTC))
+    m = _DUE_MONTH.search(text)
+    if m is None:
+        return None
+    word, day1, month_name, day2 = m.groups()
+    month = _MONTHS[month_name[:3].lower()]
+    base = _dt.datetime.fromtimestamp(default_time / 1e6, _dt.UTC).date()
+    for year in (base.year, base.year + 1):
+        try:
+            if day1 or day2:
+                d = _dt.date(year, month, int(day1 or day2))
+            elif word.lower() == "in":
+                d = (_dt.date(year + month // 12, month % 12 + 1, 1) - _dt.timedelta(days=1))
+            else:
+                d = _dt.date(year, month, 1)
+        except ValueError:
+            return None
+        if d >= base:
+            return to_us(_dt.datetime(d.year, d.month, d.day, tzinfo=_dt.UTC))
+    return None
 
 
 def hedge_reason(window: Span, clause: Span, named: AbstractSet[int] = frozenset()) -> str | None:
@@ -317,7 +389,27 @@ class Extractor:
             props.pop(k, None)  # a sentence that ends A does not also assert it
         return Extraction(out_m, tuple(props.values()), tuple(e for e in new_ents.values()
                                                                if not self._known_name(e.name)),
-                          tuple(skipped), tuple(ends.values()))
+                          tuple(skipped), tuple(ends.values()), self._plans(doc, mentions, default_time, evidence))
+
+    def _plans(self, doc: Doc, mentions: list[_Ment], default_time: int, evidence: str | None) -> tuple[PlanProposal, ...]:
+        """The sentences that state intended future work about a known entity, as plans."""
+        out = []
+        for sent in doc.sents:
+            in_sent = tuple(dict.fromkeys(m.ref for m in mentions if sent.start <= m.start < sent.end))
+            if not in_sent or plan_marker(sent) is None:
+                continue
+            for clause in self._clauses(sent):  # the clause that says it ("X uses A; we plan to move it to B")
+                marker = plan_marker(clause)
+                if marker is None:
+                    continue
+                refs = tuple(dict.fromkeys(m.ref for m in mentions if clause.start <= m.start < clause.end))
+                part = clause if refs else sent  # a label ("Next sprint: X adopts A") speaks of the whole sentence
+                text = " ".join(part.text.split()).strip(" ;:—–|")
+                out.append(PlanProposal(text, due_time(part.text, default_time), refs or in_sent,
+                                        (part.start_char, part.end_char), f"plan:{marker}", evidence))
+                if part is sent:
+                    break
+        return tuple(out)
 
     def _known_name(self, name: str) -> bool:
         return bool(self._ents(self.nlp.make_doc(name)))

@@ -306,6 +306,12 @@ class Remote:
         return self._get("/pack", q=query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of,
                          known_at=known_at, trace=trace, **filters)
 
+    def lifecycle(self, *, at: str | None = None, dry_run: bool = False) -> Doc:
+        return self._post("/lifecycle", at=at, dry_run=dry_run)
+
+    def revive(self, records: str | list[str]) -> Doc:
+        return self._post("/revive", refs=[records] if isinstance(records, str) else list(records))
+
 
 def _query_value(v: Any) -> str:
     if isinstance(v, bool):
