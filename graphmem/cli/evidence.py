@@ -78,11 +78,13 @@ def note(
     ts: Annotated[str | None, typer.Option("--ts", metavar="T", help="When it was written (default: now). "
                                            "ISO-8601 date or datetime, or 'now'.")] = None,
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Store secrets as they are (default: redact).")] = False,
+    due: Annotated[str | None, typer.Option("--due", metavar="T", help="A plan due at T (kind plan: intended work, "
+                                            "never a fact). ISO-8601 date or datetime.")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Store one evidence record and print its rec:N; the same note again writes nothing."""
     with errors(), memory(ctx, write=True) as m:
-        r = m.note(text, kind=kind, source=source, scope=scope, ts=ts, redact=not no_redact)
+        r = m.note(text, kind=kind, source=source, scope=scope, ts=ts, redact=not no_redact, due=due)
         emit(ctx, r.to_dict(), render.note)
         if not r.stored:
             sys.stderr.write(f"graphmem: the same note is already stored as {r.ref}; nothing written\n")

@@ -79,8 +79,12 @@ def current(doc: dict[str, Any], by: dict[str, str] | None = None) -> None:
     heading(f"{s['name']} ({s['ref']}), as of {day(doc['as_of'])}, known at {day(doc['known_at'])}")
     if not doc["facts"]:
         out(doc.get("message") or "nothing holds")
-        return
-    table(FACT_COLUMNS, fact_rows(doc["facts"], by or {}))
+    else:
+        table(FACT_COLUMNS, fact_rows(doc["facts"], by or {}))
+    if doc.get("plans"):  # intended work, never facts: a table of their own, overdue and due first
+        table([Col("plan"), Col("status"), Col("due"), Col("text", TEXT)],
+              [[p["ref"], p["status"].replace("_", " "), day(p["due"]) if p["due"] else "", p["text"]]
+               for p in doc["plans"]], title="plans (not facts)")
 
 
 def timeline(doc: dict[str, Any]) -> None:

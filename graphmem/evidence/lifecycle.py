@@ -258,3 +258,31 @@ def track(store: LifecycleStore, op: str, rec_ids: Iterable[int], now: int, read
     with _TRACKING, store.transaction():
         store.add_record_event(op, ids, {}, now)
     return tuple(f"rec:{i}" for i in ids)
+
+
+PLAN_ORDER = {"overdue": 0, "due": 1, "no_due": 2}
+
+
+def plan_status(due: int | None, at: int) -> str:
+    """``overdue`` (due before ``at``), ``due`` (due at or after it) or ``no_due``."""
+    return "no_due" if due is None else "overdue" if due < at else "due"
+
+
+def plan_items(rows: Iterable[tuple[int, str, int, str]], at: int, archived: Iterable[int] = (),
+               known_at: int | None = None) -> tuple[dict[str, Any], ...]:
+    """Plans as ``current`` shows them: ref, text, time, due and status; overdue first (earliest due
+    first), then due (soonest first), then those with no due time (newest first). Archived plans and
+    plans written after ``known_at`` are left out."""
+    from graphmem.model.times import format_instant
+    gone = set(archived)
+    out = []
+    for rid, text, ts, meta_text in rows:
+        if rid in gone or (known_at is not None and ts > known_at):
+            continue
+        meta = json.loads(meta_text or "{}")
+        due = _due(meta)
+        status = plan_status(due, at)
+        out.append(((PLAN_ORDER[status], due if due is not None else -ts, rid),
+                    {"ref": f"rec:{rid}", "text": text, "ts": format_instant(ts), "due": format_instant(due),
+                     "status": status}))
+    return tuple(d for _, d in sorted(out, key=lambda x: x[0]))

@@ -86,7 +86,7 @@ class EvidenceFacade(MemoryBase):
         return report
 
     def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
-             ts: str | None = None, redact: bool = True) -> NoteResult:
+             ts: str | None = None, redact: bool = True, due: str | None = None) -> NoteResult:
         """Store one evidence record from ``text`` (``graphmem note``), by ingest's rules.
 
         Parameters
@@ -101,6 +101,8 @@ class EvidenceFacade(MemoryBase):
             When it was written (default: now).
         redact : bool, default True
             Mask secrets before storing it.
+        due : str, optional
+            Makes the note a plan (kind ``plan``) due at this time (docs/lifecycle.md).
 
         Returns
         -------
@@ -123,7 +125,7 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.evidence.notes import add_note
-        return add_note(self.store, text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
+        return add_note(self.store, text, kind=kind, source=source, scope=scope, ts=ts, redact=redact, due=due)
 
     def record(self, ref: str) -> Record:
         """A stored evidence record by its ``rec:N`` ref.

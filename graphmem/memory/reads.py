@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,7 +45,8 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         CurrentResult
-            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs).
+            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs); ``plans``,
+            the plans that mention the subject (never facts), overdue and due first.
 
         Raises
         ------
@@ -69,7 +72,16 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
+        r = self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
+        if predicate is None:  # plans that mention the subject, shown as plans (docs/lifecycle.md)
+            rows = self.store.plans_mentioning(r.subject.ref)
+            if rows:
+                from graphmem.evidence.lifecycle import plan_items
+                from graphmem.model.times import to_us
+                known = to_us(r.known_at) if known_at is not None else None
+                plans = plan_items(rows, to_us(r.as_of), self.store.archived_at(), known)
+                r = dataclasses.replace(r, plans=plans)
+        return r
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them.

@@ -16,6 +16,7 @@ lexicon (linking names the query's entities; the walks of ``recommend`` find the
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.evidence.search import FilterStore, RecordFilter
 from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_datetime, format_instant, utc
+from graphmem.model.times import format_datetime, format_instant, parse_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
@@ -48,8 +49,8 @@ FACT_TIE = 0.3  # ... plus this when its object is another of the packed entitie
 FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
 GUIDANCE_KINDS = ("rule", "constraint")
 SNIPPET_CHARS = 200
-GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"),
-          ("evidence", "Evidence:"))
+GROUPS = (("guidance", "Guidance:"), ("plans", "Plans (intended work, not facts; overdue and due first):"),
+          ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"), ("evidence", "Evidence:"))
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
@@ -63,6 +64,8 @@ class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
     def subject_name_log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]: ...
 
     def statement(self, fact_id: int) -> Statement | None: ...
+
+    def record(self, rec_id: int) -> Any: ...  # a Record (its meta: a plan's due time)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class Candidate:
     included: bool = False
     follows: str | None = None  # a dissent line goes right after this fact's line
     dissent: list[Candidate] = field(default_factory=list)
+    order: tuple[int, int] = (0, 0)  # a plan's place among the plans: (overdue 0, due 1, no due 2; due time)
 
     @property
     def line(self) -> str:
@@ -287,10 +291,14 @@ class _Packer:
             score = rel * (0.75 + 0.25 * recency) * (0.75 + 0.25 * imp)
             guidance = kind in GUIDANCE_KINDS
             label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
-            c = Candidate("guidance" if guidance else "records", "guidance" if guidance else "evidence", f"rec:{rid}",
+            order = (0, 0)
+            if kind == "plan":  # a plan is shown as a plan, with its due time (docs/lifecycle.md)
+                label, order = self._plan_label(rid, ts)
+            c = Candidate("guidance" if guidance else "records", "guidance" if guidance else
+                          "plans" if kind == "plan" else "evidence", f"rec:{rid}",
                           "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
                           {"bm25": bm25, "bm25_share": rel, "recency": recency, "importance": imp},
-                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})")
+                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})", order=order)
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
             elif rel < RECORD_FLOOR:
@@ -300,6 +308,17 @@ class _Packer:
                 self.record_refs.add(f"rec:{rid}")
             self.lanes[c.lane].append(c)
         return kept
+
+    def _plan_label(self, rid: int, ts: int) -> tuple[str, tuple[int, int]]:
+        from graphmem.evidence.lifecycle import PLAN_ORDER, plan_items
+        rec = self.store.record(rid)
+        meta = rec.meta if rec is not None else {}
+        item = plan_items([(rid, "", ts, json.dumps(meta))], self.as_of)[0]
+        due = item["due"]
+        status = item["status"]
+        label = f"plan, due {due[:10]} ({status})" if due else f"plan of {_day(ts)}, no due time"
+        due_us = parse_instant(due) if due else 0
+        return label, (PLAN_ORDER[status], due_us if due else -ts)
 
     # -- entities -----------------------------------------------------------------------
     def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:
@@ -552,6 +571,8 @@ def _bundle(chosen: list[Candidate], as_of: int) -> str:
     lines: list[str] = []
     for group, header in GROUPS:
         members = [c for c in chosen if c.group == group]
+        if group == "plans":
+            members.sort(key=lambda c: c.order)
         if members:
             lines.append(header.format(day=_day(as_of)))
             lines.extend(c.line for c in members)

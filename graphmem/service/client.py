@@ -262,8 +262,8 @@ class Remote:
         return self._lines("/ingest", source, redact=redact, extract=extract)
 
     def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
-             ts: str | None = None, redact: bool = True) -> Doc:
-        return self._post("/note", text=text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
+             ts: str | None = None, redact: bool = True, due: str | None = None) -> Doc:
+        return self._post("/note", text=text, kind=kind, source=source, scope=scope, ts=ts, redact=redact, due=due)
 
     def search(self, query: str, *, limit: int = 10, **filters: Any) -> Doc:
         return self._get("/search", q=query, limit=limit, **filters)

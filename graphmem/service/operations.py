@@ -287,13 +287,14 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("note", "POST", "/note", "Store one evidence record and give its rec:N; the same note again writes "
               "nothing (graphmem.note.v1)",
               lambda m, p: m.note(p["text"], kind=p.get("kind"), source=p.get("source"), scope=p.get("scope"),
-                                  ts=p.get("ts"), redact=p.get("redact") is not False),
+                                  ts=p.get("ts"), redact=p.get("redact") is not False, due=p.get("due")),
               (Param("text", required=True, description="The note (at most 16,000 characters are kept)"),
                Param("kind", description="Its kind (default note): message, note, tool_result, doc, ..."),
                Param("source", description="Where it comes from"),
                Param("scope", description="Whose it is (a user, agent, project or session)"),
                Param("ts", description=f"When it was written (default now). {T}"),
-               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)")),
+               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)"),
+               Param("due", description=f"Makes the note a plan (intended work, never a fact) due then. {T}")),
               write=True),
     Operation("extract", "POST", "/extract", "Mentions and proposed assertions in a text, a record or the records "
               "not extracted yet (exactly one), written only with apply (graphmem.extract.v1)", _extract,

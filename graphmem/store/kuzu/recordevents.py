@@ -115,3 +115,14 @@ class RecordEventTables(Schema):
         """After a rollback: what was read from the events may hold the rolled-back ones."""
         self.forget_record_events()
         super().forget_postings()  # type: ignore[misc]
+
+    def plans_mentioning(self, ref: str) -> list[tuple[int, str, int, str]]:
+        """The records of kind ``plan`` that mention ``ref`` (MENTIONS edges): id, text, time
+        (microseconds, to the millisecond) and meta (JSON text), by id."""
+        from graphmem.ontology.schema import RECORD_TYPE
+        etype = self.ontology.type_for_prefix(ref.partition(":")[0])
+        if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
+            return []
+        rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) WHERE r.kind = 'plan' "
+                       "RETURN DISTINCT r.id, r.text, to_epoch_ms(r.ts), r.meta ORDER BY r.id", {"e": ref})
+        return [(i, text, int(ts) * 1000, meta or "{}") for i, text, ts, meta in rows]
