@@ -104,7 +104,7 @@ def load_policy(store_path: Path | None = None) -> Policy:
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{name}: not valid TOML: {e}") from None
+            raise ConfigError(f"{name}: not valid TOML: {e}; expected a lifecycle policy (docs/lifecycle.md)") from None
         for section, body in doc.items():
             if section not in _KEYS or not isinstance(body, dict):
                 raise ConfigError(f"{name}: unknown section {section!r}; expected {', '.join(_KEYS)}")
