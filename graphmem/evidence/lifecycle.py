@@ -60,7 +60,7 @@ class Policy:
     never_archive: tuple[str, ...] = ("rule", "constraint", "decision")
     half_life_days: float = 14.0
     frequency_boost: float = 0.5
-    threshold: float = 0.01
+    threshold: float = 0.05
     files: tuple[str, ...] = ()
 
     def tier(self, importance: float | None) -> str:
