@@ -13,6 +13,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from graphmem.evidence.dates import find_date
+from graphmem.evidence.plans import PlanProposal, propose_plans
 from graphmem.model import Entity
 from graphmem.model.times import format_instant, to_us
 from graphmem.ontology.schema import Ontology, Predicate, Registry
@@ -72,43 +74,6 @@ CLAUSE_BREAKS = {";", ":", "—", "–", "|"}
 # markup tags ("<p>", "</b>", "<maya>") read as spaces of the same length, so offsets stay the text's own
 _TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,40}>")
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
-_MONTH_RE = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?"
-             r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "ymd"),
-    (re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b"), "ymd"),
-    (re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b"), "dmy"),
-    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE}\.?,?\s+(\d{{4}})\b", re.I), "d_mon_y"),
-    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I), "mon_d_y"),
-)
-
-
-def find_date(text: str) -> tuple[str, int, int] | None:
-    """The first explicit calendar date in ``text`` as (YYYY-MM-DD, start, end)."""
-    found: list[tuple[int, int, str]] = []
-    for pattern, form in _DATE_PATTERNS:
-        for m in pattern.finditer(text):
-            g = m.groups()
-            try:
-                if form == "ymd":
-                    d = _dt.date(int(g[0]), int(g[1]), int(g[2]))
-                elif form == "dmy":
-                    d = _dt.date(int(g[2]), int(g[1]), int(g[0]))
-                elif form == "d_mon_y":
-                    d = _dt.date(int(g[2]), _MONTHS[g[1][:3].lower()], int(g[0]))
-                else:
-                    d = _dt.date(int(g[2]), _MONTHS[g[0][:3].lower()], int(g[1]))
-            except ValueError:
-                continue
-            found.append((m.start(), m.end(), d.isoformat()))
-    if not found:
-        return None
-    start, end, iso = min(found)
-    return iso, start, end
-
-
 @dataclass(frozen=True)
 class Mention:
     ref: str
@@ -138,23 +103,6 @@ class Proposal:
         return {"subject": self.subject, "predicate": self.predicate, "object": self.object,
                 "object_kind": self.object_kind, "valid_from": format_instant(self.valid_from),
                 "evidence": self.evidence, "span": list(self.span), "rule": self.rule}
-
-
-@dataclass(frozen=True)
-class PlanProposal:
-    """Intended future work a sentence states ("we plan to move Atlas to Kuzu by 1 March"): a plan,
-    never a fact (docs/lifecycle.md); ``due`` when the sentence names a date or month."""
-
-    text: str
-    due: int | None
-    mentions: tuple[str, ...]
-    span: tuple[int, int]
-    rule: str
-    evidence: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "due": format_instant(self.due), "mentions": list(self.mentions),
-                "span": list(self.span), "rule": self.rule, "evidence": self.evidence}
 
 
 @dataclass(frozen=True)
@@ -188,60 +136,6 @@ class _Ment:
     end: int
     ref: str
     type: str
-
-
-# what marks a sentence as intended future work (a plan), and what makes it only a thought (not a plan)
-PLAN_WORDS = {"plan", "plans", "planning", "planned", "will", "'ll", "scheduled", "intend", "intends", "aim", "aims",
-              "goal", "roadmap", "todo", "let's", "want", "wants", "expected"}
-PLAN_PHRASES = (("going", "to"), ("let", "'s"), ("next", "sprint"), ("next", "quarter"), ("next", "week"), ("next", "month"),
-                ("next", "year"))
-NOT_PLANS = {"if", "would", "could", "might", "maybe", "perhaps", "wonder", "wondering", "unless", "whether",
-             "rumour", "rumor", "heard", "claimed", "claims"}
-_DUE_MONTH = re.compile(rf"\b(by|in|before|until)\s+(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+)?{_MONTH_RE}\b\.?"
-                        rf"(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?\b)?", re.I)
-
-
-def plan_marker(sent: Span) -> str | None:
-    """The word that makes ``sent`` a plan, or None: not a question, negation or mere thought."""
-    words = [t.lower_ for t in sent]
-    if "?" in words or any(w in NOT_PLANS for w in words) or any(w in NEGATIONS or w.endswith("n't") for w in words):
-        return None
-    for a, b in PLAN_PHRASES:
-        if any(words[i] == a and words[i + 1] == b for i in range(len(words) - 1)):
-            return f"{a} {b}"
-    marker = next((w for w in words if w in PLAN_WORDS), None)
-    if marker is None and _DUE_MONTH.search(sent.text) is None and not re.search(r"\bby\s+\d{4}-\d{2}-\d{2}\b",
-                                                                                  sent.text):
-        return None
-    return marker or "by-date"
-
-
-def due_time(text: str, default_time: int) -> int | None:
-    """When a plan is due: an explicit date in ``text``, else a month ("by 1 March": that day; "by June":
-    its first day; "in May": its last day) in the year of ``default_time``, or the next year when that
-    day is already past. None when the text names no date."""
-    found = find_date(text)
-    if found:
-        return to_us(_dt.datetime.fromisoformat(found[0]).replace(tzinfo=_dt.UTC))
-    m = _DUE_MONTH.search(text)
-    if m is None:
-        return None
-    word, day1, month_name, day2 = m.groups()
-    month = _MONTHS[month_name[:3].lower()]
-    base = _dt.datetime.fromtimestamp(default_time / 1e6, _dt.UTC).date()
-    for year in (base.year, base.year + 1):
-        try:
-            if day1 or day2:
-                d = _dt.date(year, month, int(day1 or day2))
-            elif word.lower() == "in":
-                d = (_dt.date(year + month // 12, month % 12 + 1, 1) - _dt.timedelta(days=1))
-            else:
-                d = _dt.date(year, month, 1)
-        except ValueError:
-            return None
-        if d >= base:
-            return to_us(_dt.datetime(d.year, d.month, d.day, tzinfo=_dt.UTC))
-    return None
 
 
 def hedge_reason(window: Span, clause: Span, named: AbstractSet[int] = frozenset()) -> str | None:
@@ -389,27 +283,9 @@ class Extractor:
             props.pop(k, None)  # a sentence that ends A does not also assert it
         return Extraction(out_m, tuple(props.values()), tuple(e for e in new_ents.values()
                                                                if not self._known_name(e.name)),
-                          tuple(skipped), tuple(ends.values()), self._plans(doc, mentions, default_time, evidence))
-
-    def _plans(self, doc: Doc, mentions: list[_Ment], default_time: int, evidence: str | None) -> tuple[PlanProposal, ...]:
-        """The sentences that state intended future work about a known entity, as plans."""
-        out = []
-        for sent in doc.sents:
-            in_sent = tuple(dict.fromkeys(m.ref for m in mentions if sent.start <= m.start < sent.end))
-            if not in_sent or plan_marker(sent) is None:
-                continue
-            for clause in self._clauses(sent):  # the clause that says it ("X uses A; we plan to move it to B")
-                marker = plan_marker(clause)
-                if marker is None:
-                    continue
-                refs = tuple(dict.fromkeys(m.ref for m in mentions if clause.start <= m.start < clause.end))
-                part = clause if refs else sent  # a label ("Next sprint: X adopts A") speaks of the whole sentence
-                text = " ".join(part.text.split()).strip(" ;:—–|")
-                out.append(PlanProposal(text, due_time(part.text, default_time), refs or in_sent,
-                                        (part.start_char, part.end_char), f"plan:{marker}", evidence))
-                if part is sent:
-                    break
-        return tuple(out)
+                          tuple(skipped), tuple(ends.values()),
+                          propose_plans(doc, [(m.start, m.ref) for m in mentions], self._clauses, default_time,
+                                        evidence, NEGATIONS))
 
     def _known_name(self, name: str) -> bool:
         return bool(self._ents(self.nlp.make_doc(name)))

@@ -22,9 +22,12 @@ from collections import Counter
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput, ConfigError
+
+if TYPE_CHECKING:
+    from graphmem.results import CurrentResult
 
 POLICY_FILE = "lifecycle.toml"
 TIERS = ("must_remember", "nice_to_have", "ignore")
@@ -68,11 +71,12 @@ class Policy:
         return "must_remember" if imp >= self.must_remember else "nice_to_have" if imp >= self.nice_to_have else "ignore"
 
     def retention_days(self, tier: str) -> float:
-        return dict(self.retention)[tier]
+        return float(dict(self.retention)[tier])
 
     def decay(self, idle_days: float, uses: int) -> float:
         """The decay score: ``0.5 ** (idle_days / half_life_days) * (1 + frequency_boost * ln(1 + uses))``."""
-        return 0.5 ** (max(0.0, idle_days) / self.half_life_days) * (1 + self.frequency_boost * math.log1p(uses))
+        halves = max(0.0, idle_days) / self.half_life_days
+        return float(math.pow(0.5, halves) * (1 + self.frequency_boost * math.log1p(uses)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": list(self.files), "tiers": {"must_remember": self.must_remember,
@@ -286,3 +290,25 @@ def plan_items(rows: Iterable[tuple[int, str, int, str]], at: int, archived: Ite
                     {"ref": f"rec:{rid}", "text": text, "ts": format_instant(ts), "due": format_instant(due),
                      "status": status}))
     return tuple(d for _, d in sorted(out, key=lambda x: x[0]))
+
+
+def plan_label(record: Any, ts: int, at: int) -> tuple[str, tuple[int, int]]:
+    """A plan's label in a pack line ("plan, due 2026-03-01 (overdue)") and its place among the plans:
+    (overdue 0, due 1, no due 2; then the due time, or the newest first)."""
+    due = _due(record.meta if record is not None else {})
+    status = plan_status(due, at)
+    from graphmem.model.times import format_instant
+    label = (f"plan, due {(format_instant(due) or '')[:10]} ({status})" if due is not None
+             else f"plan of {(format_instant(ts) or '')[:10]}, no due time")
+    return label, (PLAN_ORDER[status], due if due is not None else -ts)
+
+
+def with_plans(store: Any, current: CurrentResult, known_given: bool, predicate: str | None) -> CurrentResult:
+    """``current`` (a CurrentResult) with the plans that mention its subject, when no predicate
+    narrows it (``known_given``: a known_at was asked for, so later plans are left out)."""
+    rows = store.plans_mentioning(current.subject.ref) if predicate is None else []
+    if not rows:
+        return current
+    from graphmem.model.times import to_us
+    known = to_us(current.known_at) if known_given else None
+    return dataclasses.replace(current, plans=plan_items(rows, to_us(current.as_of), store.archived_at(), known))

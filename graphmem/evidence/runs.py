@@ -9,7 +9,6 @@ proposals is the write path's (``write/apply.py``); the facade only joins the tw
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.bulk import gc_paused
+from graphmem.evidence.lifecycle import with_plans
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
@@ -45,8 +44,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         CurrentResult
-            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs); ``plans``,
-            the plans that mention the subject (never facts), overdue and due first.
+            ``facts``: the facts in force (Fact values); ``plans``: the plans naming it (never facts).
 
         Raises
         ------
@@ -72,16 +70,8 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        r = self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
-        if predicate is None:  # plans that mention the subject, shown as plans (docs/lifecycle.md)
-            rows = self.store.plans_mentioning(r.subject.ref)
-            if rows:
-                from graphmem.evidence.lifecycle import plan_items
-                from graphmem.model.times import to_us
-                known = to_us(r.known_at) if known_at is not None else None
-                plans = plan_items(rows, to_us(r.as_of), self.store.archived_at(), known)
-                r = dataclasses.replace(r, plans=plans)
-        return r
+        return with_plans(self.store, self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate),
+                          known_at is not None, predicate)  # plans mentioning the subject (docs/lifecycle.md)
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them.

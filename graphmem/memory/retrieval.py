@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from typing import TYPE_CHECKING, Any
 
 from graphmem.memory.base import MemoryBase
@@ -245,9 +244,10 @@ class RetrievalFacade(MemoryBase):
                  budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
                  known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where)
         past = t.as_of < t.now or (t.known_at is not None and t.known_at < t.now)
-        if track and not past and r.packed_records:
+        packed = [int(c.ref[4:]) for c in r.items if c.kind == "record"]  # the final bundle's records
+        if track and not past and packed:
             from graphmem.evidence.lifecycle import track as track_use
-            refreshed = track_use(self.store, "packed", [int(x[4:]) for x in r.packed_records], t.now, self.read_only)
+            refreshed = track_use(self.store, "packed", packed, t.now, self.read_only)
             r = dataclasses.replace(r, refreshed=refreshed)
         return r
 

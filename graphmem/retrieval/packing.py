@@ -16,17 +16,17 @@ lexicon (linking names the query's entities; the walks of ``recommend`` find the
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
+from graphmem.evidence.lifecycle import plan_label
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.evidence.search import FilterStore, RecordFilter
 from graphmem.model import Entity, Interval, Statement, fact_ref
-from graphmem.model.times import format_datetime, format_instant, parse_instant, utc
+from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
@@ -162,8 +162,6 @@ class PackResult(HtmlRepr):
         The records' filter as given; empty: none.
     refreshed : tuple of str
         The packed records whose use this pack recorded (docs/lifecycle.md); empty when not tracked.
-    packed_records : tuple of str
-        The records included in the bundle (``rec:N``), what use tracking records.
 
     Examples
     --------
@@ -195,11 +193,6 @@ class PackResult(HtmlRepr):
     with_trace: bool
     filters: dict[str, Any] = field(default_factory=dict)  # the records' filter as given; empty: none
     refreshed: tuple[str, ...] = ()  # the records whose use this pack recorded (docs/lifecycle.md)
-
-    @property
-    def packed_records(self) -> tuple[str, ...]:
-        """The records included in the final bundle (the refs its use tracking records)."""
-        return tuple(c.ref for c in self.items if c.kind == "record")
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -293,7 +286,7 @@ class _Packer:
             label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
             order = (0, 0)
             if kind == "plan":  # a plan is shown as a plan, with its due time (docs/lifecycle.md)
-                label, order = self._plan_label(rid, ts)
+                label, order = plan_label(self.store.record(rid), ts, self.as_of)
             c = Candidate("guidance" if guidance else "records", "guidance" if guidance else
                           "plans" if kind == "plan" else "evidence", f"rec:{rid}",
                           "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
@@ -308,17 +301,6 @@ class _Packer:
                 self.record_refs.add(f"rec:{rid}")
             self.lanes[c.lane].append(c)
         return kept
-
-    def _plan_label(self, rid: int, ts: int) -> tuple[str, tuple[int, int]]:
-        from graphmem.evidence.lifecycle import PLAN_ORDER, plan_items
-        rec = self.store.record(rid)
-        meta = rec.meta if rec is not None else {}
-        item = plan_items([(rid, "", ts, json.dumps(meta))], self.as_of)[0]
-        due = item["due"]
-        status = item["status"]
-        label = f"plan, due {due[:10]} ({status})" if due else f"plan of {_day(ts)}, no due time"
-        due_us = parse_instant(due) if due else 0
-        return label, (PLAN_ORDER[status], due_us if due else -ts)
 
     # -- entities -----------------------------------------------------------------------
     def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:

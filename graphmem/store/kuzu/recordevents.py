@@ -114,7 +114,7 @@ class RecordEventTables(Schema):
     def forget_postings(self) -> None:
         """After a rollback: what was read from the events may hold the rolled-back ones."""
         self.forget_record_events()
-        super().forget_postings()  # type: ignore[misc]
+        super().forget_postings()
 
     def plans_mentioning(self, ref: str) -> list[tuple[int, str, int, str]]:
         """The records of kind ``plan`` that mention ``ref`` (MENTIONS edges): id, text, time
