@@ -310,3 +310,16 @@ def test_archived_records_never_in_search_or_pack_without_the_flag(tmp_path: Pat
             assert not packed & archived
             for c in m.pack(word, track=False, trace=True).lanes:
                 assert not {x.ref for x in c[2]} & archived
+
+
+@pytest.mark.parametrize("n", [3, 20])  # a few plans are looked up one by one, many through the entity's mentions
+def test_current_finds_plans_however_many(mem: graphmem.Memory, n: int) -> None:
+    mem.add_entity("Project", "Atlas"), mem.add_entity("Project", "Beacon")
+    mem.ingest(jl(*({"text": f"Atlas step {i}.", "kind": "plan", "meta": {"due": f"2024-02-{i + 1:02d}"}}
+                    for i in range(n)), {"text": "Beacon later.", "kind": "plan"}, {"text": "Atlas is fine."}))
+    mem.extract_pending(apply=True)
+    assert mem.store.plan_record_ids() == list(range(1, n + 2))
+    plans = mem.current("Atlas", as_of="2024-02-10").plans
+    assert [p["ref"] for p in plans] == [f"rec:{i}" for i in range(1, n + 1)]
+    assert [p["status"] for p in plans] == ["overdue"] * min(n, 9) + ["due"] * max(0, n - 9)
+    assert [p["ref"] for p in mem.current("Beacon").plans] == [f"rec:{n + 1}"]

@@ -152,9 +152,13 @@ _RECORD_EVENT_V5 = ("CREATE NODE TABLE RecordEvent(id INT64 PRIMARY KEY, op STRI
 
 def record_events(conn: Any) -> None:
     """The ``RecordEvent`` table: records' use (packed, searched) and lifecycle (archive, revive)
-    events (an earlier store had none: no record was used or archived)."""
+    events (an earlier store had none: no record was used or archived); ``Meta`` lists the records
+    of kind plan."""
     _q(conn, "BEGIN TRANSACTION")
     _q(conn, _RECORD_EVENT_V5)
+    plans = [r[0] for r in _q(conn, "MATCH (r:Record) WHERE r.kind = 'plan' RETURN r.id ORDER BY r.id")]
+    if plans:  # the plan records, which current looks up (docs/lifecycle.md)
+        conn.execute("MERGE (m:Meta {key: 'plan_records'}) SET m.value = $v", {"v": json.dumps(plans)})
     _set_version(conn, RECORD_EVENTS_LAYOUT)
     _q(conn, "COMMIT")
 

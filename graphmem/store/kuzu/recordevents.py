@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.kuzu.schema import Schema
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 USE_OPS = ("packed", "searched")
+_FEW_PLANS = 16  # up to this many plans in the store, current looks each up by key
 STATE_OPS = ("archive", "revive")
 _COLS = "e.id, e.op, e.recs, e.detail, e.recorded_at"
 
@@ -27,6 +29,7 @@ class RecordEventTables(Schema):
 
     _archived: np.ndarray | None = None
     _next_record_event: int | None = None
+    _plan_ids: list[int] | None = None
 
     def next_record_event_id(self) -> int:
         if self._next_record_event is None:
@@ -103,6 +106,7 @@ class RecordEventTables(Schema):
     def forget_record_events(self) -> None:
         self._archived = None
         self._next_record_event = None
+        self._plan_ids = None
 
     def lifecycle_rows(self) -> list[tuple[int, str, float | None, int, int, str]]:
         """Every record's id, kind, importance, time and ingest time (microseconds, to the millisecond)
@@ -116,13 +120,32 @@ class RecordEventTables(Schema):
         self.forget_record_events()
         super().forget_postings()
 
+    def plan_record_ids(self) -> list[int]:
+        """The ids of the records of kind ``plan`` (``Meta`` keeps them, as ingest adds them), rising."""
+        if self._plan_ids is None:
+            self._plan_ids = [int(i) for i in json.loads(self.meta("plan_records") or "[]")]
+        return self._plan_ids
+
+    def _note_plans(self, rec_ids: list[int]) -> None:
+        """Records of kind ``plan`` just added (in the write's transaction)."""
+        if rec_ids:
+            self._plan_ids = sorted({*self.plan_record_ids(), *rec_ids})
+            self._set_meta("plan_records", dumps(self._plan_ids))
+
     def plans_mentioning(self, ref: str) -> list[tuple[int, str, int, str]]:
         """The records of kind ``plan`` that mention ``ref`` (MENTIONS edges): id, text, time
-        (microseconds, to the millisecond) and meta (JSON text), by id."""
-        from graphmem.ontology.schema import RECORD_TYPE
+        (microseconds, to the millisecond) and meta (JSON text), by id. A store without plans answers
+        from ``Meta`` alone; with a few, a key lookup per plan; with many, the entity's mentions."""
+        ids = self.plan_record_ids()
         etype = self.ontology.type_for_prefix(ref.partition(":")[0])
-        if etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
+        if not ids or etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
             return []
-        rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) WHERE r.kind = 'plan' "
-                       "RETURN DISTINCT r.id, r.text, to_epoch_ms(r.ts), r.meta ORDER BY r.id", {"e": ref})
+        cols = "r.id, r.text, to_epoch_ms(r.ts), r.meta"
+        if len(ids) <= _FEW_PLANS:
+            rows = [row for i in ids for row in self._q(
+                f"MATCH (r:Record {{ref: $r}})-[:MENTIONS]->(e:{etype} {{ref: $e}}) RETURN DISTINCT {cols}",
+                {"r": f"rec:{_int(i)}", "e": ref})]
+        else:
+            rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) WHERE r.kind = 'plan' "
+                           f"RETURN DISTINCT {cols} ORDER BY r.id", {"e": ref})
         return [(i, text, int(ts) * 1000, meta or "{}") for i, text, ts, meta in rows]

@@ -75,6 +75,7 @@ class RecordTables(Schema):
                      "at": _ts_param(r.ingested_us)})
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
+        self._note_plans([r.id for r in records if r.kind == "plan"])  # docs/lifecycle.md
         self._index_texts([(r.id, r.text) for r in records])
         if self._facets is not None:  # a rollback drops them (forget_postings)
             self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source) for r in records), self._facets)
