@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 USE_OPS = ("packed", "searched")
-_FEW_PLANS = 16  # up to this many plans in the store, current looks each up by key
 STATE_OPS = ("archive", "revive")
 _COLS = "e.id, e.op, e.recs, e.detail, e.recorded_at"
 
@@ -30,6 +29,7 @@ class RecordEventTables(Schema):
     _archived: np.ndarray | None = None
     _next_record_event: int | None = None
     _plan_ids: list[int] | None = None
+    _plan_mentions: dict[str, list[int]] | None = None  # entity ref -> the plans mentioning it
 
     def next_record_event_id(self) -> int:
         if self._next_record_event is None:
@@ -107,6 +107,7 @@ class RecordEventTables(Schema):
         self._archived = None
         self._next_record_event = None
         self._plan_ids = None
+        self._plan_mentions = None
 
     def lifecycle_rows(self) -> list[tuple[int, str, float | None, int, int, str]]:
         """Every record's id, kind, importance, time and ingest time (microseconds, to the millisecond)
@@ -129,23 +130,25 @@ class RecordEventTables(Schema):
     def _note_plans(self, rec_ids: list[int]) -> None:
         """Records of kind ``plan`` just added (in the write's transaction)."""
         if rec_ids:
+            self._plan_mentions = None
             self._plan_ids = sorted({*self.plan_record_ids(), *rec_ids})
             self._set_meta("plan_records", dumps(self._plan_ids))
 
     def plans_mentioning(self, ref: str) -> list[tuple[int, str, int, str]]:
         """The records of kind ``plan`` that mention ``ref`` (MENTIONS edges): id, text, time
         (microseconds, to the millisecond) and meta (JSON text), by id. A store without plans answers
-        from ``Meta`` alone; with a few, a key lookup per plan; with many, the entity's mentions."""
+        from ``Meta`` alone; otherwise the plans' mentions are read once (kept until mentions or
+        records change), then each plan of ``ref`` by key."""
         ids = self.plan_record_ids()
-        etype = self.ontology.type_for_prefix(ref.partition(":")[0])
-        if not ids or etype is None or (RECORD_TYPE, etype) not in self.ontology.edge_types["MENTIONS"].pairs:
+        if not ids:
             return []
-        cols = "r.id, r.text, to_epoch_ms(r.ts), r.meta"
-        if len(ids) <= _FEW_PLANS:
-            rows = [row for i in ids for row in self._q(
-                f"MATCH (r:Record {{ref: $r}})-[:MENTIONS]->(e:{etype} {{ref: $e}}) RETURN DISTINCT {cols}",
-                {"r": f"rec:{_int(i)}", "e": ref})]
-        else:
-            rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) WHERE r.kind = 'plan' "
-                           f"RETURN DISTINCT {cols} ORDER BY r.id", {"e": ref})
+        if self._plan_mentions is None:
+            index: dict[str, list[int]] = {}
+            for rid, refs in sorted(self.mentioned_by(ids).items()):
+                for r in refs:
+                    index.setdefault(r, []).append(rid)
+            self._plan_mentions = index
+        rows = [row for i in self._plan_mentions.get(ref, ()) for row in self._q(
+            "MATCH (r:Record {ref: $r}) RETURN r.id, r.text, to_epoch_ms(r.ts), r.meta", {"r": f"rec:{_int(i)}"},
+            hot=True)]
         return [(i, text, int(ts) * 1000, meta or "{}") for i, text, ts, meta in rows]

@@ -170,6 +170,7 @@ class RecordTables(Schema):
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
         self._remember_records([rec_id])
         self._mentioning.clear()
+        self._plan_mentions = None  # plans' mentions, read from these edges (recordevents.py)
         self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->() DELETE m", {"r": f"rec:{_int(rec_id)}"})
         n = 0
         for ref, start, end, rule in mentions:
@@ -195,6 +196,7 @@ class RecordTables(Schema):
             return sum(self.add_mentions(rid, ms) for rid, ms in items)
         self._remember_records([rid for rid, _ in items])
         self._mentioning.clear()
+        self._plan_mentions = None
         ids = ", ".join(_int(rid) for rid, _ in items)
         self._q(f"MATCH (r:Record)-[m:MENTIONS]->() WHERE r.id IN [{ids}] DELETE m")
         pairs = self.ontology.edge_types["MENTIONS"].pairs
