@@ -9,7 +9,6 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.kuzu.schema import Schema
