@@ -3,6 +3,7 @@ and counts archived by reason), pack and search latency with use tracking on and
 use event, and pack and search once a share of the records is archived.
 
     python benchmarks/bench_lifecycle.py --records 100000 [--queries 200] [--seed 42]
+    python benchmarks/bench_lifecycle.py --benchstore bench-stores/1000000-s42   # pack on a benchstore.py store
 
 The records are bench_evidence.py's synthetic team chatter in the bundled example's store. A tenth of
 them get use (search events spread over the following 60 days) so the decay's frequency boost and the
@@ -47,13 +48,45 @@ def summary(xs: list[float]) -> dict[str, float]:
     return {"p50_ms": round(pct(xs, .5), 3), "p99_ms": round(pct(xs, .99), 3), "n": len(xs)}
 
 
+def on_benchstore(store: Path, queries: int, seed: int) -> dict[str, object]:
+    """Pack and search with tracking on and off on a benchstore.py store (its facts, records and
+    mentions: the store of SPEC 12's pack target), with bench_recommend.py's pack questions."""
+    from bench_recommend import pack_questions
+
+    import graphmem
+    info = json.loads((store / ".benchstore.json").read_text())
+    m = graphmem.open(store)
+    try:
+        qs = pack_questions(queries, info["entities"], seed)
+        for q in qs[:20]:
+            m.pack(q, track=False)
+        r: dict[str, list[float]] = {"pack_on": [], "pack_off": [], "search_on": [], "search_off": []}
+        for q in qs:
+            for label, fn in (("pack_on", lambda: m.pack(q, budget_tokens=1000)),
+                              ("pack_off", lambda: m.pack(q, budget_tokens=1000, track=False)),
+                              ("search_on", lambda: m.search(q)), ("search_off", lambda: m.search(q, track=False))):
+                t = time.perf_counter()
+                fn()
+                r[label].append(time.perf_counter() - t)
+        return {"store": info, **{k: summary(v) for k, v in r.items()},
+                "pack_on_within_target": pct(r["pack_on"], .5) <= PACK_TARGET_P50_MS,
+                "load_average": [round(x, 2) for x in os.getloadavg()]}
+    finally:
+        m.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", type=Path, default=Path("bench-results"))
+    ap.add_argument("--benchstore", type=Path, help="instead: pack and search on this benchstore.py store")
     a = ap.parse_args(argv)
+    if a.benchstore is not None:
+        res = on_benchstore(a.benchstore, a.queries, a.seed)
+        json.dump(res, sys.stdout, indent=2)
+        return
     result: dict[str, object] = {"records": a.records, "seed": a.seed}
     rng = random.Random(a.seed)
     with tempfile.TemporaryDirectory() as tmp:
