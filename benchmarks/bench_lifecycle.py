@@ -62,9 +62,10 @@ def on_benchstore(store: Path, queries: int, seed: int) -> dict[str, object]:
             m.pack(q, track=False)
         r: dict[str, list[float]] = {"pack_on": [], "pack_off": [], "search_on": [], "search_off": []}
         for q in qs:
-            for label, fn in (("pack_on", lambda: m.pack(q, budget_tokens=1000)),
-                              ("pack_off", lambda: m.pack(q, budget_tokens=1000, track=False)),
-                              ("search_on", lambda: m.search(q)), ("search_off", lambda: m.search(q, track=False))):
+            for label, fn in (("pack_on", lambda q=q: m.pack(q, budget_tokens=1000)),
+                              ("pack_off", lambda q=q: m.pack(q, budget_tokens=1000, track=False)),
+                              ("search_on", lambda q=q: m.search(q)),
+                              ("search_off", lambda q=q: m.search(q, track=False))):
                 t = time.perf_counter()
                 fn()
                 r[label].append(time.perf_counter() - t)
