@@ -114,17 +114,25 @@ def main(argv: list[str] | None = None) -> None:
             r = timed([("on", lambda q=q: m.search(q)), ("off", lambda q=q: m.search(q, track=False))])
             searches["on"] += r["on"]
             searches["off"] += r["off"]
-        from graphmem.evidence.lifecycle import track
-        one = []
-        for i in range(200):
+        from graphmem.evidence.lifecycle import FLUSH_EVENTS, UseLog
+        one, batch = [], []
+        for i in range(100):  # one event written alone, and a batch as the use log writes them
+            log = UseLog()
+            log.pending = [("packed", ids[i * 5:i * 5 + 5], now_us())]
             t = time.perf_counter()
-            track(m.store, "packed", ids[i * 5:i * 5 + 5], now_us(), False)
+            log.flush(m.store)
             one.append(time.perf_counter() - t)
+            log.pending = [("packed", ids[j * 5:j * 5 + 5], now_us()) for j in range(FLUSH_EVENTS)]
+            t = time.perf_counter()
+            log.flush(m.store)
+            batch.append(time.perf_counter() - t)
         result["tracking"] = {"pack_on": summary(packs["on"]), "pack_off": summary(packs["off"]),
                               "search_on": summary(searches["on"]), "search_off": summary(searches["off"]),
                               "one_use_event_5_records": summary(one),
+                              "use_batch_of_64_events": summary(batch),
                               "pack_target_p50_ms": PACK_TARGET_P50_MS,
                               "pack_on_within_target": pct(packs["on"], .5) <= PACK_TARGET_P50_MS}
+        m._use_log.flush(m.store)
         # use: a tenth of the records found by search at times over the next 60 days, 100 records an event
         start = now_us()
         used = rng.sample(ids, len(ids) // 10)

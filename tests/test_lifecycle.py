@@ -24,6 +24,12 @@ def _later(days: float) -> str:
     return (dt.datetime.now(dt.UTC) + dt.timedelta(days=days)).isoformat()
 
 
+def _events(m: graphmem.Memory) -> list[str]:
+    """The ops of the store's record events, the use not written yet written first."""
+    m._use_log.flush(m.store)
+    return [op for _, op, *_ in m.store.record_events()]
+
+
 def _archived(m: graphmem.Memory) -> set[str]:
     return {f"rec:{i}" for i in m.store.archived_at()}
 
@@ -33,7 +39,7 @@ def _archived(m: graphmem.Memory) -> set[str]:
 
 def test_pack_and_search_record_use_apart(mem: graphmem.Memory) -> None:
     mem.ingest(jl({"text": "Atlas moved to Kuzu.", "kind": "note"}, {"text": "Lunch at noon.", "kind": "note"}))
-    assert mem.store.record_events() == []  # ingest is not use
+    assert _events(mem) == []  # ingest is not use
     assert [h.ref for h in mem.search("kuzu").results] == ["rec:1"]
     u = mem.record_use("rec:1")
     assert (u["searched"], u["packed"], u["last_packed"]) == (1, 0, None) and u["last_searched"]
@@ -43,7 +49,7 @@ def test_pack_and_search_record_use_apart(mem: graphmem.Memory) -> None:
     u = mem.record_use("rec:1")
     assert (u["searched"], u["packed"]) == (1, 2) and u["last_packed"] >= u["last_searched"]
     assert mem.record_use("rec:2")["packed"] == 0  # never packed nor found
-    assert [op for _, op, *_ in mem.store.record_events()] == ["searched", "packed", "packed"]
+    assert _events(mem) == ["searched", "packed", "packed"]
 
 
 def test_no_track_past_reads_and_read_only_opens_record_nothing(store_path: Path) -> None:
@@ -53,12 +59,14 @@ def test_no_track_past_reads_and_read_only_opens_record_nothing(store_path: Path
         assert m.pack("kuzu", as_of="2025-01-01").refreshed == ()
         assert m.pack("kuzu", known_at="2025-01-01").refreshed == ()
         m.search("kuzu", track=False)
-        assert m.store.record_events() == []
+        assert _events(m) == []
     with graphmem.open(store_path, read_only=True) as m:
         assert m.pack("kuzu").refreshed == () and m.search("kuzu").results
     with graphmem.open(store_path) as m:
-        assert m.store.record_events() == []
+        assert _events(m) == []
         assert m.pack("kuzu").refreshed == ("rec:1",)
+    with graphmem.open(store_path, read_only=True) as m:  # written when the store closed
+        assert [op for _, op, *_ in m.store.record_events()] == ["packed"]
 
 
 def test_cli_pack_trace_names_the_records_it_refreshed(store_path: Path, tmp_path: Path) -> None:
@@ -76,7 +84,7 @@ def test_cli_pack_trace_names_the_records_it_refreshed(store_path: Path, tmp_pat
     assert "use recorded for: rec:" in r.err
     assert cli(store_path, "search", "kuzu", "--no-track").code == 0
     with graphmem.open(store_path) as m:
-        assert [op for _, op, *_ in m.store.record_events()] == ["packed", "packed"]
+        assert _events(m) == ["packed", "packed"]
 
 
 # -- the policy, rule by rule -------------------------------------------------------------------
@@ -120,6 +128,7 @@ def test_decay_with_frequency_boost(store_path: Path) -> None:
 def test_use_restarts_the_idle_clock(mem: graphmem.Memory) -> None:
     from graphmem.model.times import parse_instant
     mem.ingest(jl({"text": "low one", "importance": 0.1}, {"text": "low two", "importance": 0.1}))
+    mem._use_log.flush(mem.store)
     with mem.store.transaction():  # a pack twenty days after the ingest
         mem.store.add_record_event("packed", [2], {}, parse_instant(_later(20)))
     c = mem.lifecycle(at=_later(40), dry_run=True).counts
@@ -197,7 +206,7 @@ def test_archive_and_revive_are_recorded_and_reversible(store_path: Path) -> Non
     assert json.loads(r.out) == {"schema": "graphmem.revive.v1", "revived": ["rec:1"], "event": 3}
     assert [h["ref"] for h in json.loads(cli(store_path, "search", "lunch", "--json").out)["results"]] == ["rec:1"]
     with graphmem.open(store_path) as m:
-        assert [op for _, op, *_ in m.store.record_events()] == ["archive", "searched", "revive", "searched"]
+        assert _events(m) == ["archive", "searched", "revive", "searched"]
         # revived: its idle clock starts again at the revive
         assert m.lifecycle(at=_later(20), dry_run=True).counts["archived"] == 0
 
@@ -323,3 +332,17 @@ def test_current_finds_plans_however_many(mem: graphmem.Memory, n: int) -> None:
     assert [p["ref"] for p in plans] == [f"rec:{i}" for i in range(1, n + 1)]
     assert [p["status"] for p in plans] == ["overdue"] * min(n, 9) + ["due"] * max(0, n - 9)
     assert [p["ref"] for p in mem.current("Beacon").plans] == [f"rec:{n + 1}"]
+
+
+def test_use_is_written_in_batches(mem: graphmem.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphmem.evidence.lifecycle as lifecycle
+    from graphmem.evidence.lifecycle import FLUSH_EVENTS
+    monkeypatch.setattr(lifecycle, "FLUSH_SECONDS", 3600.0)  # by count only, however slow the machine
+    mem.ingest(jl({"text": "Atlas moved to Kuzu."}))
+    for _ in range(FLUSH_EVENTS - 1):
+        mem.search("kuzu")
+    assert mem.store.record_events() == [] and len(mem._use_log.pending) == FLUSH_EVENTS - 1
+    mem.search("kuzu")  # the 64th: all are written, one transaction
+    assert len(mem.store.record_events()) == FLUSH_EVENTS and mem._use_log.pending == []
+    mem.pack("kuzu")
+    assert mem.record_use("rec:1")["packed"] == 1  # reading use writes what waits first

@@ -17,6 +17,7 @@ import dataclasses
 import json
 import math
 import threading
+import time
 import tomllib
 from collections import Counter
 from collections.abc import Iterable
@@ -253,15 +254,46 @@ def revive(store: LifecycleStore, rec_ids: list[int], now: int) -> int:
         return store.add_record_event("revive", sorted(set(rec_ids)), {}, now)
 
 
-def track(store: LifecycleStore, op: str, rec_ids: Iterable[int], now: int, read_only: bool) -> tuple[str, ...]:
-    """Record one use event (``packed`` or ``searched``) naming these records, unless the store is
-    read-only or there are none; the refs recorded."""
-    ids = sorted({int(r) for r in rec_ids})
-    if read_only or not ids:
-        return ()
-    with _TRACKING, store.transaction():
-        store.add_record_event(op, ids, {}, now)
-    return tuple(f"rec:{i}" for i in ids)
+FLUSH_EVENTS = 64  # use events kept in memory before they are written together
+FLUSH_SECONDS = 2.0  # ... or once the first of them has waited this long (checked when one is added)
+
+
+class UseLog:
+    """Use events not written yet. A pack or search adds one (``packed`` or ``searched``, naming its
+    records, with its time); they are written together, one transaction, when 64 are waiting, when
+    one is added 2 s or more after the first, before anything reads use or archives, and when the
+    store closes. A process killed in between loses that use (a soft signal), never anything else."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, list[int], int]] = []
+        self.since: float | None = None
+
+    def add(self, store: LifecycleStore, op: str, rec_ids: Iterable[int], now: int, read_only: bool
+            ) -> tuple[str, ...]:
+        """Keep one use event (none on a read-only store, or for no records); the refs it names."""
+        ids = sorted({int(r) for r in rec_ids})
+        if read_only or not ids:
+            return ()
+        with _TRACKING:
+            self.pending.append((op, ids, now))
+            if self.since is None:
+                self.since = time.monotonic()
+            if len(self.pending) >= FLUSH_EVENTS or time.monotonic() - self.since >= FLUSH_SECONDS:
+                self._flush(store)
+        return tuple(f"rec:{i}" for i in ids)
+
+    def flush(self, store: LifecycleStore) -> int:
+        """Write the waiting events now; how many."""
+        with _TRACKING:
+            return self._flush(store)
+
+    def _flush(self, store: LifecycleStore) -> int:
+        events, self.pending, self.since = self.pending, [], None
+        if events:
+            with store.transaction():
+                for op, ids, at in events:
+                    store.add_record_event(op, ids, {}, at)
+        return len(events)
 
 
 PLAN_ORDER = {"overdue": 0, "due": 1, "no_due": 2}

@@ -215,8 +215,7 @@ class EvidenceFacade(MemoryBase):
                               include_archived=include_archived)
         r = search(self.store, query, limit=limit, where=where)
         if track and r.results:
-            from graphmem.evidence.lifecycle import track as track_use
-            track_use(self.store, "searched", [int(h.ref[4:]) for h in r.results], now_us(), self.read_only)
+            self._track("searched", [int(h.ref[4:]) for h in r.results], now_us())
         return r
 
     def extractor(self) -> Extractor:

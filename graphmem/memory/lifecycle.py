@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from graphmem.errors import BadInput
+from graphmem.evidence.lifecycle import UseLog
 from graphmem.memory.base import MemoryBase
 from graphmem.model.times import format_instant, now_us, parse_instant
 from graphmem.reports import LifecycleReport, ReviveReport
@@ -14,6 +15,34 @@ from graphmem.write.inputs import parse_record_ref
 
 class LifecycleFacade(MemoryBase):
     """Lifecycle: soft archiving by the policy, reviving, and the use of records."""
+
+    @property
+    def _use_log(self) -> UseLog:
+        """The use events of this open store not written yet (graphmem.evidence.lifecycle.UseLog)."""
+        log: UseLog | None = self.__dict__.get("_uses")
+        if log is None:
+            log = self.__dict__["_uses"] = UseLog()
+        return log
+
+    def _track(self, op: str, rec_ids: list[int], now: int) -> tuple[str, ...]:
+        return self._use_log.add(self.store, op, rec_ids, now, self.read_only)
+
+    def close(self) -> None:
+        """Close the store, writing the use not written yet first; the object cannot be used afterwards.
+
+        Also done on leaving a ``with`` block.
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+        >>> m.close()
+        """
+        try:
+            if not self.read_only:
+                self._use_log.flush(self.store)
+        finally:
+            super().close()
 
     def lifecycle(self, *, at: str | None = None, dry_run: bool = False) -> LifecycleReport:
         """Apply the lifecycle policy as of ``at``: soft-archive the records that fall below it, as
@@ -56,6 +85,8 @@ class LifecycleFacade(MemoryBase):
         policy = load_policy(self.path)
         if not dry_run:
             self.store.check_writable()
+        if not self.read_only:
+            self._use_log.flush(self.store)
         counts, events = run(self.store, policy, t, now, dry_run)
         return LifecycleReport(format_instant(t) or "", dry_run, counts, policy.to_dict(), tuple(events),
                                time.perf_counter() - started)
@@ -92,6 +123,7 @@ class LifecycleFacade(MemoryBase):
         if not refs:
             raise BadInput("no record to revive: expected one or more rec:N")
         ids = [self._record_id(r) for r in refs]
+        self._use_log.flush(self.store)
         event = revive(self.store, ids, now_us())
         return ReviveReport(tuple(f"rec:{i}" for i in sorted(set(ids))), event)
 
@@ -127,6 +159,8 @@ class LifecycleFacade(MemoryBase):
         >>> m.close()
         """
         rid = self._record_id(record)
+        if not self.read_only:
+            self._use_log.flush(self.store)
         u = self.store.record_use().get(rid, [0, None, 0, None, None])
         archived = self.store.archived_at().get(rid)
         return {"ref": f"rec:{rid}", "packed": u[0], "last_packed": format_instant(u[1]), "searched": u[2],

@@ -246,9 +246,7 @@ class RetrievalFacade(MemoryBase):
         past = t.as_of < t.now or (t.known_at is not None and t.known_at < t.now)
         packed = [int(c.ref[4:]) for c in r.items if c.kind == "record"]  # the final bundle's records
         if track and not past and packed:
-            from graphmem.evidence.lifecycle import track as track_use
-            refreshed = track_use(self.store, "packed", packed, t.now, self.read_only)
-            r = dataclasses.replace(r, refreshed=refreshed)
+            r = dataclasses.replace(r, refreshed=self._track("packed", packed, t.now))
         return r
 
     def graph(self, as_of: str | None = None) -> nx.MultiDiGraph:
