@@ -19,9 +19,10 @@ class LifecycleFacade(MemoryBase):
     @property
     def _use_log(self) -> UseLog:
         """The use events of this open store not written yet (graphmem.evidence.lifecycle.UseLog)."""
-        log: UseLog | None = self.__dict__.get("_uses")
-        if log is None:
-            log = self.__dict__["_uses"] = UseLog()
+        log = self.__dict__.get("_uses")
+        if log is None:  # setdefault: two service threads asking at once get the same log
+            log = self.__dict__.setdefault("_uses", UseLog())
+        assert isinstance(log, UseLog)
         return log
 
     def _track(self, op: str, rec_ids: list[int], now: int) -> tuple[str, ...]:
