@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.bulk import gc_paused
+from graphmem.evidence.lifecycle import with_plans
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
@@ -43,7 +44,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         CurrentResult
-            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs).
+            ``facts``: the facts in force (Fact values); ``plans``: the plans naming it (never facts).
 
         Raises
         ------
@@ -69,7 +70,8 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
+        return with_plans(self.store, self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate),
+                          known_at is not None, predicate)  # plans mentioning the subject (docs/lifecycle.md)
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them.

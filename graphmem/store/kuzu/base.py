@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
     from graphmem.model.textindex import Postings
 
 
-SCHEMA_VERSION = 4  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
-# 4: entity events (rename, aliases, merge)
+SCHEMA_VERSION = 5  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
+# 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive)
 DB_FILE = "graph.kuzu"
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
@@ -433,3 +433,6 @@ class StoreBase:
         def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int: ...
         def _ref_of(self, node: dict[str, int]) -> str: ...
         def forget_redirects(self) -> None: ...
+        def _note_plans(self, rec_ids: list[int]) -> None: ...
+        _plan_mentions: dict[str, list[int]] | None
+        def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]: ...

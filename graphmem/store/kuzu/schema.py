@@ -22,6 +22,8 @@ _INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
               "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
 _EVENT_DDL = ("CREATE NODE TABLE EntityEvent(id INT64 PRIMARY KEY, op STRING, ref STRING, other STRING, detail STRING, "
               "recorded_at INT64)")
+_RECORD_EVENT_DDL = ("CREATE NODE TABLE RecordEvent(id INT64 PRIMARY KEY, op STRING, recs STRING, detail STRING, "
+                     "recorded_at INT64)")
 _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 
 
@@ -53,6 +55,7 @@ class Schema(StoreBase):
                 for ddl in _INDEX_DDL:
                     self._q(ddl)
                 self._q(_EVENT_DDL)
+                self._q(_RECORD_EVENT_DDL)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")
