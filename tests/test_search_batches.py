@@ -1,6 +1,7 @@
-"""A search reads its hits in batches (issue 20, item 2): the terms' rows, the posting blocks not held
-and the hits' rows each in one store query, so the number of queries does not grow with the limit
-or the number of hits; and what the batched reads return is what the one-record reads return."""
+"""A search reads its hits in batches (issue 20, item 2): the terms' rows and the posting blocks not
+held each in one store query, the hits' rows in one query per BY_KEYS_LOOKUPS hits, so a search makes
+2 queries up to 64 hits and at most 17 at the largest limit, not one per hit; and what the batched
+reads return is what the one-record reads return."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import graphmem
 from graphmem.store.kuzu.base import BY_KEYS_LOOKUPS
 
-N = 150  # more hits than BY_KEYS_LOOKUPS: a limit of 1000 takes the list form of the hits' read
+N = 150  # more hits than two batches of BY_KEYS_LOOKUPS
 
 
 def _lines() -> list[bytes]:
@@ -59,8 +60,12 @@ def counted(store: Any) -> Iterator[list[str]]:
         del store._q, store._iter
 
 
+def _expected(hits: int) -> int:
+    return 1 + -(-hits // BY_KEYS_LOOKUPS)  # the terms' rows, then the hits' rows, BY_KEYS_LOOKUPS a query
+
+
 @pytest.mark.parametrize("query", ["kuzu", "kuzu graph", "graph note n3 n4 n5 kuzu"])
-def test_a_search_makes_the_same_few_queries_whatever_the_limit(m: graphmem.Memory, query: str) -> None:
+def test_a_search_makes_a_few_queries_not_one_per_hit(m: graphmem.Memory, query: str) -> None:
     m.search(query)  # the postings held
     counts = {}
     for limit in (1, 10, BY_KEYS_LOOKUPS, BY_KEYS_LOOKUPS + 1, 1000):
@@ -68,12 +73,23 @@ def test_a_search_makes_the_same_few_queries_whatever_the_limit(m: graphmem.Memo
             r = m.search(query, limit=limit)
         assert len(r.results) == min(limit, N)
         counts[limit] = len(seen)
-    assert set(counts.values()) == {2}, counts  # the terms' rows, the hits' rows
+    assert counts == {limit: _expected(min(limit, N)) for limit in counts}, counts
+    assert counts[1] == counts[10] == counts[BY_KEYS_LOOKUPS] == 2
+    assert max(counts.values()) <= _expected(1000)  # the largest limit: 17 queries, not 1,001
     m.store.forget_postings()
     with counted(m.store) as seen:
-        r = m.search(query, limit=1000)
-    assert len(seen) == 3, seen  # and the posting blocks, all terms' at once
-    assert len(r.results) == N
+        r = m.search(query, limit=10)
+    assert len(seen) == 3, seen  # and the posting blocks, every term's at once
+    assert len(r.results) == 10
+
+
+def test_every_query_word_is_looked_up_in_one_query(m: graphmem.Memory) -> None:
+    words = " ".join(f"n{i}" for i in range(64))  # the most words a query keeps
+    m.store.forget_postings()
+    with counted(m.store) as seen:
+        r = m.search(words, limit=5)
+    assert len(seen) == 3  # terms, blocks, hits
+    assert len(r.results) == 5
 
 
 def test_nothing_found_reads_no_records(m: graphmem.Memory) -> None:
@@ -121,7 +137,7 @@ def test_mentions_of_many_records_in_one_query(m: graphmem.Memory, n: int) -> No
     with counted(m.store) as seen:
         by = m.store.mentioned_by(ids)
         spans = m.store.mentions_of_records(ids)
-    assert len(seen) == 2
+    assert len(seen) == 2 * _expected(len(ids)) - 2
     for i in ids:
         assert by[i] == m.store.mentions_of(i)
         assert sorted({ref for ref, *_ in spans[i]}) == by[i]
