@@ -1,6 +1,6 @@
 """A search reads its hits in batches (issue 20, item 2): the terms' rows and the posting blocks not
 held each in one store query, the hits' rows in one query per BY_KEYS_LOOKUPS hits, so a search makes
-2 queries up to 32 hits and at most 33 at the largest limit, not one per hit; and what the batched
+2 queries up to 16 hits and at most 64 at the largest limit, not one per hit; and what the batched
 reads return is what the one-record reads return."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_a_search_makes_a_few_queries_not_one_per_hit(m: graphmem.Memory, query:
         counts[limit] = len(seen)
     assert counts == {limit: _expected(min(limit, N)) for limit in counts}, counts
     assert counts[1] == counts[10] == counts[BY_KEYS_LOOKUPS] == 2
-    assert max(counts.values()) <= _expected(1000)  # the largest limit: 33 queries, not 1,001
+    assert max(counts.values()) <= _expected(1000)  # the largest limit: 64 queries, not 1,001
     m.store.forget_postings()
     with counted(m.store) as seen:
         r = m.search(query, limit=10)

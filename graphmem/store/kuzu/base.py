@@ -131,7 +131,7 @@ def _int(n: int) -> str:
     return str(n)
 
 
-BY_KEYS_LOOKUPS = 32  # _by_keys: keys looked up in one query (one primary-key lookup each)
+BY_KEYS_LOOKUPS = 16  # _by_keys: keys looked up in one query (one primary-key lookup each)
 WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
 
 
