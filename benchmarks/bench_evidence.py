@@ -1,5 +1,7 @@
 """Evidence benchmarks: ingest rate with extraction off and on, search p50/p99 beside the raw
-Kuzu full-text query, search with each filter beside search without it, and the extraction rate.
+Kuzu full-text query and beside SQLite FTS5 (Python's own sqlite3) over the same texts and terms,
+the store queries a search makes, search with each filter beside search without it, and the
+extraction rate.
 
     python benchmarks/bench_evidence.py --records 100000 [--extract-records 2000] [--seed 42]
 
@@ -14,16 +16,19 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from graphmem.demo import build_demo
 from graphmem.evidence.query import search_terms
+from graphmem.evidence.records import importance
 from graphmem.evidence.search import record_filter
-from graphmem.model.textindex import query_terms
+from graphmem.model.textindex import query_terms, terms
 
 PROJECTS = ["Atlas", "Beacon", "Compass", "Ferry", "Quill", "Sextant", "Ledger", "Tidewater", "Lighthouse"]
 TOOLS = ["Kuzu", "SQLite", "PostgreSQL", "DuckDB", "spaCy", "FastAPI", "Redis", "Tantivy", "pytest", "Docker"]
@@ -133,6 +138,63 @@ def filtered_searches(m: object, queries: list[str]) -> dict[str, object]:
     return out
 
 
+def fts5_searches(lines: list[str], queries: list[str], first_id: int, k: int = 10) -> tuple[list[float], list[list[int]], float]:
+    """The same searches in SQLite FTS5 (an in-memory table, Python's own sqlite3): each record's index
+    terms (graphmem's own, so both engines index and look up the same terms) in the one indexed column,
+    its text, ts, kind, source, scope and importance beside it; a query is its terms quoted and joined by
+    OR, ranked by ``bm25()``, top ``k``, those columns fetched. The times (seconds, each including the
+    query's terms, as a search's do), each query's ids, and the table's build time (seconds)."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE r USING fts5(terms, text UNINDEXED, ts UNINDEXED, kind UNINDEXED, "
+               "source UNINDEXED, scope UNINDEXED, importance UNINDEXED, tokenize='unicode61 remove_diacritics 0')")
+    t = time.perf_counter()
+    rows = ((first_id + i, " ".join(terms(d["text"])), d["text"], d["ts"], d["kind"], d.get("source"), d.get("scope"),
+             importance(d["text"], d["kind"]))
+            for i, d in enumerate(map(json.loads, lines)))
+    db.executemany("INSERT INTO r(rowid, terms, text, ts, kind, source, scope, importance) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   rows)
+    db.commit()
+    build = time.perf_counter() - t
+    sql = ("SELECT rowid, bm25(r), text, ts, kind, source, scope, importance FROM r WHERE r MATCH ? "
+           f"ORDER BY bm25(r) LIMIT {int(k)}")
+
+    def one(q: str) -> list[int]:
+        match = " OR ".join(f'"{x}"' for x in query_terms(search_terms(q)))
+        return [row[0] for row in db.execute(sql, (match,)).fetchall()]
+
+    for q in queries[:20]:
+        one(q)  # warm
+    times, found = [], []
+    for q in queries:
+        t = time.perf_counter()
+        found.append(one(q))
+        times.append(time.perf_counter() - t)
+    db.close()
+    return times, found, build
+
+
+def queries_per_search(m: object, queries: list[str]) -> float:
+    """The store queries a warm search makes, on average (a counter around the store's query methods)."""
+    store: Any = m.store  # type: ignore[attr-defined]
+    real_q, real_iter, n = store._q, store._iter, [0]
+
+    def q(*a: object, **k: object) -> object:
+        n[0] += 1
+        return real_q(*a, **k)
+
+    def it(*a: object, **k: object) -> object:
+        n[0] += 1
+        return real_iter(*a, **k)
+
+    store._q, store._iter = q, it
+    try:
+        for x in queries:
+            m.search(x, limit=10)  # type: ignore[attr-defined]
+    finally:
+        del store._q, store._iter
+    return n[0] / len(queries)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=100_000)
@@ -190,12 +252,24 @@ def main(argv: list[str] | None = None) -> None:
             m.store.cypher("CALL QUERY_FTS_INDEX('Record', 'bench_text', $q, top := 10) RETURN node.id, score",
                            {"q": q})
             raw.append(time.perf_counter() - t)
+        # SQLite FTS5 over the same texts and terms, in the same run, right after the passes above
+        fts, fts_ids, fts_build = fts5_searches(lines, queries, FIRST_BENCH_RECORD)
+        ours_ids = [[int(h.ref.removeprefix("rec:")) for h in m.search(q, limit=10).results] for q in queries]
+        overlap = statistics.mean(len(set(a) & set(b)) / max(len(a), 1) for a, b in zip(ours_ids, fts_ids, strict=True))
+        per_search = queries_per_search(m, queries)
         result["search_filtered"] = filtered_searches(m, queries)
         result["load_average"] = [round(x, 2) for x in os.getloadavg()]
         result["search"] = {"p50_ms": round(pct(ours, .5), 3), "p99_ms": round(pct(ours, .99), 3),
                             "uncached_p50_ms": round(pct(cold, .5), 3), "uncached_p99_ms": round(pct(cold, .99), 3),
                             "raw_p50_ms": round(pct(raw, .5), 3), "raw_p99_ms": round(pct(raw, .99), 3),
-                            "ratio_p50": round(statistics.median(ours) / statistics.median(raw), 2)}
+                            "ratio_p50": round(statistics.median(ours) / statistics.median(raw), 2),
+                            "fts5_p50_ms": round(pct(fts, .5), 3), "fts5_p99_ms": round(pct(fts, .99), 3),
+                            "ratio_fts5_p50": (ratio := round(statistics.median(ours) / statistics.median(fts), 2)),
+                            "fts5_build_s": round(fts_build, 2), "top10_overlap_with_fts5": round(overlap, 3),
+                            "store_queries_per_search": round(per_search, 2)}
+        print(f"search p50 {pct(ours, .5):.2f} ms, SQLite FTS5 p50 {pct(fts, .5):.2f} ms: ratio "
+              f"{ratio} (target <= 2); {per_search:.2f} store queries per search",
+              file=sys.stderr)
         m.store.cypher("CALL DROP_FTS_INDEX('Record', 'bench_text')")
         # one record per ingest call: the index's per-call cost (block appends and merges)
         singles = [json.dumps({**json.loads(x), "id": "s" + json.loads(x)["id"]}).encode()

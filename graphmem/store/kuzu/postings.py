@@ -115,24 +115,41 @@ class PostingTables(Schema):
 
     def term_postings(self, term: str) -> tuple[Postings, np.ndarray] | None:
         """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
+        return self.terms_postings([term])[0]
+
+    def terms_postings(self, terms: list[str]) -> list[tuple[Postings, np.ndarray] | None]:
+        """Each term's postings and their BM25 weights now (None: not in the index), as ``term_postings``:
+        the terms' rows in one query, and the blocks of those not held (or changed since) in one more."""
         from graphmem.model.textindex import Postings, weights
-        rows = self._q(_TERM, {"t": term})
-        if not rows:
-            return None
-        blocks = rows[0][0]
+        terms = list(dict.fromkeys(terms))
+        found = {t: b for t, b in self._by_keys("(x:Term {k})", "x.term, x.blocks", terms, key="term")}
         stats = self.index_stats()
-        held = self._postings.get(term)
-        if held is None or held[0] != blocks:
-            p = Postings.concat([self._block(term, i) for i in range(blocks.count(",") + 1)])
-            self._forget(term)
-            if self._postings_held + len(p) > _POSTINGS_HELD_MAX:
-                self.forget_postings()
-            held = (blocks, p, stats, weights(p, *stats))
-            self._postings_held += len(p)
-        elif held[2] != stats:
-            held = (blocks, held[1], stats, weights(held[1], *stats))
-        self._postings[term] = held
-        return held[1], held[3]
+        stale = [t for t in terms if t in found and ((held := self._postings.get(t)) is None or held[0] != found[t])]
+        keys = [f"{t} {i}" for t in stale for i in range(found[t].count(",") + 1)]
+        data = {k: d for k, d in self._by_keys("(x:Posting {k})", "x.key, x.data", keys, key="key")}
+        for k in keys:
+            if k not in data:
+                term, _, i = k.rpartition(" ")
+                raise StoreUnavailable(f"store {str(self.path)!r}: full-text index block {term!r} {i} is missing")
+        out: list[tuple[Postings, np.ndarray] | None] = []
+        for term in terms:
+            blocks = found.get(term)
+            if blocks is None:
+                out.append(None)
+                continue
+            held = self._postings.get(term)
+            if held is None or held[0] != blocks:
+                p = Postings.concat([Postings.decode(data[f"{term} {i}"]) for i in range(blocks.count(",") + 1)])
+                self._forget(term)
+                if self._postings_held + len(p) > _POSTINGS_HELD_MAX:
+                    self.forget_postings()
+                held = (blocks, p, stats, weights(p, *stats))
+                self._postings_held += len(p)
+            elif held[2] != stats:
+                held = (blocks, held[1], stats, weights(held[1], *stats))
+            self._postings[term] = held
+            out.append((held[1], held[3]))
+        return out
 
     def forget_postings(self) -> None:
         """Drop every decoded posting list held in memory (the next search reads them from the store)."""
@@ -153,11 +170,13 @@ class PostingTables(Schema):
         from graphmem.model.textindex import allowed_mask, bm25_top
         if within is not None and len(within) == 0:
             return []
-        found = [(p.ids, w) for p, w in filter(None, (self.term_postings(t) for t in terms))]
+        found = [(p.ids, w) for p, w in filter(None, self.terms_postings(terms))]
         return bm25_top(found, limit, None if within is None else allowed_mask(within, found))
 
     def search_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[Any, ...]]:
         """BM25-ranked records (ties by record number) for distinct index terms:
-        (id, score, text, ts, kind, source, scope, importance), best first (``within``: as for ``rank_records``)."""
-        return [(i, score, *hit) for i, score in self.rank_records(terms, limit, within)
-                if (hit := self.record_hit(i)) is not None]
+        (id, score, text, ts, kind, source, scope, importance), best first (``within``: as for ``rank_records``).
+        A constant number of queries whatever the limit: the terms' rows, the blocks not held, the hits' rows."""
+        ranked = self.rank_records(terms, limit, within)
+        hits = self.record_hits([i for i, _ in ranked])
+        return [(i, score, *hits[i]) for i, score in ranked if i in hits]

@@ -21,6 +21,7 @@ _RCOLS = ("r.id, r.key, r.text, r.ts, r.kind, r.source, r.scope, r.importance, r
           "r.original_chars, r.truncated, r.redactions, r.ingested_at")
 _RECORD = f"MATCH (r:Record {{ref: $r}}) RETURN {_RCOLS}"
 _RECORD_HIT = "MATCH (r:Record {ref: $r}) RETURN r.text, r.ts, r.kind, r.source, r.scope, r.importance"
+_HIT_COLS = "x.id, x.text, x.ts, x.kind, x.source, x.scope, x.importance"  # record_hits
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 # a record's ts in microseconds: Kuzu gives milliseconds (cut toward zero, so one less before 1970 when
 # there is a rest) and the microseconds within the minute
@@ -148,6 +149,16 @@ class RecordTables(Schema):
         assert ts_us is not None
         return text, ts_us, kind, src or None, scope or None, imp
 
+    def record_hits(self, rec_ids: list[int]) -> dict[int, tuple[str, int, str, str | None, str | None, float]]:
+        """``record_hit`` of each of these records (those that exist), in one query."""
+        out: dict[int, tuple[str, int, str, str | None, str | None, float]] = {}
+        refs = [f"rec:{_int(i)}" for i in dict.fromkeys(rec_ids)]
+        for rid, text, ts, kind, src, scope, imp in self._by_keys("(x:Record {k})", _HIT_COLS, refs):
+            ts_us = from_datetime(ts)
+            assert ts_us is not None
+            out[rid] = (text, ts_us, kind, src or None, scope or None, imp)
+        return out
+
     def _remember_records(self, rec_ids: list[int]) -> None:
         """Keep the extraction state (when extracted, mentions) of stored records this write is about
         to change, for ``roll_back``."""
@@ -215,19 +226,11 @@ class RecordTables(Schema):
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
-        """The entities each record mentions (sorted refs): a key lookup per record for a few, one list
-        query (a scan of the records) for many."""
+        """The entities each record mentions (sorted refs), in one query (``_by_keys``)."""
         out: dict[int, set[str]] = {i: set() for i in rec_ids}
-        if len(rec_ids) <= 20:  # one primary-key lookup each beats the list query's scan of every record
-            for i in rec_ids:
-                rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN id(e)", {"r": f"rec:{_int(i)}"},
-                               hot=True)
-                out[i].update(self._ref_of(node) for node, in rows)
-        else:
-            rows = self._q("MATCH (r:Record)-[m:MENTIONS]->(e) WHERE r.ref IN $r RETURN r.id, id(e)",
-                           {"r": [f"rec:{_int(i)}" for i in rec_ids]}, hot=True)
-            for rid, node in rows:
-                out[rid].add(self._ref_of(node))
+        for rid, node in self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, id(e)",
+                                       [f"rec:{_int(i)}" for i in out]):
+            out[rid].add(self._ref_of(node))
         return {i: sorted(refs) for i, refs in out.items()}
 
     def mentions_naming(self, ref: str) -> dict[int, list[tuple[str, int, int, str]]]:
@@ -239,12 +242,14 @@ class RecordTables(Schema):
         return self.mentions_of_records([r[0] for r in rows])
 
     def mentions_of_records(self, rec_ids: list[int]) -> dict[int, list[tuple[str, int, int, str]]]:
-        """Every mention (ref, span start, span end, rule) of each of these records, by span."""
-        out: dict[int, list[tuple[str, int, int, str]]] = {}
-        for i in rec_ids:
-            rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN e.ref, m.span_start, m.span_end, "
-                           "m.rule ORDER BY m.span_start, e.ref", {"r": f"rec:{_int(i)}"})
-            out[i] = [(ref, a, b, rule) for ref, a, b, rule in rows]
+        """Every mention (ref, span start, span end, rule) of each of these records, by span, in one query."""
+        out: dict[int, list[tuple[str, int, int, str]]] = {i: [] for i in rec_ids}
+        for rid, ref, a, b, rule in self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)",
+                                                  "x.id, e.ref, m.span_start, m.span_end, m.rule",
+                                                  [f"rec:{_int(i)}" for i in out]):
+            out[rid].append((ref, a, b, rule))
+        for ms in out.values():
+            ms.sort(key=lambda m: (m[1], m[0]))
         return out
 
     def mentions_of(self, rec_id: int) -> list[str]:
