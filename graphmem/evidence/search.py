@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
-from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.query import content_words, search_terms, snippet
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
 from graphmem.results import SearchHit, SearchResult
@@ -147,7 +147,7 @@ def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -
     """The ``limit`` best records for the words of ``query`` among those ``where`` allows."""
     from graphmem.model.textindex import query_terms
     terms = search_terms(check_text(query, "query"))
-    hits = store.search_records(query_terms(terms), limit, where.within(store))
+    hits = store.search_records(query_terms(content_words(terms)), limit, where.within(store))
     return SearchResult(query, tuple(terms), tuple(
         SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)
         for i, score, text, ts, kind, src, scope, imp in hits), where.to_dict() if where else {})

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
-from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.query import content_words, query_times, search_terms, snippet
 from graphmem.evidence.search import FilterStore, RecordFilter
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
@@ -32,7 +32,12 @@ from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
 from graphmem.view.temporal import cite, holding, view_for_subject
 
-RECORD_POOL = 10  # records BM25 ranks for the query
+RECORD_POOL = 60  # records BM25 ranks for the query: more than any budget holds, so lanes compete for room
+NEIGHBOUR_HITS = 5  # the best records whose neighbourhood (same session, shared entities) is a lane
+SESSION_FACTOR = 0.6  # a turn just before or after a hit in its session, against the hit
+SHARED_FACTOR = 0.4  # a record mentioning an entity a hit mentions, against the hit
+SHARED_LIMIT = 3  # such records per hit (the nearest in time to it)
+TIME_MISS = 0.8  # a record outside every span of time the query names, when it names one
 MENTION_RECORDS = 3  # of those, the best whose MENTIONS bring entities
 ENTITY_LIMIT = 6  # entities whose facts are packed
 NEIGHBOUR_SOURCES = 3  # the best entities whose neighbours are looked at
@@ -47,6 +52,7 @@ FACT_BASE = 0.5  # a fact's share of its entity's score ...
 FACT_TIE = 0.3  # ... plus this when its object is another of the packed entities
 FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
 GUIDANCE_KINDS = ("rule", "constraint")
+LANES = ("guidance", "records", "neighbours", "entities", "facts", "dissent")
 SNIPPET_CHARS = 200
 GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"),
           ("evidence", "Evidence:"))
@@ -221,6 +227,23 @@ def _day(us: int | None) -> str:
     return (format_instant(us) or "…")[:10]
 
 
+def session_key(source: str) -> str:
+    """The session a record belongs to: its source up to the first ``#`` (``chat:team#m12`` and
+    ``chat:team#m13`` are one session; ``conv-26/session_3`` is its own key)."""
+    return source.split("#", 1)[0]
+
+
+def record_text(text: str, ts: int, terms: list[str], kind: str | None = None) -> str:
+    """A record as an evidence line shows it: its day (and, for guidance, its kind), then a window of
+    ``SNIPPET_CHARS`` characters around the first query word. The ref follows as the line's citation;
+    kind and source are in ``citations``, not on the line, so a line costs 4 tokens more than its text.
+
+    >>> record_text("Caroline: I went to a support group yesterday.", 1683554160000000, ["group"])
+    '2023-05-08: Caroline: I went to a support group yesterday.'
+    """
+    return f"{_day(ts)}" + (f" {kind}" if kind else "") + f": {snippet(text, terms, SNIPPET_CHARS)}"
+
+
 class _Packer:
     def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
                  where: RecordFilter | None = None) -> None:
@@ -228,6 +251,8 @@ class _Packer:
         self.within = where.within(parts.store) if where else None  # the records the filter allows
         self.store = parts.store
         self.terms = search_terms(query)
+        self.words = content_words(self.terms)  # what is looked up: no question or stop words
+        self.spans = query_times(query, as_of)  # a soft preference for the records written then
         self.query = query
         self.as_of = as_of
         self.known_at = known_at
@@ -237,12 +262,22 @@ class _Packer:
         self.statements: dict[int, Statement] = {}  # every statement read, for the citations
         self.entity_refs: set[str] = set()  # the entities whose facts are packed
         self.record_refs: set[str] = set()  # the records the query found
-        self.lanes: dict[str, list[Candidate]] = {k: [] for k in ("guidance", "records", "entities", "facts", "dissent")}
+        self.lanes: dict[str, list[Candidate]] = {k: [] for k in LANES}
 
     def record(self, rid: int) -> tuple[str, int, str, str | None, str | None, float] | None:
         if rid not in self._records:
             self._records[rid] = self.store.record_hit(rid)
         return self._records[rid]
+
+    def prefetch(self, rids: list[int]) -> None:
+        """Read these records at once where the store can (``record_hits``), one by one otherwise."""
+        wanted = [r for r in dict.fromkeys(rids) if r not in self._records and r > 0]
+        many = getattr(self.store, "record_hits", None)
+        if many is None or len(wanted) < 2:
+            return
+        got = many(wanted)
+        for r in wanted:
+            self._records[r] = got.get(r)
 
     def entity(self, ref: str) -> Entity | None:
         if ref not in self._entities:
@@ -260,10 +295,11 @@ class _Packer:
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
         from graphmem.model.textindex import query_terms
-        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL, self.within)
+        hits = self.store.rank_records(query_terms(self.words), RECORD_POOL, self.within)
         if not hits:
             return []
         top = hits[0][1]
+        self.prefetch([rid for rid, _ in hits])
         kept: list[tuple[int, float]] = []
         for rid, bm25 in hits:
             row = self.record(rid)
@@ -271,15 +307,11 @@ class _Packer:
                 continue
             text, ts, kind, source, _scope, importance = row
             rel = bm25 / top
-            age_days = max(0.0, (self.as_of - ts) / 86_400e6)
-            recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
-            imp = importance if importance is not None else 0.5
-            score = rel * (0.75 + 0.25 * recency) * (0.75 + 0.25 * imp)
+            scores = {"bm25": bm25, "bm25_share": rel, **self.weights(ts, importance)}
+            score = rel * scores["recency_factor"] * scores["importance_factor"] * scores["time"]
             guidance = kind in GUIDANCE_KINDS
-            label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
             c = Candidate("guidance" if guidance else "records", "guidance" if guidance else "evidence", f"rec:{rid}",
-                          "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
-                          {"bm25": bm25, "bm25_share": rel, "recency": recency, "importance": imp},
+                          "record", record_text(text, ts, self.terms, kind if guidance else None), score, scores,
                           (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})")
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
@@ -290,6 +322,74 @@ class _Packer:
                 self.record_refs.add(f"rec:{rid}")
             self.lanes[c.lane].append(c)
         return kept
+
+    def weights(self, ts: int, importance: float | None) -> dict[str, float]:
+        """A record's factors beside its relevance: recency, importance, and the query's time preference."""
+        age_days = max(0.0, (self.as_of - ts) / 86_400e6)
+        recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+        imp = importance if importance is not None else 0.5
+        time = 1.0 if not self.spans or any(lo <= ts < hi for lo, hi in self.spans) else TIME_MISS
+        return {"recency": recency, "importance": imp, "recency_factor": 0.75 + 0.25 * recency,
+                "importance_factor": 0.75 + 0.25 * imp, "time": time}
+
+    # -- neighbours ---------------------------------------------------------------------
+    def neighbours(self, records: list[tuple[int, float]]) -> None:
+        """The graph neighbourhood of the best records: the turns just before and after each in its
+        session (the same session key: the source up to ``#``), and the records that mention an entity
+        it mentions (MENTIONS), the nearest in time first. Each scores a share of its hit's score."""
+        best = records[:NEIGHBOUR_HITS]
+        if not best:
+            return
+        pool = {f"rec:{rid}" for rid, _ in records} | {c.ref for c in self.lanes["records"]}
+        found: dict[int, tuple[float, str, str]] = {}  # record id -> (score, relation, hit)
+
+        def offer(rid: int, score: float, why: str) -> None:
+            if f"rec:{rid}" not in pool and (rid not in found or found[rid][0] < score):
+                found[rid] = (score, why, "")
+
+        self.prefetch([n for rid, _ in best for n in (rid - 1, rid + 1)])
+        for rid, score in best:
+            row = self.record(rid)
+            if row is None or not row[3]:
+                continue
+            key = session_key(row[3])
+            for other in (rid - 1, rid + 1):
+                near = self.record(other) if other > 0 else None
+                if near is not None and near[3] and session_key(near[3]) == key and self.allowed(other):
+                    offer(other, SESSION_FACTOR * score, f"{'before' if other < rid else 'after'} rec:{rid} in {key}")
+        mentioned = self.store.mentioned_by([rid for rid, _ in best])
+        for rid, score in best:
+            refs = mentioned.get(rid) or []
+            if not refs:
+                continue
+            ts = self.record(rid)[1]  # type: ignore[index]
+            others = [int(o) for o in self.store.records_mentioning(refs) if int(o) != rid and self.allowed(int(o))]
+            rows = [(o, r) for o in others if (r := self.record(o)) is not None] if len(others) <= 50 else \
+                [(o, r) for o in sorted(others, key=lambda o: abs(o - rid))[:50] if (r := self.record(o)) is not None]
+            rows.sort(key=lambda x: (abs(x[1][1] - ts), x[0]))
+            for other, _ in rows[:SHARED_LIMIT]:
+                offer(other, SHARED_FACTOR * score, f"shares an entity with rec:{rid}")
+        for rid in sorted(found):
+            row = self.record(rid)
+            if row is None:
+                continue
+            text, ts, kind, _source, _scope, importance = row
+            share, why, _ = found[rid]
+            scores = {"hit": share, **self.weights(ts, importance)}
+            c = Candidate("neighbours", "evidence", f"rec:{rid}", "record",
+                          record_text(text, ts, self.terms, kind if kind in GUIDANCE_KINDS else None),
+                          share * scores["time"], scores, (f"rec:{rid}",), why)
+            if ts > self.as_of:
+                c.reasons.append("after_as_of")
+            self.lanes["neighbours"].append(c)
+
+    def allowed(self, rid: int) -> bool:
+        """Whether the records' filter allows record ``rid``."""
+        if self.within is None:
+            return True
+        import numpy as np
+        i = int(np.searchsorted(self.within, rid))
+        return i < len(self.within) and int(self.within[i]) == rid
 
     # -- entities -----------------------------------------------------------------------
     def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:
@@ -464,6 +564,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     past = known_at if known_at is not None and known_at < now else None
     p = _Packer(parts, query, as_of, past, where)
     records = p.records()
+    p.neighbours(records)
     entities = p.entities(records)
     if entities:
         p.facts(entities)
@@ -481,6 +582,8 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
               tuple(p.lanes["guidance"])),
              ("records", f"BM25 over the evidence records{' the filter allows' if where else ''}, best {RECORD_POOL}",
               tuple(p.lanes["records"])),
+             ("neighbours", "turns around the best records in their session; records sharing their entities",
+              tuple(p.lanes["neighbours"])),
              ("entities", "entities named in the query and mentioned by the best records", tuple(p.lanes["entities"])),
              ("facts", "facts of those entities and of their neighbours one hop away", tuple(p.lanes["facts"])),
              ("dissent", "counter-assertions of packed facts in conflict", tuple(p.lanes["dissent"])))
@@ -493,7 +596,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
 
 def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int],
             as_of: int) -> tuple[list[Candidate], str | None]:
-    live = [c for lane in ("guidance", "records", "entities", "facts") for c in p.lanes[lane] if not c.reasons
+    live = [c for lane in LANES if lane != "dissent" for c in p.lanes[lane] if not c.reasons
             or c.reasons == ["low_trust"]]
     guidance = sorted((c for c in live if c.group == "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
     rest = sorted((c for c in live if c.group != "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
