@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import content_words, query_times, search_terms, snippet
-from graphmem.evidence.search import FilterStore, RecordFilter
+from graphmem.evidence.search import FilterStore, RecordFilter, rank_in_context, session_key
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
@@ -227,12 +227,6 @@ def _day(us: int | None) -> str:
     return (format_instant(us) or "…")[:10]
 
 
-def session_key(source: str) -> str:
-    """The session a record belongs to: its source up to the first ``#`` (``chat:team#m12`` and
-    ``chat:team#m13`` are one session; ``conv-26/session_3`` is its own key)."""
-    return source.split("#", 1)[0]
-
-
 def record_text(text: str, ts: int, terms: list[str], kind: str | None = None) -> str:
     """A record as an evidence line shows it: its day (and, for guidance, its kind), then a window of
     ``SNIPPET_CHARS`` characters around the first query word. The ref follows as the line's citation;
@@ -295,7 +289,7 @@ class _Packer:
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
         from graphmem.model.textindex import query_terms
-        hits = self.store.rank_records(query_terms(self.words), RECORD_POOL, self.within)
+        hits = rank_in_context(self.store, query_terms(self.words), RECORD_POOL, self.within)
         if not hits:
             return []
         top = hits[0][1]
