@@ -173,12 +173,13 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
     return f.ids, held
 
 
-def rank_in_context(store: SearchStore, terms: list[str], limit: int, within: Any = None) -> list[tuple[int, float]]:
+def rank_in_context(store: SearchStore, terms: list[str], limit: int,
+                    within: Any = None) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Ranking"): a turn that answers
     the turn the query's words find ranks with it. Records with no source have no session: their
     score is their own BM25. A neighbour's BM25 is read whatever the filter, so a filter never changes
-    a score. (id, score), best first, ties by id."""
+    a score. (id, score, the part of the score its neighbour lent), best first, ties by id."""
     import numpy as np
     pool = max(limit, CONTEXT_POOL)
     own = dict(store.rank_records(terms, pool, within))
@@ -199,7 +200,7 @@ def rank_in_context(store: SearchStore, terms: list[str], limit: int, within: An
             if 0 <= j < len(ids) and sess[j] == sess[i]:
                 near.add(int(ids[j]))
     if not near:
-        return sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]
+        return [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -212,7 +213,7 @@ def rank_in_context(store: SearchStore, terms: list[str], limit: int, within: An
                    if sess[i] >= 0 and 0 <= j < len(ids) and sess[j] == sess[i]), default=0.0)
         score = scored.get(rid, 0.0) + CONTEXT_SHARE * ctx
         if score > 0:
-            out.append((rid, score))
+            out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
     return out[:limit]
 
@@ -223,8 +224,8 @@ def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -
     terms = search_terms(check_text(query, "query"))
     ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store))
     many = getattr(store, "record_hits", None)  # one read for all the hits where the store can
-    rows = many([i for i, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _ in ranked}
-    hits = [(i, score, *row) for i, score in ranked if (row := rows.get(i)) is not None]
+    rows = many([i for i, _, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _, _ in ranked}
+    hits = [(i, score, *row) for i, score, _ in ranked if (row := rows.get(i)) is not None]
     return SearchResult(query, tuple(terms), tuple(
         SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)
         for i, score, text, ts, kind, src, scope, imp in hits), where.to_dict() if where else {})

@@ -288,25 +288,28 @@ class _Packer:
 
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
+        """The records lane: the pool of ``RECORD_POOL`` records ranked by their words and their session's
+        (``rank_in_context``), each scored by its share of the best, recency, importance and time."""
         from graphmem.model.textindex import query_terms
         hits = rank_in_context(self.store, query_terms(self.words), RECORD_POOL, self.within)
         if not hits:
             return []
         top = hits[0][1]
-        self.prefetch([rid for rid, _ in hits])
+        self.prefetch([rid for rid, _, _ in hits])
         kept: list[tuple[int, float]] = []
-        for rid, bm25 in hits:
+        for rid, bm25, lent in hits:
             row = self.record(rid)
             if row is None:
                 continue
             text, ts, kind, source, _scope, importance = row
             rel = bm25 / top
-            scores = {"bm25": bm25, "bm25_share": rel, **self.weights(ts, importance)}
+            scores = {"bm25": bm25, "context": lent, "bm25_share": rel, **self.weights(ts, importance)}
             score = rel * scores["recency_factor"] * scores["importance_factor"] * scores["time"]
             guidance = kind in GUIDANCE_KINDS
             c = Candidate("guidance" if guidance else "records", "guidance" if guidance else "evidence", f"rec:{rid}",
                           "record", record_text(text, ts, self.terms, kind if guidance else None), score, scores,
-                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})")
+                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25 - lent:.3f}" +
+                          (f", {lent:.3f} from the turns around it)" if lent else ")"))
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
             elif rel < RECORD_FLOOR:
