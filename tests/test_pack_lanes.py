@@ -60,13 +60,13 @@ def test_the_turn_after_a_hit_in_its_session_is_packed(tmp_path: Path) -> None:
     """With a pool too small for the context ranking to reach it, the neighbours lane still finds it."""
     import graphmem.retrieval.packing as packing
     m = graphmem.open(tmp_path / "s", create=True)
-    pool = packing.RECORD_POOL
+    pool = packing.RECORD_POOL, packing.RECORD_POOL_MIN
     try:
         m.ingest(turns(1, CHAT, "2023-05-08T13:56:00Z"))
-        packing.RECORD_POOL = 1
+        packing.RECORD_POOL = packing.RECORD_POOL_MIN = 1
         p = m.pack("adopted greyhound shelter", budget_tokens=200, trace=True)
     finally:
-        packing.RECORD_POOL = pool
+        packing.RECORD_POOL, packing.RECORD_POOL_MIN = pool
         m.close()
     got = packed(p)
     assert got["rec:1"] == "records" and got.get("rec:2") == "neighbours"

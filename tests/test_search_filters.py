@@ -165,10 +165,9 @@ def test_pack_uses_only_the_records_the_filter_allows(shared: graphmem.Memory) -
     assert r.to_dict()["meta"]["filters"]["kind"] == ["decision"]
     plain = shared.pack("kuzu", trace=True, budget_tokens=400)
     assert plain.to_dict()["meta"]["filters"] == {}
-    from graphmem.retrieval.packing import RECORD_POOL
     ranked = {c.ref for name, _, cands in plain.lanes if name in ("records", "guidance") for c in cands
               if c.kind == "record"}
-    assert ranked == set(refs(shared.search("kuzu", limit=RECORD_POOL)))  # unfiltered: the plain ranking's pool
+    assert len(ranked) >= 10 and ranked == set(refs(shared.search("kuzu", limit=len(ranked))))  # the plain ranking's best
     assert {c.ref for c in records} != ranked
 
 

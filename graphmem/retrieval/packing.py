@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.query import content_words, query_times, search_terms, snippet
-from graphmem.evidence.search import FilterStore, RecordFilter, rank_in_context, session_key
+from graphmem.evidence.search import FilterStore, RecordFilter, rank_in_context, session_key, sessions
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
@@ -32,7 +32,10 @@ from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
 from graphmem.view.temporal import cite, holding, view_for_subject
 
-RECORD_POOL = 60  # records BM25 ranks for the query: more than any budget holds, so lanes compete for room
+RECORD_POOL = 60  # at most this many records ranked for the query: more than a budget holds, so lanes compete
+POOL_TOKENS = 20  # ... and one per this many tokens of the budget (at least RECORD_POOL_MIN): rows read cost time
+RECORD_POOL_MIN = 10
+SHARED_HITS = 1  # the best records whose entities' other records are candidates (a read per entity)
 NEIGHBOUR_HITS = 5  # the best records whose neighbourhood (same session, shared entities) is a lane
 SESSION_FACTOR = 0.6  # a turn just before or after a hit in its session, against the hit
 SHARED_FACTOR = 0.4  # a record mentioning an entity a hit mentions, against the hit
@@ -227,6 +230,16 @@ def _day(us: int | None) -> str:
     return (format_instant(us) or "…")[:10]
 
 
+def pool_size(budget_tokens: int) -> int:
+    """How many records the records lane ranks for a budget: one per ``POOL_TOKENS`` tokens, at least
+    ``RECORD_POOL_MIN``, at most ``RECORD_POOL`` (a line costs more than 20 tokens, so more than fit).
+
+    >>> pool_size(200), pool_size(500), pool_size(1000), pool_size(100_000)
+    (10, 25, 50, 60)
+    """
+    return max(RECORD_POOL_MIN, min(RECORD_POOL, budget_tokens // POOL_TOKENS))
+
+
 def record_text(text: str, ts: int, terms: list[str], kind: str | None = None) -> str:
     """A record as an evidence line shows it: its day (and, for guidance, its kind), then a window of
     ``SNIPPET_CHARS`` characters around the first query word. The ref follows as the line's citation;
@@ -240,7 +253,9 @@ def record_text(text: str, ts: int, terms: list[str], kind: str | None = None) -
 
 class _Packer:
     def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
-                 where: RecordFilter | None = None) -> None:
+                 where: RecordFilter | None = None, budget_tokens: int = 1000) -> None:
+        self.pool = pool_size(budget_tokens)
+        self.budget = budget_tokens
         self.parts = parts
         self.within = where.within(parts.store) if where else None  # the records the filter allows
         self.store = parts.store
@@ -253,6 +268,7 @@ class _Packer:
         self.names: dict[str, str] = {}
         self._records: dict[int, tuple[str, int, str, str | None, str | None, float] | None] = {}
         self._entities: dict[str, Entity | None] = {}
+        self._mentioned: dict[int, list[str]] = {}
         self.statements: dict[int, Statement] = {}  # every statement read, for the citations
         self.entity_refs: set[str] = set()  # the entities whose facts are packed
         self.record_refs: set[str] = set()  # the records the query found
@@ -262,6 +278,13 @@ class _Packer:
         if rid not in self._records:
             self._records[rid] = self.store.record_hit(rid)
         return self._records[rid]
+
+    def mentioned(self, rids: list[int]) -> dict[int, list[str]]:
+        """The entities each record mentions, read once per pack."""
+        wanted = [r for r in rids if r not in self._mentioned]
+        if wanted:
+            self._mentioned.update(self.store.mentioned_by(wanted))
+        return {r: self._mentioned.get(r, []) for r in rids}
 
     def prefetch(self, rids: list[int]) -> None:
         """Read these records at once where the store can (``record_hits``), one by one otherwise."""
@@ -288,13 +311,24 @@ class _Packer:
 
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
-        """The records lane: the pool of ``RECORD_POOL`` records ranked by their words and their session's
-        (``rank_in_context``), each scored by its share of the best, recency, importance and time."""
+        """The records lane: the pool of records ranked by their words and their session's
+        (``rank_in_context``), each scored by its share of the best, recency, importance and time.
+
+        The pool is what the budget could hold one and a half times over, at the cost of the best
+        ``RECORD_POOL_MIN`` lines, plus 5 (at least ``RECORD_POOL_MIN``, at most ``pool_size``): a
+        pool larger than the bundle, without reading records that could never fit."""
         from graphmem.model.textindex import query_terms
-        hits = rank_in_context(self.store, query_terms(self.words), RECORD_POOL, self.within)
+        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within)
         if not hits:
             return []
         top = hits[0][1]
+        first = [rid for rid, _, _ in hits[:RECORD_POOL_MIN]]
+        self.prefetch(first)
+        sizes = [len(record_text(row[0], row[1], self.terms)) / 4 + 5 for r in first if (row := self.record(r))]
+        if sizes:
+            fit = self.budget / (sum(sizes) / len(sizes))
+            hits = hits[:max(RECORD_POOL_MIN, int(1.5 * fit) + 5)]
+        self.pool = len(hits)
         self.prefetch([rid for rid, _, _ in hits])
         kept: list[tuple[int, float]] = []
         for rid, bm25, lent in hits:
@@ -344,21 +378,24 @@ class _Packer:
             if f"rec:{rid}" not in pool and (rid not in found or found[rid][0] < score):
                 found[rid] = (score, why, "")
 
-        self.prefetch([n for rid, _ in best for n in (rid - 1, rid + 1)])
+        import numpy as np
+        ids, sess = sessions(self.store)  # the records' sessions, in memory: neighbours are found without reads
         for rid, score in best:
+            i = int(np.searchsorted(ids, rid))
             row = self.record(rid)
-            if row is None or not row[3]:
+            if i >= len(ids) or ids[i] != rid or sess[i] < 0 or row is None or not row[3]:
                 continue
-            key = session_key(row[3])
-            for other in (rid - 1, rid + 1):
-                near = self.record(other) if other > 0 else None
-                if near is not None and near[3] and session_key(near[3]) == key and self.allowed(other):
-                    offer(other, SESSION_FACTOR * score, f"{'before' if other < rid else 'after'} rec:{rid} in {key}")
-        mentioned = self.store.mentioned_by([rid for rid, _ in best])
+            for j in (i - 1, i + 1):
+                other = int(ids[j]) if 0 <= j < len(ids) else 0
+                if other and sess[j] == sess[i] and self.allowed(other):
+                    offer(other, SESSION_FACTOR * score,
+                          f"{'before' if other < rid else 'after'} rec:{rid} in {session_key(row[3])}")
+        shared = best[:SHARED_HITS]
+        self.mentioned([rid for rid, _ in best[:MENTION_RECORDS]])  # one read: the entities lane wants these too
+        mentioned = self.mentioned([rid for rid, _ in shared])
         if any(mentioned.values()):
-            import numpy as np
             f = self.store.record_facets()  # the records' times, in memory: the nearest are found without reads
-            for rid, score in best:
+            for rid, score in shared:
                 refs = mentioned.get(rid) or []
                 row = self.record(rid)
                 if not refs or row is None:
@@ -375,6 +412,7 @@ class _Packer:
                 order = np.lexsort((others, np.abs(f.ts[at] - row[1])))[:SHARED_LIMIT]
                 for other in others[order].tolist():
                     offer(int(other), SHARED_FACTOR * score, f"shares an entity with rec:{rid}")
+        self.prefetch(sorted(found))
         for rid in sorted(found):
             row = self.record(rid)
             if row is None:
@@ -407,7 +445,7 @@ class _Packer:
         best = records[:MENTION_RECORDS]
         if best:
             top = max(score for _, score in best)
-            mentioned = self.store.mentioned_by([rid for rid, _ in best])
+            mentioned = self.mentioned([rid for rid, _ in best])
             for rid, score in best:
                 for ref in mentioned[rid]:
                     w = MENTIONED_FACTOR * score / top
@@ -568,7 +606,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     count = tokenizer or count_tokens
     name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
     past = known_at if known_at is not None and known_at < now else None
-    p = _Packer(parts, query, as_of, past, where)
+    p = _Packer(parts, query, as_of, past, where, budget_tokens)
     records = p.records()
     p.neighbours(records)
     entities = p.entities(records)
@@ -586,7 +624,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
-             ("records", f"BM25 over the evidence records{' the filter allows' if where else ''}, best {RECORD_POOL}",
+             ("records", f"the evidence records{' the filter allows' if where else ''} ranked by their words and their session's, best {p.pool}",
               tuple(p.lanes["records"])),
              ("neighbours", "turns around the best records in their session; records sharing their entities",
               tuple(p.lanes["neighbours"])),
