@@ -39,7 +39,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def search_bundle(m: Any, q: str, budget: int, as_of: int) -> set[str]:
     from graphmem.memory import search_terms
-    from graphmem.retrieval.packing import count_tokens, record_text
+    from graphmem.retrieval.packlines import count_tokens, record_text
     terms = search_terms(q)
     used = count_tokens("Evidence:")
     cited: set[str] = set()

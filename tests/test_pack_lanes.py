@@ -14,7 +14,7 @@ from graphmem.evidence.query import content_words, query_times
 from graphmem.evidence.records import importance
 from graphmem.model.records import importance_band
 from graphmem.model.times import format_instant, parse_instant
-from graphmem.retrieval.packing import count_tokens, record_text
+from graphmem.retrieval.packlines import count_tokens, record_text
 
 CHAT = [  # one session of a conversation, one turn a record
     ("Ana", "Guess what, I adopted a greyhound from the shelter on Saturday!"),

@@ -38,14 +38,14 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
 # pronouns, articles and prepositions. They are dropped from what a search or a pack looks up,
 # unless nothing else is left (``the who`` still finds records with those words).
 STOP_WORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he her
-here hers herself him himself his how i if in into is it its itself just me might more most my myself no
-nor not of off on once only or other our ours ourselves out over own s same shall she should so some such
-t than that the their theirs them themselves then there these they this those through to too under until
-up very was we were what when where which while who whom whose why will with would you your yours yourself
-yourselves ever kind kinds sort thing things likely
-""".split())
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me might more
+    most my myself no nor not of off on once only or other our ours ourselves out over own s same shall
+    she should so some such t than that the their theirs them themselves then there these they this
+    those through to too under until up very was we were what when where which while who whom whose why
+    will with would you your yours yourself yourselves ever kind kinds sort thing things likely
+""".split())  # noqa: SIM905 (a list of words reads best as words)
 
 
 def content_words(terms: list[str]) -> list[str]:

@@ -39,12 +39,16 @@ class FilterStore(Protocol):
     def records_mentioning(self, refs: Iterable[str]) -> Any: ...  # numpy int64 ids, rising
 
 
-class SearchStore(FilterStore, Protocol):
-    def search_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[Any, ...]]: ...
+class RankStore(FilterStore, Protocol):
+    """The store methods a ranking reads: BM25 over the index, and a record's row."""
 
     def rank_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[int, float]]: ...
 
     def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
+
+
+class SearchStore(RankStore, Protocol):
+    def search_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[Any, ...]]: ...
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
     return f.ids, held
 
 
-def rank_in_context(store: SearchStore, terms: list[str], limit: int,
+def rank_in_context(store: RankStore, terms: list[str], limit: int,
                     within: Any = None) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Ranking"): a turn that answers
@@ -185,10 +189,7 @@ def rank_in_context(store: SearchStore, terms: list[str], limit: int,
     own = dict(store.rank_records(terms, pool, within))
     if not own:
         return []
-    if within is not None:  # the best records of all may lend context to allowed ones
-        own_all = dict(store.rank_records(terms, pool))
-    else:
-        own_all = own
+    own_all = dict(store.rank_records(terms, pool)) if within is not None else own  # all may lend context
     ids, sess = sessions(store)
     seeds = np.array(sorted(set(own) | set(own_all)), np.int64)
     at = np.searchsorted(ids, seeds)

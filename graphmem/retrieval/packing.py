@@ -16,30 +16,25 @@ lexicon (linking names the query's entities; the walks of ``recommend`` find the
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
-from graphmem.evidence.query import content_words, query_times, search_terms, snippet
-from graphmem.evidence.search import FilterStore, RecordFilter, rank_in_context, session_key, sessions
+from graphmem.evidence.query import content_words, query_times, search_terms
+from graphmem.evidence.search import FilterStore, RecordFilter, rank_in_context
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
+from graphmem.retrieval.packlines import GUIDANCE_KINDS, Candidate, _day, count_tokens, neighbour_lane, record_text
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
 from graphmem.view.temporal import cite, holding, view_for_subject
 
 RECORD_POOL = 60  # at most this many records ranked for the query: more than a budget holds, so lanes compete
 POOL_TOKENS = 20  # ... and one per this many tokens of the budget (at least RECORD_POOL_MIN): rows read cost time
 RECORD_POOL_MIN = 10
-SHARED_HITS = 1  # the best records whose entities' other records are candidates (a read per entity)
-NEIGHBOUR_HITS = 5  # the best records whose neighbourhood (same session, shared entities) is a lane
-SESSION_FACTOR = 0.6  # a turn just before or after a hit in its session, against the hit
-SHARED_FACTOR = 0.4  # a record mentioning an entity a hit mentions, against the hit
-SHARED_LIMIT = 3  # such records per hit (the nearest in time to it)
 TIME_MISS = 0.8  # a record outside every span of time the query names, when it names one
 MENTION_RECORDS = 3  # of those, the best whose MENTIONS bring entities
 ENTITY_LIMIT = 6  # entities whose facts are packed
@@ -54,12 +49,9 @@ ENTITY_ITEM_FACTOR = 0.5
 FACT_BASE = 0.5  # a fact's share of its entity's score ...
 FACT_TIE = 0.3  # ... plus this when its object is another of the packed entities
 FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
-GUIDANCE_KINDS = ("rule", "constraint")
 LANES = ("guidance", "records", "neighbours", "entities", "facts", "dissent")
-SNIPPET_CHARS = 200
 GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"),
           ("evidence", "Evidence:"))
-_TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
 class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
@@ -89,50 +81,6 @@ class PackParts:
 
     def graph(self) -> GraphParts:
         return GraphParts(self.store, self.ontology, self.registry)
-
-
-def count_tokens(text: str) -> int:
-    """graphmem's token counter (``chars4``): a run of letters or digits counts one token per
-    4 characters (rounded up), any other character except whitespace one token. No download;
-    it overestimates BPE counts of English prose slightly, so a bundle fits a model's budget."""
-    return sum((len(t) + 3) // 4 if t[0].isalnum() else 1 for t in _TOKEN.findall(text))
-
-
-count_tokens.name = "chars4"  # type: ignore[attr-defined]
-
-
-@dataclass
-class Candidate:
-    lane: str
-    group: str  # where it goes in the bundle: guidance, facts, entities or evidence
-    ref: str
-    kind: str  # record, fact or entity
-    text: str
-    score: float
-    scores: dict[str, float]
-    citations: tuple[str, ...]
-    why: str
-    reasons: list[str] = field(default_factory=list)
-    included: bool = False
-    follows: str | None = None  # a dissent line goes right after this fact's line
-    dissent: list[Candidate] = field(default_factory=list)
-
-    @property
-    def line(self) -> str:
-        mark = "  ! " if self.lane == "dissent" else "- "
-        return f"{mark}{self.text} [{'; '.join(self.citations)}]"
-
-    def key(self) -> tuple[str, str]:
-        return (self.ref, self.text)
-
-    def trace_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "kind": self.kind, "text": self.text, "score": round(self.score, 6),
-                "scores": {k: round(v, 6) for k, v in self.scores.items()}, "included": self.included,
-                "reasons": self.reasons}
-
-    def item_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "kind": self.kind, "lane": self.lane, "text": self.text, "line": self.line,
-                "score": round(self.score, 6), "why": self.why, "citations": list(self.citations)}
 
 
 @dataclass(frozen=True, repr=False)
@@ -226,10 +174,6 @@ class PackResult(HtmlRepr):
                 [[c.ref, c.kind, c.lane, c.score, c.text, list(c.citations), c.why] for c in self.items])
 
 
-def _day(us: int | None) -> str:
-    return (format_instant(us) or "…")[:10]
-
-
 def pool_size(budget_tokens: int) -> int:
     """How many records the records lane ranks for a budget: one per ``POOL_TOKENS`` tokens, at least
     ``RECORD_POOL_MIN``, at most ``RECORD_POOL`` (a line costs more than 20 tokens, so more than fit).
@@ -240,22 +184,12 @@ def pool_size(budget_tokens: int) -> int:
     return max(RECORD_POOL_MIN, min(RECORD_POOL, budget_tokens // POOL_TOKENS))
 
 
-def record_text(text: str, ts: int, terms: list[str], kind: str | None = None) -> str:
-    """A record as an evidence line shows it: its day (and, for guidance, its kind), then a window of
-    ``SNIPPET_CHARS`` characters around the first query word. The ref follows as the line's citation;
-    kind and source are in ``citations``, not on the line, so a line costs 4 tokens more than its text.
-
-    >>> record_text("Caroline: I went to a support group yesterday.", 1683554160000000, ["group"])
-    '2023-05-08: Caroline: I went to a support group yesterday.'
-    """
-    return f"{_day(ts)}" + (f" {kind}" if kind else "") + f": {snippet(text, terms, SNIPPET_CHARS)}"
-
-
 class _Packer:
     def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
                  where: RecordFilter | None = None, budget_tokens: int = 1000) -> None:
         self.pool = pool_size(budget_tokens)
         self.budget = budget_tokens
+        self.mention_records = MENTION_RECORDS
         self.parts = parts
         self.within = where.within(parts.store) if where else None  # the records the filter allows
         self.store = parts.store
@@ -362,70 +296,6 @@ class _Packer:
         time = 1.0 if not self.spans or any(lo <= ts < hi for lo, hi in self.spans) else TIME_MISS
         return {"recency": recency, "importance": imp, "recency_factor": 0.75 + 0.25 * recency,
                 "importance_factor": 0.75 + 0.25 * imp, "time": time}
-
-    # -- neighbours ---------------------------------------------------------------------
-    def neighbours(self, records: list[tuple[int, float]]) -> None:
-        """The graph neighbourhood of the best records: the turns just before and after each in its
-        session (the same session key: the source up to ``#``), and the records that mention an entity
-        it mentions (MENTIONS), the nearest in time first. Each scores a share of its hit's score."""
-        best = records[:NEIGHBOUR_HITS]
-        if not best:
-            return
-        pool = {f"rec:{rid}" for rid, _ in records} | {c.ref for c in self.lanes["records"]}
-        found: dict[int, tuple[float, str, str]] = {}  # record id -> (score, relation, hit)
-
-        def offer(rid: int, score: float, why: str) -> None:
-            if f"rec:{rid}" not in pool and (rid not in found or found[rid][0] < score):
-                found[rid] = (score, why, "")
-
-        import numpy as np
-        ids, sess = sessions(self.store)  # the records' sessions, in memory: neighbours are found without reads
-        for rid, score in best:
-            i = int(np.searchsorted(ids, rid))
-            row = self.record(rid)
-            if i >= len(ids) or ids[i] != rid or sess[i] < 0 or row is None or not row[3]:
-                continue
-            for j in (i - 1, i + 1):
-                other = int(ids[j]) if 0 <= j < len(ids) else 0
-                if other and sess[j] == sess[i] and self.allowed(other):
-                    offer(other, SESSION_FACTOR * score,
-                          f"{'before' if other < rid else 'after'} rec:{rid} in {session_key(row[3])}")
-        shared = best[:SHARED_HITS]
-        self.mentioned([rid for rid, _ in best[:MENTION_RECORDS]])  # one read: the entities lane wants these too
-        mentioned = self.mentioned([rid for rid, _ in shared])
-        if any(mentioned.values()):
-            f = self.store.record_facets()  # the records' times, in memory: the nearest are found without reads
-            for rid, score in shared:
-                refs = mentioned.get(rid) or []
-                row = self.record(rid)
-                if not refs or row is None:
-                    continue
-                others = self.store.records_mentioning(refs)
-                others = others[others != rid]
-                if self.within is not None:
-                    others = others[np.isin(others, self.within)]
-                at = np.searchsorted(f.ids, others)
-                ok = at < len(f.ids)
-                others, at = others[ok], at[ok]
-                ok = f.ids[at] == others
-                others, at = others[ok], at[ok]
-                order = np.lexsort((others, np.abs(f.ts[at] - row[1])))[:SHARED_LIMIT]
-                for other in others[order].tolist():
-                    offer(int(other), SHARED_FACTOR * score, f"shares an entity with rec:{rid}")
-        self.prefetch(sorted(found))
-        for rid in sorted(found):
-            row = self.record(rid)
-            if row is None:
-                continue
-            text, ts, kind, _source, _scope, importance = row
-            share, why, _ = found[rid]
-            scores = {"hit": share, **self.weights(ts, importance)}
-            c = Candidate("neighbours", "evidence", f"rec:{rid}", "record",
-                          record_text(text, ts, self.terms, kind if kind in GUIDANCE_KINDS else None),
-                          share * scores["time"], scores, (f"rec:{rid}",), why)
-            if ts > self.as_of:
-                c.reasons.append("after_as_of")
-            self.lanes["neighbours"].append(c)
 
     def allowed(self, rid: int) -> bool:
         """Whether the records' filter allows record ``rid``."""
@@ -608,7 +478,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     past = known_at if known_at is not None and known_at < now else None
     p = _Packer(parts, query, as_of, past, where, budget_tokens)
     records = p.records()
-    p.neighbours(records)
+    p.lanes["neighbours"].extend(neighbour_lane(p, records))
     entities = p.entities(records)
     if entities:
         p.facts(entities)
@@ -624,7 +494,8 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
-             ("records", f"the evidence records{' the filter allows' if where else ''} ranked by their words and their session's, best {p.pool}",
+             ("records", f"the evidence records{' the filter allows' if where else ''} ranked by their words and "
+                         f"their session's, best {p.pool}",
               tuple(p.lanes["records"])),
              ("neighbours", "turns around the best records in their session; records sharing their entities",
               tuple(p.lanes["neighbours"])),
