@@ -165,24 +165,30 @@ def session_key(source: str) -> str:
     return source.split("#", 1)[0]
 
 
+SESSION_KINDS = ("message",)  # the records that are turns of a conversation
+
+
 def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
-    """Every record's id (rising) and session number (-1: no source), kept with the records' columns."""
+    """Every record's id (rising) and session number, kept with the records' columns: -1 for a record
+    with no source or not of a kind in ``SESSION_KINDS`` (a note or a document section stands alone)."""
     import numpy as np
     f = store.record_facets()
     held = f.memo.get("sessions")
     if held is None or len(held) != len(f.ids):
         keys: dict[str, int] = {}
         per_source = np.array([keys.setdefault(session_key(s), len(keys)) for s in f.sources] + [-1], np.int64)
-        held = f.memo["sessions"] = per_source[f.source]
+        turn = np.array([k in SESSION_KINDS for k in f.kinds] + [False], bool)
+        held = np.where(turn[f.kind], per_source[f.source], -1)
+        f.memo["sessions"] = held
     return f.ids, held
 
 
 def rank_in_context(store: RankStore, terms: list[str], limit: int,
                     within: Any = None) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
-    before or just after them in the same session (docs/evidence.md, "Ranking"): a turn that answers
-    the turn the query's words find ranks with it. Records with no source have no session: their
-    score is their own BM25. A neighbour's BM25 is read whatever the filter, so a filter never changes
+    before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
+    that answers the turn the query's words find ranks with it. Only messages with a source have a
+    session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the filter, so a filter never changes
     a score. (id, score, the part of the score its neighbour lent), best first, ties by id."""
     import numpy as np
     pool = max(limit, CONTEXT_POOL)
