@@ -140,6 +140,8 @@ def test_no_time_and_a_bad_date_give_no_preference() -> None:
     now = parse_instant("2023-05-08")
     assert query_times("the lasting yesterdays of 31 February 2023", now) == []
     assert query_times("nothing of time at all", now) == []
+    assert query_times("today", parse_instant("9999-12-31T23:59:59.999999Z")) == []  # past the calendar
+    assert query_times("yesterday", parse_instant("0001-01-01T00:00:00Z")) == []
 
 
 def test_a_named_time_prefers_the_records_written_then(tmp_path: Path) -> None:

@@ -95,7 +95,16 @@ def query_times(query: str, now: int) -> list[tuple[int, int]]:
     [('2023-04-30', '2023-06-02')]
     >>> query_times("no dates here", now)
     []
+    >>> query_times("what happened this year", parse_instant("9999-12-31T23:59:59Z"))  # past the calendar
+    []
     """
+    try:
+        return _query_times(query, now)
+    except (ValueError, OverflowError, OSError):  # a span at the calendar's ends: no preference
+        return []
+
+
+def _query_times(query: str, now: int) -> list[tuple[int, int]]:
     import pendulum
     at = pendulum.from_timestamp(now / 1e6, tz="UTC")
     spans: list[tuple[Any, Any]] = []
