@@ -11,8 +11,8 @@ for each question and budget:
 - ``pack``: ``Memory.pack(q, budget_tokens=B, as_of=...)``; what it finds is every
   ref its bundle cites;
 - ``search``: ``Memory.search(q)`` with the records as evidence lines, in rank
-  order, formatted as the packer formats evidence (date, kind, source, a
-  200-character snippet, ``[rec:N]``), as many as fit the same budget by the same
+  order, formatted as the packer formats evidence (``record_text``: the
+  date and a 200-character snippet, then ``[rec:N]``), as many as fit the same budget by the same
   token counter.
 
 Evidence recall is the share of a question's gold refs the bundle cites, averaged
@@ -38,9 +38,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def search_bundle(m: Any, q: str, budget: int, as_of: int) -> set[str]:
-    from graphmem.memory import search_terms, snippet
-    from graphmem.model.times import format_instant
-    from graphmem.retrieval.packing import SNIPPET_CHARS, count_tokens
+    from graphmem.memory import search_terms
+    from graphmem.retrieval.packlines import count_tokens, record_text
     terms = search_terms(q)
     used = count_tokens("Evidence:")
     cited: set[str] = set()
@@ -49,8 +48,7 @@ def search_bundle(m: Any, q: str, budget: int, as_of: int) -> set[str]:
         text, ts, kind, source, _, _ = m.store.record_hit(rid)
         if ts > as_of:
             continue
-        day = (format_instant(ts) or "")[:10]
-        line = f"- {day} {kind}" + (f" {source}" if source else "") + f": {snippet(text, terms, SNIPPET_CHARS)} [{hit.ref}]"
+        line = f"- {record_text(text, ts, terms)} [{hit.ref}]"  # as pack writes an evidence line
         cost = count_tokens(line)
         if used + cost > budget:
             continue

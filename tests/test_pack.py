@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import graphmem
 from graphmem.model.times import parse_instant
-from graphmem.retrieval.packing import count_tokens
+from graphmem.retrieval.packlines import count_tokens
 
 NAMES = {"project": ("Orchid", "Birch", "Cedar"), "tool": ("Alpha", "Beta"), "concept": ("Search",)}
 WORDS = ("latency", "migration", "index", "review", "deploy", "budget", "graph", "cache")

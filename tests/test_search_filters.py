@@ -165,8 +165,10 @@ def test_pack_uses_only_the_records_the_filter_allows(shared: graphmem.Memory) -
     assert r.to_dict()["meta"]["filters"]["kind"] == ["decision"]
     plain = shared.pack("kuzu", trace=True, budget_tokens=400)
     assert plain.to_dict()["meta"]["filters"] == {}
-    assert all(shared.record(c.ref).kind != "decision" for name, _, cands in plain.lanes if name == "records"
-               for c in cands)
+    ranked = {c.ref for name, _, cands in plain.lanes if name in ("records", "guidance") for c in cands
+              if c.kind == "record"}
+    assert len(ranked) >= 10 and ranked == set(refs(shared.search("kuzu", limit=len(ranked))))  # the plain ranking's best
+    assert {c.ref for c in records} != ranked
 
 
 @pytest.mark.parametrize(("args", "named"), [

@@ -62,17 +62,28 @@ def bound(text: str, max_chars: int = MAX_CHARS) -> tuple[str, bool]:
     return text[:max_chars] + TRUNCATION_MARKER.format(n=len(text) - max_chars), True
 
 
+# Words that mark a decision or a change of state in a project's life. Words ordinary chat uses for
+# emphasis ("always", "never", "must", "remember", "important", "critical", "due") are not among them:
+# they fire on every other turn of a conversation and say nothing about what is worth keeping.
 _DECISIVE = re.compile(
-    r"(?i)\b(decided|decision|agreed|must|never|always|switch(?:ed|ing)?|migrat\w+|adopt\w*|deprecat\w+|"
-    r"deadline|due|blocked|blocker|owner|owns|remember|important|critical|breaking|retire\w*|replace\w*)\b")
+    r"(?i)\b(decided|decision|agreed|switch(?:ed|ing)? (?:to|from)|migrat(?:e|ed|ing|ion)|adopt(?:ed|ing)|"
+    r"deprecat\w+|deadline|blocked|blocker|breaking change|retired?|replaced|superseded|rolled back)\b")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
 def importance(text: str, kind: str | None) -> float:
     """A deterministic score: must_remember >= 0.8, nice_to_have >= 0.5, else ignore.
 
-    Decisive words (decided, switched, blocked, deadline, ...) weigh most, then an
-    explicit date, then the kind (notes and docs over chatter), then length.
+    ``0.3``, plus ``0.3`` per decisive word (decided, agreed, switched to, migrated, deadline,
+    blocked, deprecated, replaced, ...; at most ``0.45``), plus ``0.15`` for an ISO date, plus
+    ``0.1`` for a note or doc (``-0.1`` for a tool result), plus ``0.05`` past 40 words; at most 3
+    words: ``0.1``. Chat emphasis (always, never, must, remember, important) does not count, so an
+    ordinary message scores 0.3 (docs/packing.md, "Importance").
+
+    >>> importance("We decided to move Atlas to Kuzu.", "note")
+    0.7
+    >>> importance("I always remember how important my family is to me.", "message")
+    0.3
     """
     words = len(text.split())
     if words <= 3:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
-from graphmem.evidence.query import search_terms, snippet
+from graphmem.evidence.query import content_words, search_terms, snippet
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
 from graphmem.results import SearchHit, SearchResult
@@ -41,7 +41,15 @@ class FilterStore(Protocol):
     def archived_record_ids(self) -> Any: ...  # numpy int64 ids, rising (docs/lifecycle.md)
 
 
-class SearchStore(FilterStore, Protocol):
+class RankStore(FilterStore, Protocol):
+    """The store methods a ranking reads: BM25 over the index, and a record's row."""
+
+    def rank_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[int, float]]: ...
+
+    def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
+
+
+class SearchStore(RankStore, Protocol):
     def search_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[Any, ...]]: ...
 
 
@@ -165,11 +173,88 @@ def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iter
     return RecordFilter(kinds, _values(source, "source"), lo, hi, refs, include_archived=bool(include_archived))
 
 
+CONTEXT_SHARE = 0.5  # a record's score gains this share of the best score of the turns around it in its session
+CONTEXT_POOL = 50  # the records ranked by their own words whose session neighbours are ranked too
+
+
+def session_key(source: str) -> str:
+    """The session a record belongs to: its source up to the first ``#`` (``chat:team#m12`` and
+    ``chat:team#m13`` are one session; ``conv-26/session_3`` is its own key).
+
+    >>> session_key("chat:team#m12"), session_key("conv-26/session_3")
+    ('chat:team', 'conv-26/session_3')
+    """
+    return source.split("#", 1)[0]
+
+
+SESSION_KINDS = ("message",)  # the records that are turns of a conversation
+
+
+def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
+    """Every record's id (rising) and session number, kept with the records' columns: -1 for a record
+    with no source or not of a kind in ``SESSION_KINDS`` (a note or a document section stands alone)."""
+    import numpy as np
+    f = store.record_facets()
+    held = f.memo.get("sessions")
+    if held is None or len(held) != len(f.ids):
+        keys: dict[str, int] = {}
+        per_source = np.array([keys.setdefault(session_key(s), len(keys)) for s in f.sources] + [-1], np.int64)
+        turn = np.array([k in SESSION_KINDS for k in f.kinds] + [False], bool)
+        held = np.where(turn[f.kind], per_source[f.source], -1)
+        f.memo["sessions"] = held
+    return f.ids, held
+
+
+def rank_in_context(store: RankStore, terms: list[str], limit: int,
+                    within: Any = None) -> list[tuple[int, float, float]]:
+    """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
+    before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
+    that answers the turn the query's words find ranks with it. Only messages with a source have a
+    session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the filter, so a filter never changes
+    a score. (id, score, the part of the score its neighbour lent), best first, ties by id."""
+    import numpy as np
+    pool = max(limit, CONTEXT_POOL)
+    own = dict(store.rank_records(terms, pool, within))
+    if not own:
+        return []
+    own_all = dict(store.rank_records(terms, pool)) if within is not None else own  # all may lend context
+    ids, sess = sessions(store)
+    seeds = np.array(sorted(set(own) | set(own_all)), np.int64)
+    at = np.searchsorted(ids, seeds)
+    near: set[int] = set()
+    for i, rid in zip(at.tolist(), seeds.tolist(), strict=True):
+        if i >= len(ids) or ids[i] != rid or sess[i] < 0:
+            continue
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(ids) and sess[j] == sess[i]:
+                near.add(int(ids[j]))
+    if not near:
+        return [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]]
+    every = sorted(near | set(own) | set(own_all))
+    scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
+    allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
+    out = []
+    for rid in allowed:
+        i = int(np.searchsorted(ids, rid))
+        if i >= len(ids) or ids[i] != rid:
+            continue
+        ctx = max((scored.get(int(ids[j]), 0.0) for j in (i - 1, i + 1)
+                   if sess[i] >= 0 and 0 <= j < len(ids) and sess[j] == sess[i]), default=0.0)
+        score = scored.get(rid, 0.0) + CONTEXT_SHARE * ctx
+        if score > 0:
+            out.append((rid, score, CONTEXT_SHARE * ctx))
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out[:limit]
+
+
 def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -> SearchResult:
     """The ``limit`` best records for the words of ``query`` among those ``where`` allows."""
     from graphmem.model.textindex import query_terms
     terms = search_terms(check_text(query, "query"))
-    hits = store.search_records(query_terms(terms), limit, where.within(store))
+    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store))
+    many = getattr(store, "record_hits", None)  # one read for all the hits where the store can
+    rows = many([i for i, _, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _, _ in ranked}
+    hits = [(i, score, *row) for i, score, _ in ranked if (row := rows.get(i)) is not None]
     return SearchResult(query, tuple(terms), tuple(
         SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)
         for i, score, text, ts, kind, src, scope, imp in hits), where.to_dict() if where or where.include_archived else {})

@@ -231,7 +231,7 @@ class RetrievalFacade(MemoryBase):
         >>> _ = m.ingest([b'{"text": "Atlas moved from SQLite to Kuzu.", "ts": "2024-03-01", "kind": "note"}'])
         >>> print(m.pack("kuzu").bundle_text)
         Evidence:
-        - 2024-03-01 note: Atlas moved from SQLite to Kuzu. [rec:1]
+        - 2024-03-01: Atlas moved from SQLite to Kuzu. [rec:1]
         >>> m.close()
         """
         from graphmem.evidence.search import record_filter

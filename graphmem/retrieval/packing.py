@@ -16,24 +16,27 @@ lexicon (linking names the query's entities; the walks of ``recommend`` find the
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
 from graphmem.evidence.lifecycle import plan_label
-from graphmem.evidence.query import search_terms, snippet
-from graphmem.evidence.search import FilterStore, RecordFilter
+from graphmem.evidence.query import content_words, query_times, search_terms, snippet
+from graphmem.evidence.search import FilterStore, RecordFilter, rank_in_context
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_datetime, format_instant, utc
 from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
+from graphmem.retrieval.packlines import GUIDANCE_KINDS, SNIPPET_CHARS, Candidate, _day, count_tokens, neighbour_lane, record_text
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
 from graphmem.view.temporal import cite, holding, view_for_subject
 
-RECORD_POOL = 10  # records BM25 ranks for the query
+RECORD_POOL = 60  # at most this many records ranked for the query: more than a budget holds, so lanes compete
+POOL_TOKENS = 20  # ... and one per this many tokens of the budget (at least RECORD_POOL_MIN): rows read cost time
+RECORD_POOL_MIN = 10
+TIME_MISS = 0.8  # a record outside every span of time the query names, when it names one
 MENTION_RECORDS = 3  # of those, the best whose MENTIONS bring entities
 ENTITY_LIMIT = 6  # entities whose facts are packed
 NEIGHBOUR_SOURCES = 3  # the best entities whose neighbours are looked at
@@ -47,11 +50,9 @@ ENTITY_ITEM_FACTOR = 0.5
 FACT_BASE = 0.5  # a fact's share of its entity's score ...
 FACT_TIE = 0.3  # ... plus this when its object is another of the packed entities
 FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
-GUIDANCE_KINDS = ("rule", "constraint")
-SNIPPET_CHARS = 200
+LANES = ("guidance", "records", "neighbours", "entities", "facts", "dissent")
 GROUPS = (("guidance", "Guidance:"), ("plans", "Plans (intended work, not facts; overdue and due first):"),
           ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"), ("evidence", "Evidence:"))
-_TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
 class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
@@ -83,51 +84,6 @@ class PackParts:
 
     def graph(self) -> GraphParts:
         return GraphParts(self.store, self.ontology, self.registry)
-
-
-def count_tokens(text: str) -> int:
-    """graphmem's token counter (``chars4``): a run of letters or digits counts one token per
-    4 characters (rounded up), any other character except whitespace one token. No download;
-    it overestimates BPE counts of English prose slightly, so a bundle fits a model's budget."""
-    return sum((len(t) + 3) // 4 if t[0].isalnum() else 1 for t in _TOKEN.findall(text))
-
-
-count_tokens.name = "chars4"  # type: ignore[attr-defined]
-
-
-@dataclass
-class Candidate:
-    lane: str
-    group: str  # where it goes in the bundle: guidance, facts, entities or evidence
-    ref: str
-    kind: str  # record, fact or entity
-    text: str
-    score: float
-    scores: dict[str, float]
-    citations: tuple[str, ...]
-    why: str
-    reasons: list[str] = field(default_factory=list)
-    included: bool = False
-    follows: str | None = None  # a dissent line goes right after this fact's line
-    dissent: list[Candidate] = field(default_factory=list)
-    order: tuple[int, int] = (0, 0)  # a plan's place among the plans: (overdue 0, due 1, no due 2; due time)
-
-    @property
-    def line(self) -> str:
-        mark = "  ! " if self.lane == "dissent" else "- "
-        return f"{mark}{self.text} [{'; '.join(self.citations)}]"
-
-    def key(self) -> tuple[str, str]:
-        return (self.ref, self.text)
-
-    def trace_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "kind": self.kind, "text": self.text, "score": round(self.score, 6),
-                "scores": {k: round(v, 6) for k, v in self.scores.items()}, "included": self.included,
-                "reasons": self.reasons}
-
-    def item_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "kind": self.kind, "lane": self.lane, "text": self.text, "line": self.line,
-                "score": round(self.score, 6), "why": self.why, "citations": list(self.citations)}
 
 
 @dataclass(frozen=True, repr=False)
@@ -224,32 +180,61 @@ class PackResult(HtmlRepr):
                 [[c.ref, c.kind, c.lane, c.score, c.text, list(c.citations), c.why] for c in self.items])
 
 
-def _day(us: int | None) -> str:
-    return (format_instant(us) or "…")[:10]
+def pool_size(budget_tokens: int) -> int:
+    """How many records the records lane ranks for a budget: one per ``POOL_TOKENS`` tokens, at least
+    ``RECORD_POOL_MIN``, at most ``RECORD_POOL`` (a line costs more than 20 tokens, so more than fit).
+
+    >>> pool_size(200), pool_size(500), pool_size(1000), pool_size(100_000)
+    (10, 25, 50, 60)
+    """
+    return max(RECORD_POOL_MIN, min(RECORD_POOL, budget_tokens // POOL_TOKENS))
 
 
 class _Packer:
     def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
-                 where: RecordFilter | None = None) -> None:
+                 where: RecordFilter | None = None, budget_tokens: int = 1000) -> None:
+        self.pool = pool_size(budget_tokens)
+        self.budget = budget_tokens
+        self.mention_records = MENTION_RECORDS
         self.parts = parts
         self.within = where.within(parts.store) if where is not None else None  # the records the filter allows
         self.store = parts.store
         self.terms = search_terms(query)
+        self.words = content_words(self.terms)  # what is looked up: no question or stop words
+        self.spans = query_times(query, as_of)  # a soft preference for the records written then
         self.query = query
         self.as_of = as_of
         self.known_at = known_at
         self.names: dict[str, str] = {}
         self._records: dict[int, tuple[str, int, str, str | None, str | None, float] | None] = {}
         self._entities: dict[str, Entity | None] = {}
+        self._mentioned: dict[int, list[str]] = {}
         self.statements: dict[int, Statement] = {}  # every statement read, for the citations
         self.entity_refs: set[str] = set()  # the entities whose facts are packed
         self.record_refs: set[str] = set()  # the records the query found
-        self.lanes: dict[str, list[Candidate]] = {k: [] for k in ("guidance", "records", "entities", "facts", "dissent")}
+        self.lanes: dict[str, list[Candidate]] = {k: [] for k in LANES}
 
     def record(self, rid: int) -> tuple[str, int, str, str | None, str | None, float] | None:
         if rid not in self._records:
             self._records[rid] = self.store.record_hit(rid)
         return self._records[rid]
+
+    def mentioned(self, rids: list[int]) -> dict[int, list[str]]:
+        """The entities each record mentions, read once per pack."""
+        wanted = [r for r in rids if r not in self._mentioned]
+        if wanted:
+            self._mentioned.update(self.store.mentioned_by(wanted))
+        return {r: self._mentioned.get(r, []) for r in rids}
+
+    def prefetch(self, rids: list[int]) -> None:
+        """Read these records at once where the store can (``record_hits``), one by one otherwise."""
+        wanted = [r for r in dict.fromkeys(rids) if r not in self._records and r > 0]
+        many = getattr(self.store, "record_hits", None)
+        if many is None or len(wanted) < 2:
+            return
+        got = many(wanted)
+        for r in wanted:
+            self._records[r] = got.get(r)
 
     def entity(self, ref: str) -> Entity | None:
         if ref not in self._entities:
@@ -266,32 +251,46 @@ class _Packer:
 
     # -- records ------------------------------------------------------------------------
     def records(self) -> list[tuple[int, float]]:
+        """The records lane: the pool of records ranked by their words and their session's
+        (``rank_in_context``), each scored by its share of the best, recency, importance and time.
+
+        The pool is what the budget could hold one and a half times over, at the cost of the best
+        ``RECORD_POOL_MIN`` lines, plus 5 (at least ``RECORD_POOL_MIN``, at most ``pool_size``): a
+        pool larger than the bundle, without reading records that could never fit."""
         from graphmem.model.textindex import query_terms
-        hits = self.store.rank_records(query_terms(self.terms), RECORD_POOL, self.within)
+        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within)
         if not hits:
             return []
         top = hits[0][1]
+        first = [rid for rid, _, _ in hits[:RECORD_POOL_MIN]]
+        self.prefetch(first)
+        sizes = [len(record_text(row[0], row[1], self.terms)) / 4 + 5 for r in first if (row := self.record(r))]
+        if sizes:
+            fit = self.budget / (sum(sizes) / len(sizes))
+            hits = hits[:max(RECORD_POOL_MIN, int(1.5 * fit) + 5)]
+        self.pool = len(hits)
+        self.prefetch([rid for rid, _, _ in hits])
         kept: list[tuple[int, float]] = []
-        for rid, bm25 in hits:
+        for rid, bm25, lent in hits:
             row = self.record(rid)
             if row is None:
                 continue
             text, ts, kind, source, _scope, importance = row
             rel = bm25 / top
-            age_days = max(0.0, (self.as_of - ts) / 86_400e6)
-            recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
-            imp = importance if importance is not None else 0.5
-            score = rel * (0.75 + 0.25 * recency) * (0.75 + 0.25 * imp)
+            scores = {"bm25": bm25, "context": lent, "bm25_share": rel, **self.weights(ts, importance)}
+            score = rel * scores["recency_factor"] * scores["importance_factor"] * scores["time"]
             guidance = kind in GUIDANCE_KINDS
-            label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
             order = (0, 0)
             if kind == "plan":  # a plan is shown as a plan, with its due time (docs/lifecycle.md)
                 label, order = plan_label(self.store.record(rid), ts, self.as_of)
+                line = f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}"
+            else:
+                line = record_text(text, ts, self.terms, kind if guidance else None)
             c = Candidate("guidance" if guidance else "records", "guidance" if guidance else
                           "plans" if kind == "plan" else "evidence", f"rec:{rid}",
-                          "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
-                          {"bm25": bm25, "bm25_share": rel, "recency": recency, "importance": imp},
-                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})", order=order)
+                          "record", line, score, scores,
+                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25 - lent:.3f}" +
+                          (f", {lent:.3f} from the turns around it)" if lent else ")"), order=order)
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
             elif rel < RECORD_FLOOR:
@@ -301,6 +300,23 @@ class _Packer:
                 self.record_refs.add(f"rec:{rid}")
             self.lanes[c.lane].append(c)
         return kept
+
+    def weights(self, ts: int, importance: float | None) -> dict[str, float]:
+        """A record's factors beside its relevance: recency, importance, and the query's time preference."""
+        age_days = max(0.0, (self.as_of - ts) / 86_400e6)
+        recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+        imp = importance if importance is not None else 0.5
+        time = 1.0 if not self.spans or any(lo <= ts < hi for lo, hi in self.spans) else TIME_MISS
+        return {"recency": recency, "importance": imp, "recency_factor": 0.75 + 0.25 * recency,
+                "importance_factor": 0.75 + 0.25 * imp, "time": time}
+
+    def allowed(self, rid: int) -> bool:
+        """Whether the records' filter allows record ``rid``."""
+        if self.within is None:
+            return True
+        import numpy as np
+        i = int(np.searchsorted(self.within, rid))
+        return i < len(self.within) and int(self.within[i]) == rid
 
     # -- entities -----------------------------------------------------------------------
     def entities(self, records: list[tuple[int, float]]) -> dict[str, tuple[float, str]]:
@@ -312,7 +328,7 @@ class _Packer:
         best = records[:MENTION_RECORDS]
         if best:
             top = max(score for _, score in best)
-            mentioned = self.store.mentioned_by([rid for rid, _ in best])
+            mentioned = self.mentioned([rid for rid, _ in best])
             for rid, score in best:
                 for ref in mentioned[rid]:
                     w = MENTIONED_FACTOR * score / top
@@ -473,8 +489,9 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     count = tokenizer or count_tokens
     name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
     past = known_at if known_at is not None and known_at < now else None
-    p = _Packer(parts, query, as_of, past, where)
+    p = _Packer(parts, query, as_of, past, where, budget_tokens)
     records = p.records()
+    p.lanes["neighbours"].extend(neighbour_lane(p, records))
     entities = p.entities(records)
     if entities:
         p.facts(entities)
@@ -490,8 +507,11 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
-             ("records", f"BM25 over the evidence records{' the filter allows' if where else ''}, best {RECORD_POOL}",
+             ("records", f"the evidence records{' the filter allows' if where else ''} ranked by their words and "
+                         f"their session's, best {p.pool}",
               tuple(p.lanes["records"])),
+             ("neighbours", "turns around the best records in their session; records sharing their entities",
+              tuple(p.lanes["neighbours"])),
              ("entities", "entities named in the query and mentioned by the best records", tuple(p.lanes["entities"])),
              ("facts", "facts of those entities and of their neighbours one hop away", tuple(p.lanes["facts"])),
              ("dissent", "counter-assertions of packed facts in conflict", tuple(p.lanes["dissent"])))
@@ -504,7 +524,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
 
 def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int],
             as_of: int) -> tuple[list[Candidate], str | None]:
-    live = [c for lane in ("guidance", "records", "entities", "facts") for c in p.lanes[lane] if not c.reasons
+    live = [c for lane in LANES if lane != "dissent" for c in p.lanes[lane] if not c.reasons
             or c.reasons == ["low_trust"]]
     guidance = sorted((c for c in live if c.group == "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
     rest = sorted((c for c in live if c.group != "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
