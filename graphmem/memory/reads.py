@@ -157,7 +157,8 @@ class ReadFacade(MemoryBase):
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
-        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
+        with gc_paused():  # a scan makes an interval and an entity per row kept: no collections meanwhile
+            return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
 
     def why(self, fact: str) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction.
