@@ -22,16 +22,22 @@ from __future__ import annotations
 
 import gzip
 import json
+import marshal
 import re
-from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
+
+import numpy as np
 
 from graphmem.errors import BadInput
 from graphmem.evidence.query import search_terms
 from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology
+
+if TYPE_CHECKING:
+    from graphmem.model.textindex import Postings
 
 MATCH_WEIGHTS = {"name": 1.0, "alias": 0.9, "lemma": 0.8, "text": 0.5, "record": 0.3}
 MATCH_ORDER = tuple(MATCH_WEIGHTS)
@@ -136,18 +142,127 @@ def lemma_key(ws: Iterable[str]) -> str:
     return " ".join(table.get(w, w) for w in ws)
 
 
+_FORM = 1  # the form of ``Lexicon.to_bytes``; another form is built again
+_Row = tuple[str, str, str, tuple[str, ...], str]  # ref, type, name, aliases, description
+
+
+def _ref_of(row: tuple[Any, ...]) -> Any:
+    return row[0]
+
+
+class _Entities(Sequence[Entity]):
+    """The lexicon's entities by ref, each made when first asked for (a stored lexicon of 100,000
+    entities is read without making them)."""
+
+    def __init__(self, rows: list[_Row]) -> None:
+        self._rows = rows
+        self._made: dict[int, Entity] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> Entity: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Entity]: ...
+
+    def __getitem__(self, i: int | slice) -> Entity | Sequence[Entity]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._rows)))]
+        if i < 0:
+            i += len(self._rows)
+        e = self._made.get(i)
+        if e is None:
+            r = self._rows[i]
+            e = self._made[i] = Entity(r[0], r[1], r[2], tuple(r[3]), r[4])
+        return e
+
+
+class _ByRef(Mapping[str, Entity]):
+    """Each entity of the lexicon by its ref."""
+
+    def __init__(self, entities: _Entities, index: dict[str, int]) -> None:
+        self._entities, self._index = entities, index
+
+    def __getitem__(self, ref: str) -> Entity:
+        return self._entities[self._index[ref]]
+
+    def __contains__(self, ref: object) -> bool:
+        return ref in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class _Flat(NamedTuple):
+    """Every posting of the lexicon in four columns: term index, entity position, count, entity length."""
+
+    tix: np.ndarray
+    ids: np.ndarray
+    tfs: np.ndarray
+    dls: np.ndarray
+
+    @staticmethod
+    def empty() -> _Flat:
+        return _Flat(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, "<u2"), np.zeros(0, "<u2"))
+
+    def extend(self, cols: list[list[int]]) -> _Flat:
+        if not cols[0]:
+            return self
+        return _Flat(np.concatenate([self.tix, np.asarray(cols[0], np.int64)]),
+                     np.concatenate([self.ids, np.asarray(cols[1], np.int64)]),
+                     np.concatenate([self.tfs, np.asarray(cols[2], "<u2")]),
+                     np.concatenate([self.dls, np.asarray(cols[3], "<u2")]))
+
+    def sorted(self) -> _Flat:
+        order = np.lexsort((self.ids, self.tix))
+        return _Flat(self.tix[order], self.ids[order], self.tfs[order], self.dls[order])
+
+
+class _PostingsMap(Mapping[str, "Postings"]):
+    """Each term's postings (entity positions rising), cut from the flat columns when asked for."""
+
+    def __init__(self, terms: list[str], flat: _Flat) -> None:
+        self._flat = flat
+        self._tix = {t: i for i, t in enumerate(terms)}
+        self._starts = np.searchsorted(flat.tix, np.arange(len(terms) + 1))
+
+    def spans(self) -> dict[str, tuple[int, int]]:
+        return {t: (int(self._starts[i]), int(self._starts[i + 1])) for t, i in self._tix.items()}
+
+    def __getitem__(self, term: str) -> Postings:
+        from graphmem.model.textindex import Postings
+        i = self._tix[term]
+        a, b = int(self._starts[i]), int(self._starts[i + 1])
+        f = self._flat
+        return Postings(f.ids[a:b].astype("<u4"), f.tfs[a:b], f.dls[a:b])
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._tix
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tix)
+
+    def __len__(self) -> int:
+        return len(self._tix)
+
+
 class Lexicon:
     """The entity side of linking: names and aliases by their words, by their lemmas, and a small
     BM25 index over names, aliases and descriptions.
 
-    ``Memory.lexicon()`` builds it from the store's entities (and keeps it until an entity changes);
-    ``Memory.link`` matches text against it.
+    ``Memory.lexicon()`` reads it from the store (where it is kept, docs/recommend.md "The stored
+    lexicon") or builds it from the store's entities; ``Memory.link`` matches text against it.
 
     Attributes
     ----------
-    entities : list of Entity
+    entities : sequence of Entity
         By ref.
-    by_ref : dict of str to Entity
+    by_ref : mapping of str to Entity
         Each entity by its ref.
     names : dict of str to list of (str, str)
         The words of each name and alias to (ref, ``name`` or ``alias``).
@@ -168,27 +283,196 @@ class Lexicon:
     """
 
     def __init__(self, entities: Iterable[Entity]) -> None:
-        from graphmem.model.textindex import postings_of
-        self.entities: list[Entity] = sorted(entities, key=lambda e: e.ref)
-        self.by_ref = {e.ref: e for e in self.entities}
-        self.index = {e.ref: i for i, e in enumerate(self.entities)}
-        self.names: dict[str, list[tuple[str, str]]] = defaultdict(list)  # word key -> (ref, name|alias)
-        self.lemmas: dict[str, list[str]] = defaultdict(list)
-        self.longest = 1
-        for e in self.entities:
-            for kind, label in [("name", e.name)] + [("alias", a) for a in e.aliases]:
+        rows = sorted(((e.ref, e.type, e.name, tuple(e.aliases), e.description) for e in entities), key=_ref_of)
+        self._rows: list[_Row] = []
+        self.names: dict[str, list[tuple[str, str]]] = {}
+        self.lemmas: dict[str, list[str]] = {}
+        self._terms: list[str] = []
+        self._flat = _Flat.empty()
+        self._set_rows(rows)
+        self._doc_tokens = np.zeros(len(rows), np.int64)
+        self._add(rows)
+        self._finish()
+
+    # the parts every form shares -----------------------------------------------------------------
+
+    def _set_rows(self, rows: list[_Row]) -> None:
+        self._rows = rows
+        self.index = {r[0]: i for i, r in enumerate(rows)}
+        self.entities = _Entities(rows)
+        self.by_ref = _ByRef(self.entities, self.index)
+
+    def _add(self, rows: Iterable[_Row]) -> None:
+        """Index ``rows`` (in ref order, each at its position in ``index``): names, lemmas, postings."""
+        from graphmem.model.textindex import terms
+        tix = {t: i for i, t in enumerate(self._terms)}
+        cols: list[list[int]] = [[], [], [], []]  # term index, position, tf, dl
+        tokens = []
+        for row in rows:
+            ref = row[0]
+            pos = self.index[ref]
+            for kind, label in [("name", row[2])] + [("alias", a) for a in row[3]]:
                 ws = [w for w, _, _ in words(label)]
                 if not ws or len(ws) > MAX_NAME_WORDS:
                     continue
-                self.longest = max(self.longest, len(ws))
                 key = " ".join(ws)
-                if (e.ref, "name") not in self.names[key] and (e.ref, kind) not in self.names[key]:
-                    self.names[key].append((e.ref, kind))
+                hits = self.names.setdefault(key, [])
+                if (ref, "name") not in hits and (ref, kind) not in hits:
+                    hits.append((ref, kind))
                 lk = lemma_key(ws)
-                if e.ref not in self.lemmas[lk]:
-                    self.lemmas[lk].append(e.ref)
-        docs = ((i, " ".join([e.name, *e.aliases, e.description])) for i, e in enumerate(self.entities))
-        self.postings, self.n_docs, self.n_tokens = postings_of(docs)
+                refs = self.lemmas.setdefault(lk, [])
+                if ref not in refs:
+                    refs.append(ref)
+            ts = terms(" ".join([row[2], *row[3], row[4]]))
+            tokens.append((pos, len(ts)))
+            dl = min(len(ts), 65535)
+            for t, tf in Counter(ts).items():
+                i = tix.get(t)
+                if i is None:
+                    i = tix[t] = len(self._terms)
+                    self._terms.append(t)
+                cols[0].append(i)
+                cols[1].append(pos)
+                cols[2].append(min(tf, 65535))
+                cols[3].append(dl)
+        self._flat = self._flat.extend(cols)
+        if tokens:
+            pos_arr = np.fromiter((p for p, _ in tokens), np.int64, len(tokens))
+            n_arr = np.fromiter((n for _, n in tokens), np.int64, len(tokens))
+            self._doc_tokens[pos_arr] = n_arr
+
+    def _finish(self) -> None:
+        """Postings in order (term, position), terms without postings dropped; the counts; ``longest``."""
+        f = self._flat.sorted()
+        used = np.unique(f.tix)
+        if len(used) != len(self._terms):  # terms no entity has any more
+            remap = np.full(len(self._terms), -1, np.int64)
+            remap[used] = np.arange(len(used))
+            f = _Flat(remap[f.tix], f.ids, f.tfs, f.dls)
+            self._terms = [self._terms[i] for i in used.tolist()]
+        self._flat = f
+        self.postings = _PostingsMap(self._terms, f)
+        self.n_docs = len(self._rows)
+        self.n_tokens = int(self._doc_tokens.sum())
+        self.longest = max((k.count(" ") + 1 for k in self.names), default=1)
+
+    # stored form, patches, comparison ----------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """The lexicon as the store keeps it (``from_bytes`` reads it back).
+
+        Returns
+        -------
+        bytes
+        """
+        f = self._flat
+        return marshal.dumps((_FORM, self._rows, self.names, self.lemmas, self._terms, f.tix.astype("<i8").tobytes(),
+                              f.ids.astype("<i8").tobytes(), f.tfs.astype("<u2").tobytes(),
+                              f.dls.astype("<u2").tobytes(), self._doc_tokens.astype("<i8").tobytes()))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Lexicon | None:
+        """A lexicon from ``to_bytes``; None when ``data`` is of another form (it is built again).
+
+        Returns
+        -------
+        Lexicon or None
+        """
+        try:
+            form, rows, names, lemmas, terms_, tix, ids, tfs, dls, doc_tokens = marshal.loads(data)
+        except (ValueError, EOFError, TypeError):
+            return None
+        if form != _FORM:
+            return None
+        lx = cls.__new__(cls)
+        lx._set_rows(rows)
+        lx.names, lx.lemmas, lx._terms = names, lemmas, terms_
+        lx._flat = _Flat(np.frombuffer(tix, "<i8"), np.frombuffer(ids, "<i8"), np.frombuffer(tfs, "<u2"),
+                         np.frombuffer(dls, "<u2"))
+        lx._doc_tokens = np.frombuffer(doc_tokens, "<i8")
+        lx.postings = _PostingsMap(lx._terms, lx._flat)
+        lx.n_docs = len(rows)
+        lx.n_tokens = int(lx._doc_tokens.sum())
+        lx.longest = max((k.count(" ") + 1 for k in names), default=1)
+        return lx
+
+    def patched(self, changed: dict[str, Entity | None]) -> Lexicon:
+        """This lexicon with the entities of ``changed`` as they are now (None: no such entity any more):
+        what ``Lexicon`` would build from the entities, without reading the others again.
+
+        Returns
+        -------
+        Lexicon
+            A new lexicon; this one is unchanged.
+        """
+        if not changed:
+            return self
+        old_rows = self._rows
+        gone = [self.index[r] for r in changed if r in self.index]
+        new_rows = {r: (e.ref, e.type, e.name, tuple(e.aliases), e.description) for r, e in changed.items() if e}
+        lx = Lexicon.__new__(Lexicon)
+        lx.names = {k: list(v) for k, v in self.names.items()}
+        lx.lemmas = {k: list(v) for k, v in self.lemmas.items()}
+        for pos in gone:  # the changed entities' old names and lemmas go
+            row = old_rows[pos]
+            for label in (row[2], *row[3]):
+                ws = [w for w, _, _ in words(label)]
+                if not ws or len(ws) > MAX_NAME_WORDS:
+                    continue
+                key, lk = " ".join(ws), lemma_key(ws)
+                if key in lx.names:
+                    lx.names[key] = [h for h in lx.names[key] if h[0] != row[0]]
+                    if not lx.names[key]:
+                        del lx.names[key]
+                if lk in lx.lemmas:
+                    lx.lemmas[lk] = [r for r in lx.lemmas[lk] if r != row[0]]
+                    if not lx.lemmas[lk]:
+                        del lx.lemmas[lk]
+        rows = sorted([r for r in old_rows if r[0] not in changed] + list(new_rows.values()), key=_ref_of)
+        lx._set_rows(rows)
+        # postings of kept entities move to their new positions; those of changed entities go
+        moved = np.full(len(old_rows), -1, np.int64)
+        kept = [i for i, r in enumerate(old_rows) if r[0] not in changed]
+        if kept:
+            moved[np.asarray(kept)] = np.asarray([lx.index[old_rows[i][0]] for i in kept])
+        f = self._flat
+        ids = moved[f.ids] if len(f.ids) else f.ids
+        keep = ids >= 0
+        lx._flat = _Flat(f.tix[keep], ids[keep], f.tfs[keep], f.dls[keep])
+        lx._terms = list(self._terms)
+        lx._doc_tokens = np.zeros(len(rows), np.int64)
+        if kept:
+            lx._doc_tokens[moved[np.asarray(kept)]] = self._doc_tokens[np.asarray(kept)]
+        added = sorted(new_rows.values(), key=_ref_of)
+        lx._add(added)
+        for key in {k for r in added for k in lx._keys_of(r)[0]}:  # a key's hits in ref order, as a build has them
+            lx.names[key].sort(key=_ref_of)
+        for lk in {k for r in added for k in lx._keys_of(r)[1]}:
+            lx.lemmas[lk].sort()
+        lx._finish()
+        return lx
+
+    @staticmethod
+    def _keys_of(row: _Row) -> tuple[list[str], list[str]]:
+        keys, lks = [], []
+        for label in (row[2], *row[3]):
+            ws = [w for w, _, _ in words(label)]
+            if ws and len(ws) <= MAX_NAME_WORDS:
+                keys.append(" ".join(ws))
+                lks.append(lemma_key(ws))
+        return keys, lks
+
+    def state(self) -> tuple[Any, ...]:
+        """Everything linking reads from the lexicon, for comparing two (``rebuild --check``, tests).
+
+        Returns
+        -------
+        tuple
+        """
+        f = self._flat
+        post = {t: (f.ids[a:b].tolist(), f.tfs[a:b].tolist(), f.dls[a:b].tolist())
+                for t, (a, b) in self.postings.spans().items()}
+        return (list(self._rows), dict(self.names), dict(self.lemmas), post, self.n_docs, self.n_tokens, self.longest)
 
     @staticmethod
     def _by_term(ws: list[str]) -> dict[str, list[str]]:
@@ -384,3 +668,49 @@ def _record_seeds(store: RecordMentions, text: str, exclude: set[str]) -> list[t
             via[ref].append(f"rec:{rid}")
     best = sorted(score, key=lambda r: (-round(score[r], 9), r))[:RECORD_SEEDS]
     return [(r, score[r], via[r]) for r in best]
+
+
+class LexiconStore(Protocol):
+    """The store methods the stored lexicon needs (``store/kuzu/lexicon.py``)."""
+
+    read_only: bool
+
+    def stored_lexicon(self) -> tuple[bytes | None, list[str]]: ...
+
+    def store_lexicon(self, data: bytes | None) -> None: ...
+
+    def entity(self, ref: str) -> Entity | None: ...
+
+    def all_entities(self) -> Iterator[Entity]: ...
+
+
+PATCH_MAX = 5000  # more entities changed since the lexicon was stored than this: it is built again whole
+
+
+def stored_lexicon(store: LexiconStore, *, keep: bool = False) -> tuple[Lexicon, bool]:
+    """The store's lexicon: the stored one patched with the entities written since (``Lexicon.patched``),
+    or, when none is stored (or too many changed), one built from every entity; and whether it was stored
+    as it is. With ``keep`` (a store open for writing) a lexicon that was not is stored, and the changes
+    forgotten, in one transaction.
+
+    Returns
+    -------
+    (Lexicon, bool)
+    """
+    data, changed = store.stored_lexicon()
+    lx = Lexicon.from_bytes(data) if data is not None else None
+    if lx is not None and len(changed) <= PATCH_MAX:
+        lx = lx.patched({ref: store.entity(ref) for ref in changed})
+    else:
+        lx = Lexicon(store.all_entities())
+    same = data is not None and not changed and lx is not None
+    if keep and not same and not store.read_only:
+        store.store_lexicon(lx.to_bytes())
+        same = True
+    return lx, same
+
+
+def fresh_lexicon(store: LexiconStore) -> Lexicon:
+    """The lexicon built from every entity of the store (what ``rebuild`` stores and ``rebuild --check``
+    compares the stored one with)."""
+    return Lexicon(store.all_entities())

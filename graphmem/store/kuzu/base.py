@@ -36,8 +36,9 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
     from graphmem.model.textindex import Postings
 
 
-SCHEMA_VERSION = 4  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
-# 4: entity events (rename, aliases, merge)
+LEXICON_LAYOUT = 5  # the layout that stores the linking lexicon (store/kuzu/lexicon.py)
+SCHEMA_VERSION = 5  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
+# 4: entity events (rename, aliases, merge); LEXICON_LAYOUT: the stored linking lexicon
 DB_FILE = "graph.kuzu"
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)

@@ -237,6 +237,7 @@ class Repair(Schema):
             self.forget_redirects()
         if undo.entities or undo.entities_before:
             self.entity_writes += 1
+            self._lexicon_drop()
         if undo.counters.get("next_fact", 0) > self.next_fact_id():
             self.set_next_fact_id(undo.counters["next_fact"])
         if undo.counters.get("next_record", 0) > self.next_record_id():

@@ -22,6 +22,9 @@ _INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
               "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
 _EVENT_DDL = ("CREATE NODE TABLE EntityEvent(id INT64 PRIMARY KEY, op STRING, ref STRING, other STRING, detail STRING, "
               "recorded_at INT64)")
+# the stored linking lexicon (layout 5; store/kuzu/lexicon.py reads and writes it)
+_LEXICON_DDL = ("CREATE NODE TABLE LexiconPart(id INT64 PRIMARY KEY, data STRING)",
+                "CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)")
 _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 
 
@@ -53,6 +56,8 @@ class Schema(StoreBase):
                 for ddl in _INDEX_DDL:
                     self._q(ddl)
                 self._q(_EVENT_DDL)
+                for ddl in _LEXICON_DDL:
+                    self._q(ddl)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")
