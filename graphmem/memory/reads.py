@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -290,8 +292,31 @@ class ReadFacade(MemoryBase):
         (True, (), 1)
         >>> m.close()
         """
-        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon,
-                                    progress=progress)
+        report = view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon,
+                                      progress=progress)
+        return self._rebuild_lexicon(report, check)
+
+    def _rebuild_lexicon(self, report: RebuildReport, check: bool) -> RebuildReport:
+        """The stored linking lexicon made again from the entities (``rebuild``), or compared with one made
+        so (``rebuild --check``: a stored lexicon that, with the entities changed since, says otherwise is
+        a problem, ``lexicon_drift``; none stored is not, readers build it)."""
+        from graphmem.retrieval.linking import Lexicon, fresh_lexicon
+        fresh = fresh_lexicon(self.store)
+        counts = {**report.counts, "lexicon_entities": fresh.n_docs}
+        if not check:
+            self.store.store_lexicon(fresh.to_bytes())
+            self._lexicon = None
+            return dataclasses.replace(report, counts=counts)
+        data, changed = self.store.stored_lexicon()
+        stored = Lexicon.from_bytes(data) if data is not None else None
+        problems = report.problems
+        if data is not None:
+            if stored is not None:
+                stored = stored.patched({ref: self.store.entity(ref) for ref in changed})
+            if stored is None or stored.state() != fresh.state():
+                problems = (*problems, {"code": "lexicon_drift", "message": "the stored linking lexicon differs from "
+                                        "one built from the entities: run 'graphmem rebuild'"})
+        return dataclasses.replace(report, counts=counts, problems=problems)
 
     def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed.
@@ -319,7 +344,11 @@ class ReadFacade(MemoryBase):
         (2, {'entities': 0, 'statements': 0, 'records': 0})
         >>> m.close()
         """
-        return view_rebuild.finish_migration(self.store, self.registry, self.path, up)
+        report = view_rebuild.finish_migration(self.store, self.registry, self.path, up)
+        from graphmem.retrieval.linking import fresh_lexicon
+        self.store.store_lexicon(fresh_lexicon(self.store).to_bytes())  # a store of an older layout had none
+        self._lexicon = None
+        return report
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
