@@ -142,7 +142,7 @@ def lemma_key(ws: Iterable[str]) -> str:
     return " ".join(table.get(w, w) for w in ws)
 
 
-_FORM = 1  # the form of ``Lexicon.to_bytes``; another form is built again
+_FORM = 2  # the form of ``Lexicon.to_bytes``; another form is built again
 _Row = tuple[str, str, str, tuple[str, ...], str]  # ref, type, name, aliases, description
 
 
@@ -366,9 +366,9 @@ class Lexicon:
         bytes
         """
         f = self._flat
-        return marshal.dumps((_FORM, self._rows, self.names, self.lemmas, self._terms, f.tix.astype("<i8").tobytes(),
-                              f.ids.astype("<i8").tobytes(), f.tfs.astype("<u2").tobytes(),
-                              f.dls.astype("<u2").tobytes(), self._doc_tokens.astype("<i8").tobytes()))
+        return marshal.dumps((_FORM, self._rows, self.names, self.lemmas, self._terms, f.tix.astype("<u4").tobytes(),
+                              f.ids.astype("<u4").tobytes(), f.tfs.astype("<u2").tobytes(),
+                              f.dls.astype("<u2").tobytes(), self._doc_tokens.astype("<i8").tobytes(), self.longest))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Lexicon | None:
@@ -379,21 +379,22 @@ class Lexicon:
         Lexicon or None
         """
         try:
-            form, rows, names, lemmas, terms_, tix, ids, tfs, dls, doc_tokens = marshal.loads(data)
+            parts = marshal.loads(data)
         except (ValueError, EOFError, TypeError):
             return None
-        if form != _FORM:
+        if not isinstance(parts, tuple) or not parts or parts[0] != _FORM:
             return None
+        _, rows, names, lemmas, terms_, tix, ids, tfs, dls, doc_tokens, longest = parts
         lx = cls.__new__(cls)
         lx._set_rows(rows)
         lx.names, lx.lemmas, lx._terms = names, lemmas, terms_
-        lx._flat = _Flat(np.frombuffer(tix, "<i8"), np.frombuffer(ids, "<i8"), np.frombuffer(tfs, "<u2"),
-                         np.frombuffer(dls, "<u2"))
+        lx._flat = _Flat(np.frombuffer(tix, "<u4").astype(np.int64), np.frombuffer(ids, "<u4").astype(np.int64),
+                         np.frombuffer(tfs, "<u2"), np.frombuffer(dls, "<u2"))
         lx._doc_tokens = np.frombuffer(doc_tokens, "<i8")
         lx.postings = _PostingsMap(lx._terms, lx._flat)
         lx.n_docs = len(rows)
         lx.n_tokens = int(lx._doc_tokens.sum())
-        lx.longest = max((k.count(" ") + 1 for k in names), default=1)
+        lx.longest = longest
         return lx
 
     def patched(self, changed: dict[str, Entity | None]) -> Lexicon:

@@ -173,8 +173,9 @@ class StoreBase:
         self._threads: threading.local | None = None  # set by per_thread_connections()
         self._plan_generation = 0  # bumped when tables are recreated: every connection's plans are stale
         self._all_conns: list[Any] = []
-        self._node_refs: dict[int, list[str]] = {}  # entity table id -> ref by node offset (see _ref_of)
-        self._node_refs_by_type: dict[str, list[str]] = {}
+        self._node_refs: dict[int, dict[int, str]] = {}  # entity table id -> node offset -> ref (see _refs_of)
+        self._node_counts: dict[str, int] = {}
+        self._node_tables: dict[int, str] | None = None
         self._pairs: set[tuple[str, str, str]] | None = None  # (edge label, from type, to type) with an edge
         self.entity_writes = 0  # entities written through this object (what caches of entities key on)
         # decoded postings by term, with the block sizes they were read at; a write drops what it touches

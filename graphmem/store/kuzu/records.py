@@ -219,12 +219,12 @@ class RecordTables(Schema):
             for i in rec_ids:
                 rows = self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->(e) RETURN id(e)", {"r": f"rec:{_int(i)}"},
                                hot=True)
-                out[i].update(self._ref_of(node) for node, in rows)
+                out[i].update(self._refs_of([node for node, in rows]))
         else:
             rows = self._q("MATCH (r:Record)-[m:MENTIONS]->(e) WHERE r.ref IN $r RETURN r.id, id(e)",
                            {"r": [f"rec:{_int(i)}" for i in rec_ids]}, hot=True)
-            for rid, node in rows:
-                out[rid].add(self._ref_of(node))
+            for (rid, _), ref in zip(rows, self._refs_of([node for _, node in rows]), strict=True):
+                out[rid].add(ref)
         return {i: sorted(refs) for i, refs in out.items()}
 
     def mentions_naming(self, ref: str) -> dict[int, list[tuple[str, int, int, str]]]:

@@ -195,7 +195,8 @@ class Repair(Schema):
             self._bulk_written = True
         self._pairs = None
         self._node_refs.clear()
-        self._node_refs_by_type.clear()
+        self._node_counts.clear()
+        self._node_tables = None
         self.forget_postings()
         return rows
 
