@@ -22,6 +22,16 @@ def _label(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
 
 
+def link_both(m: graphmem.Memory, lazy: Lexicon, whole: Lexicon, text: str) -> bool:
+    """Linking ``text`` through the stored lexicon read part by part and through a whole one agree."""
+    from graphmem.retrieval.linking import Linker, link
+    a = link(Linker(lambda: lazy, m.ontology, m.store), text)
+    b = link(Linker(lambda: whole, m.ontology, m.store), text)
+    ws = [w for w in text.lower().split()]
+    return a == b and lazy.text_scores(ws, [e.ref for e in m.entities()]) == whole.text_scores(
+        ws, [e.ref for e in m.entities()]) and lazy.describe(ws, set(), 5) == whole.describe(ws, set(), 5)
+
+
 def _same(m: graphmem.Memory) -> None:
     """The lexicon read from the store equals one built from every entity, and so does the writer's own."""
     fresh = fresh_lexicon(m.store).state()
@@ -58,9 +68,24 @@ def test_stored_lexicon_equals_a_fresh_one_after_random_writes(tmp_path: Path, s
                 _same(m)
         _same(m)
     with graphmem.open(path, read_only=True) as r:  # the writer stored it on closing: nothing to patch
-        data, changed = r.store.stored_lexicon()
-        assert data is not None and changed == []
-        assert Lexicon.from_bytes(data).state() == fresh_lexicon(r.store).state()
+        assert r.store.lexicon_changes() == []
+        assert Lexicon.from_parts(r.store.lexicon_parts(None)).state() == fresh_lexicon(r.store).state()
+        lazy, as_stored = stored_lexicon(r.store)  # read part by part: what linking looks up is the same
+        assert as_stored and type(lazy).__name__ == "StoredLexicon"
+        whole = fresh_lexicon(r.store)
+        for e in r.entities():
+            assert lazy.by_ref[e.ref] == whole.by_ref[e.ref] and lazy.index[e.ref] == whole.index[e.ref]
+            assert lazy.entities[whole.index[e.ref]] == e
+        for key in whole.names:
+            assert lazy.names[key] == whole.names[key]
+        for key in whole.lemmas:
+            assert lazy.lemmas.get(key) == whole.lemmas[key]
+        for term in whole.postings:
+            assert [x.tolist() for x in lazy.postings[term]] == [x.tolist() for x in whole.postings[term]]
+        assert lazy.names.get("no such name") is None and "nobody:x" not in lazy.by_ref
+        assert (lazy.n_docs, lazy.n_tokens, lazy.longest) == (whole.n_docs, whole.n_tokens, whole.longest)
+        for text in ["graph database search", "Kuzu running x", "naïve geese index planner"]:
+            assert link_both(r, lazy, whole, text)
         assert r.rebuild(check=True).ok
 
 
@@ -70,13 +95,13 @@ def test_a_reader_patches_the_stored_lexicon_with_the_entities_written_since(tmp
         m.add_entity("Tool", "Kuzu", description="an embedded graph database")
         m.add_entity("Project", "Atlas")
     with graphmem.open(path) as m:
-        stored, _ = m.store.stored_lexicon()
+        stored = m.store.lexicon_parts(None)
         m.store.entity_writes = 0  # as if the writer had been killed before closing: the changes stay
         m.rename_entity("Atlas", "Atlas Two")
         m.add_aliases("Kuzu", ["kuzudb"])
         m.add_entity("Tool", "Neo4j", description="a graph database server")
-        data, changed = m.store.stored_lexicon()
-        assert data == stored and changed == ["project:atlas", "tool:kuzu", "tool:neo4j"]
+        assert m.store.lexicon_parts(None) == stored
+        assert m.store.lexicon_changes() == ["project:atlas", "tool:kuzu", "tool:neo4j"]
         m.store.entity_writes = 0
         m.store.close()  # closed without storing the lexicon again (Memory.close would)
     with graphmem.open(path, read_only=True) as r:
@@ -91,13 +116,13 @@ def test_rebuild_check_finds_a_stored_lexicon_that_differs_and_rebuild_makes_it_
     with graphmem.open(path, create=True) as m:
         m.add_entity("Tool", "Kuzu")
     with graphmem.open(path) as m:
-        m.store.store_lexicon(Lexicon([]).to_bytes())  # a lexicon that knows no entity
+        m.store.store_lexicon(Lexicon([]).to_parts())  # a lexicon that knows no entity
         report = m.rebuild(check=True)
         assert not report.ok and [p["code"] for p in report.problems] == ["lexicon_drift"]
         report = m.rebuild()
         assert report.counts["lexicon_entities"] == 1
         assert m.rebuild(check=True).ok
-        assert Lexicon.from_bytes(m.store.stored_lexicon()[0]).state() == fresh_lexicon(m.store).state()
+        assert Lexicon.from_parts(m.store.lexicon_parts(None)).state() == fresh_lexicon(m.store).state()
 
 
 def test_a_bulk_import_drops_the_stored_lexicon_and_closing_stores_it_again(tmp_path: Path) -> None:
@@ -112,7 +137,6 @@ def test_a_bulk_import_drops_the_stored_lexicon_and_closing_stores_it_again(tmp_
         assert m.import_jsonl(src).ok
         _same(m)
     with graphmem.open(path, read_only=True) as r:
-        data, changed = r.store.stored_lexicon()
-        assert data is not None and not changed
-        assert Lexicon.from_bytes(data).state() == fresh_lexicon(r.store).state()
-        assert r.lexicon().n_docs == 3001
+        assert r.store.lexicon_parts([0]) and not r.store.lexicon_changes()
+        assert Lexicon.from_parts(r.store.lexicon_parts(None)).state() == fresh_lexicon(r.store).state()
+        assert r.lexicon().n_docs == 3001 and r.lexicon().by_ref["tool:tool-2999"].description == "engine 3"

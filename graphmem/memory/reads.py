@@ -304,15 +304,14 @@ class ReadFacade(MemoryBase):
         fresh = fresh_lexicon(self.store)
         counts = {**report.counts, "lexicon_entities": fresh.n_docs}
         if not check:
-            self.store.store_lexicon(fresh.to_bytes())
+            self.store.store_lexicon(fresh.to_parts())
             self._lexicon = None
             return dataclasses.replace(report, counts=counts)
-        data, changed = self.store.stored_lexicon()
-        stored = Lexicon.from_bytes(data) if data is not None else None
+        stored = Lexicon.from_parts(self.store.lexicon_parts(None))
         problems = report.problems
-        if data is not None:
+        if self.store.lexicon_parts([0]):
             if stored is not None:
-                stored = stored.patched({ref: self.store.entity(ref) for ref in changed})
+                stored = stored.patched({ref: self.store.entity(ref) for ref in self.store.lexicon_changes()})
             if stored is None or stored.state() != fresh.state():
                 problems = (*problems, {"code": "lexicon_drift", "message": "the stored linking lexicon differs from "
                                         "one built from the entities: run 'graphmem rebuild'"})
@@ -346,7 +345,7 @@ class ReadFacade(MemoryBase):
         """
         report = view_rebuild.finish_migration(self.store, self.registry, self.path, up)
         from graphmem.retrieval.linking import fresh_lexicon
-        self.store.store_lexicon(fresh_lexicon(self.store).to_bytes())  # a store of an older layout had none
+        self.store.store_lexicon(fresh_lexicon(self.store).to_parts())  # a store of an older layout had none
         self._lexicon = None
         return report
 

@@ -24,6 +24,7 @@ import gzip
 import json
 import marshal
 import re
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -142,7 +143,27 @@ def lemma_key(ws: Iterable[str]) -> str:
     return " ".join(table.get(w, w) for w in ws)
 
 
-_FORM = 2  # the form of ``Lexicon.to_bytes``; another form is built again
+_FORM = 3  # the form of ``Lexicon.to_parts``; another form is built again
+# the stored parts by number (``to_parts``): 0 the head, then buckets of names, lemmas, refs and terms (by a
+# hash of the key, so a lookup reads one bucket), then the rows in chunks by position
+_BUCKETS = 512
+_NAMES, _LEMMAS, _REFS, _TERMS, _ROWS = 1, 1 + _BUCKETS, 1 + 2 * _BUCKETS, 1 + 3 * _BUCKETS, 1 + 4 * _BUCKETS
+_CHUNK = 1000
+
+
+def _bucket(base: int, key: str) -> int:
+    return base + zlib.crc32(key.encode("utf-8", "surrogatepass")) % _BUCKETS
+
+
+def _head(data: bytes | None) -> tuple[Any, ...] | None:
+    """The stored lexicon's head (form, entities, tokens, longest, tokens by entity), None if not of this form."""
+    if data is None:
+        return None
+    try:
+        head = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return head if isinstance(head, tuple) and len(head) == 5 and head[0] == _FORM else None
 _Row = tuple[str, str, str, tuple[str, ...], str]  # ref, type, name, aliases, description
 
 
@@ -358,44 +379,74 @@ class Lexicon:
 
     # stored form, patches, comparison ----------------------------------------------------------------
 
-    def to_bytes(self) -> bytes:
-        """The lexicon as the store keeps it (``from_bytes`` reads it back).
+    def to_parts(self) -> dict[int, bytes]:
+        """The lexicon as the store keeps it: numbered parts (``_Part``), each read alone by a process that
+        needs only a few names, entities and terms (``StoredLexicon``); ``from_parts`` reads them all back.
 
         Returns
         -------
-        bytes
+        dict of int to bytes
         """
-        f = self._flat
-        return marshal.dumps((_FORM, self._rows, self.names, self.lemmas, self._terms, f.tix.astype("<u4").tobytes(),
-                              f.ids.astype("<u4").tobytes(), f.tfs.astype("<u2").tobytes(),
-                              f.dls.astype("<u2").tobytes(), self._doc_tokens.astype("<i8").tobytes(), self.longest))
+        buckets: dict[int, dict[Any, Any]] = defaultdict(dict)
+        for key, hits in self.names.items():
+            buckets[_bucket(_NAMES, key)][key] = hits
+        for key, refs in self.lemmas.items():
+            buckets[_bucket(_LEMMAS, key)][key] = refs
+        for pos, row in enumerate(self._rows):
+            buckets[_bucket(_REFS, row[0])][row[0]] = (pos, *row[1:])
+        for term, (a, b) in self.postings.spans().items():
+            f = self._flat
+            buckets[_bucket(_TERMS, term)][term] = (f.ids[a:b].astype("<u4").tobytes(), f.tfs[a:b].tobytes(),
+                                                     f.dls[a:b].tobytes())
+        parts = {i: marshal.dumps(d) for i, d in buckets.items()}
+        for c in range(0, len(self._rows), _CHUNK):
+            parts[_ROWS + c // _CHUNK] = marshal.dumps(self._rows[c:c + _CHUNK])
+        parts[0] = marshal.dumps((_FORM, self.n_docs, self.n_tokens, self.longest, self._doc_tokens.astype("<i8").tobytes()))
+        return parts
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Lexicon | None:
-        """A lexicon from ``to_bytes``; None when ``data`` is of another form (it is built again).
+    def from_parts(cls, parts: dict[int, bytes]) -> Lexicon | None:
+        """A lexicon from all of ``to_parts``; None when they are of another form (it is built again).
 
         Returns
         -------
         Lexicon or None
         """
-        try:
-            parts = marshal.loads(data)
-        except (ValueError, EOFError, TypeError):
+        head = _head(parts.get(0))
+        if head is None:
             return None
-        if not isinstance(parts, tuple) or not parts or parts[0] != _FORM:
-            return None
-        _, rows, names, lemmas, terms_, tix, ids, tfs, dls, doc_tokens, longest = parts
+        rows: list[_Row] = []
+        for c in range((head[1] + _CHUNK - 1) // _CHUNK):
+            rows.extend(marshal.loads(parts[_ROWS + c]))
         lx = cls.__new__(cls)
         lx._set_rows(rows)
-        lx.names, lx.lemmas, lx._terms = names, lemmas, terms_
-        lx._flat = _Flat(np.frombuffer(tix, "<u4").astype(np.int64), np.frombuffer(ids, "<u4").astype(np.int64),
-                         np.frombuffer(tfs, "<u2"), np.frombuffer(dls, "<u2"))
-        lx._doc_tokens = np.frombuffer(doc_tokens, "<i8")
+        lx.names, lx.lemmas = {}, {}
+        cols: list[list[Any]] = [[], [], [], []]
+        lx._terms = []
+        for i in sorted(parts):
+            if _NAMES <= i < _LEMMAS:
+                lx.names.update(marshal.loads(parts[i]))
+            elif _LEMMAS <= i < _REFS:
+                lx.lemmas.update(marshal.loads(parts[i]))
+            elif _TERMS <= i < _ROWS:
+                for term, (ids, tfs, dls) in marshal.loads(parts[i]).items():
+                    n = len(ids) // 4
+                    cols[0].append(np.full(n, len(lx._terms), np.int64))
+                    cols[1].append(np.frombuffer(ids, "<u4").astype(np.int64))
+                    cols[2].append(np.frombuffer(tfs, "<u2"))
+                    cols[3].append(np.frombuffer(dls, "<u2"))
+                    lx._terms.append(term)
+        lx._flat = _Flat(*(np.concatenate(c) if c else np.zeros(0, t) for c, t in
+                           zip(cols, (np.int64, np.int64, "<u2", "<u2"), strict=True))).sorted() if cols[0] else _Flat.empty()
+        lx._doc_tokens = np.frombuffer(head[4], "<i8").copy()
         lx.postings = _PostingsMap(lx._terms, lx._flat)
-        lx.n_docs = len(rows)
-        lx.n_tokens = int(lx._doc_tokens.sum())
-        lx.longest = longest
+        lx.n_docs, lx.n_tokens, lx.longest = head[1], head[2], head[3]
         return lx
+
+    def prefetch(self, names: Iterable[str] = (), lemmas: Iterable[str] = (), refs: Iterable[str] = (),
+                 terms: Iterable[str] = ()) -> None:
+        """Say which names, lemmas, refs and terms are about to be looked up (a stored lexicon reads their
+        parts at once; a lexicon in memory has them all)."""
 
     def patched(self, changed: dict[str, Entity | None]) -> Lexicon:
         """This lexicon with the entities of ``changed`` as they are now (None: no such entity any more):
@@ -496,6 +547,8 @@ class Lexicon:
         import numpy as np
 
         from graphmem.model.textindex import weights
+        refs = list(refs)
+        self.prefetch(refs=refs, terms=self._by_term(ws))
         known = sorted({self.index[r] for r in refs if r in self.index})
         out = dict.fromkeys(refs, 0.0)
         if not known:
@@ -525,6 +578,7 @@ class Lexicon:
         """
         from graphmem.model.textindex import bm25_top, terms, weights
         by_term = self._by_term(ws)
+        self.prefetch(terms=by_term)
         lists = []
         for term in sorted(by_term):
             p = self.postings.get(term)
@@ -540,6 +594,119 @@ class Lexicon:
             if len(out) == limit:
                 break
         return out
+
+
+class StoredLexicon(Lexicon):
+    """A lexicon read from the store part by part, as lookups need them (``Lexicon.to_parts``): a fresh
+    process that links one text reads a few dozen small parts instead of the whole lexicon.
+
+    Only for a stored lexicon with no entity written since (``stored_lexicon``); the store must not change
+    while it is used (its owner drops it on an entity write).
+    """
+
+    def __init__(self, read: Callable[[list[int] | None], dict[int, bytes]], head: tuple[Any, ...]) -> None:
+        self._read = read
+        self._loaded: dict[int, Any] = {}
+        _, self.n_docs, self.n_tokens, self.longest, _ = head
+        self.names = _Lazy(self, _NAMES)  # type: ignore[assignment]
+        self.lemmas = _Lazy(self, _LEMMAS)  # type: ignore[assignment]
+        self._refs = _Lazy(self, _REFS)
+        self.postings = _LazyPostings(self)  # type: ignore[assignment]
+        self.index = _LazyIndex(self)  # type: ignore[assignment]
+        self.entities = _LazyEntities(self)  # type: ignore[assignment]
+        self.by_ref = _ByRef(self.entities, self.index)  # type: ignore[arg-type]
+
+    def _part(self, i: int) -> Any:
+        if i not in self._loaded:
+            self._fetch([i])
+        return self._loaded[i]
+
+    def _fetch(self, ids: Iterable[int]) -> None:
+        want = sorted({i for i in ids if i not in self._loaded})
+        if want:
+            got = self._read(want)
+            for i in want:
+                self._loaded[i] = marshal.loads(got[i]) if i in got else ({} if i < _ROWS else [])
+
+    def prefetch(self, names: Iterable[str] = (), lemmas: Iterable[str] = (), refs: Iterable[str] = (),
+                 terms: Iterable[str] = ()) -> None:
+        self._fetch([*(_bucket(_NAMES, k) for k in names), *(_bucket(_LEMMAS, k) for k in lemmas),
+                     *(_bucket(_REFS, k) for k in refs), *(_bucket(_TERMS, k) for k in terms)])
+
+    def full(self) -> Lexicon:
+        """The whole lexicon, read at once."""
+        lx = Lexicon.from_parts(self._read(None))
+        assert lx is not None
+        return lx
+
+    def state(self) -> tuple[Any, ...]:
+        return self.full().state()
+
+    def to_parts(self) -> dict[int, bytes]:
+        return self.full().to_parts()
+
+    def patched(self, changed: dict[str, Entity | None]) -> Lexicon:
+        return self.full().patched(changed)
+
+
+class _Lazy(Mapping[str, Any]):
+    """One kind of keyed part of a stored lexicon (names, lemmas, refs), a bucket read when first needed."""
+
+    def __init__(self, lx: StoredLexicon, base: int) -> None:
+        self._lx, self._base = lx, base
+
+    def __getitem__(self, key: str) -> Any:
+        return self._lx._part(_bucket(self._base, key))[key]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._lx._part(_bucket(self._base, key))
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a stored lexicon is not listed whole: Lexicon.from_parts reads it all")
+
+    def __len__(self) -> int:
+        raise TypeError("a stored lexicon is not counted whole")
+
+
+class _LazyIndex(_Lazy):
+    """Ref to position, from the refs' parts (which hold the position first)."""
+
+    def __init__(self, lx: StoredLexicon) -> None:
+        super().__init__(lx, _REFS)
+
+    def __getitem__(self, key: str) -> Any:
+        return super().__getitem__(key)[0]
+
+
+class _LazyPostings(_Lazy):
+    def __init__(self, lx: StoredLexicon) -> None:
+        super().__init__(lx, _TERMS)
+
+    def __getitem__(self, term: str) -> Postings:
+        from graphmem.model.textindex import Postings
+        ids, tfs, dls = super().__getitem__(term)
+        return Postings(np.frombuffer(ids, "<u4"), np.frombuffer(tfs, "<u2"), np.frombuffer(dls, "<u2"))
+
+
+class _LazyEntities(Sequence[Entity]):
+    def __init__(self, lx: StoredLexicon) -> None:
+        self._lx = lx
+
+    def __len__(self) -> int:
+        return int(self._lx.n_docs)
+
+    @overload
+    def __getitem__(self, i: int) -> Entity: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Entity]: ...
+
+    def __getitem__(self, i: int | slice) -> Entity | Sequence[Entity]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = int(i) + (len(self) if i < 0 else 0)
+        r = self._lx._part(_ROWS + i // _CHUNK)[i % _CHUNK]
+        return Entity(r[0], r[1], r[2], tuple(r[3]), r[4])
 
 
 class RecordMentions(Protocol):
@@ -572,6 +739,9 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
     taken = [False] * len(ws)
     table = lemma_table()
     lemmas = [table.get(w, w) for w, _, _ in ws]
+    spans = [(i, n) for i in range(len(ws)) for n in range(1, min(lex.longest, len(ws) - i) + 1)]
+    lex.prefetch(names=[" ".join(w for w, _, _ in ws[i:i + n]) for i, n in spans],
+                 lemmas=[" ".join(lemmas[i:i + n]) for i, n in spans])
     for i in range(len(ws)):
         if taken[i]:
             continue
@@ -585,6 +755,7 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
             if not hits:
                 continue
             span = (ws[i][1], ws[i + n - 1][2])
+            lex.prefetch(refs=[ref for ref, _ in hits])
             for ref, kind in hits:
                 e = lex.by_ref[ref]
                 if ref not in seeds or MATCH_WEIGHTS[kind] > seeds[ref].weight:
@@ -676,9 +847,11 @@ class LexiconStore(Protocol):
 
     read_only: bool
 
-    def stored_lexicon(self) -> tuple[bytes | None, list[str]]: ...
+    def lexicon_parts(self, ids: list[int] | None) -> dict[int, bytes]: ...
 
-    def store_lexicon(self, data: bytes | None) -> None: ...
+    def lexicon_changes(self) -> list[str]: ...
+
+    def store_lexicon(self, parts: dict[int, bytes] | None) -> None: ...
 
     def entity(self, ref: str) -> Entity | None: ...
 
@@ -689,26 +862,31 @@ PATCH_MAX = 5000  # more entities changed since the lexicon was stored than this
 
 
 def stored_lexicon(store: LexiconStore, *, keep: bool = False) -> tuple[Lexicon, bool]:
-    """The store's lexicon: the stored one patched with the entities written since (``Lexicon.patched``),
-    or, when none is stored (or too many changed), one built from every entity; and whether it was stored
-    as it is. With ``keep`` (a store open for writing) a lexicon that was not is stored, and the changes
-    forgotten, in one transaction.
+    """The store's lexicon: the stored one read part by part as needed (``StoredLexicon``) when no entity
+    was written since it was stored; else the stored one patched with the entities written since
+    (``Lexicon.patched``), or, when none is stored (or too many changed), one built from every entity.
+    Also whether it is stored as it is. With ``keep`` (a store open for writing) a lexicon that is not is
+    stored, and the changes forgotten, in one transaction.
 
     Returns
     -------
     (Lexicon, bool)
     """
-    data, changed = store.stored_lexicon()
-    lx = Lexicon.from_bytes(data) if data is not None else None
-    if lx is not None and len(changed) <= PATCH_MAX:
-        lx = lx.patched({ref: store.entity(ref) for ref in changed})
-    else:
+    changed = store.lexicon_changes()
+    head = _head(store.lexicon_parts([0]).get(0))
+    if head is not None and not changed:
+        return StoredLexicon(store.lexicon_parts, head), True
+    lx: Lexicon | None = None
+    if head is not None and len(changed) <= PATCH_MAX:
+        whole = Lexicon.from_parts(store.lexicon_parts(None))
+        if whole is not None:
+            lx = whole.patched({ref: store.entity(ref) for ref in changed})
+    if lx is None:
         lx = Lexicon(store.all_entities())
-    same = data is not None and not changed and lx is not None
-    if keep and not same and not store.read_only:
-        store.store_lexicon(lx.to_bytes())
-        same = True
-    return lx, same
+    if keep and not store.read_only:
+        store.store_lexicon(lx.to_parts())
+        return lx, True
+    return lx, False
 
 
 def fresh_lexicon(store: LexiconStore) -> Lexicon:
