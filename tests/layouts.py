@@ -5,7 +5,7 @@ into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 3), 
   (``record_text``); no ``Term``/``Posting`` tables; statement times as TIMESTAMP.
 - layout 2: records keyed by ``rec:N`` and graphmem's own full-text index; statement times as TIMESTAMP.
 - layout 3: statement times as INT64 microseconds; no ``EntityEvent`` table.
-- layout 4 (``LEXICON_LAYOUT - 1``): no stored linking lexicon (``LexiconPart``, ``LexiconChange``).
+- layout 4 (``LEXICON_LAYOUT - 1``): no ``LexiconChange`` table (the stored linking lexicon).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def write_old_layout(src: Path, dst: Path, version: int) -> None:
     d.execute("BEGIN TRANSACTION")
     for table in nodes:
         if (version == 1 and table in ("Term", "Posting") or table == "EntityEvent" and version < 4
-                or table in ("LexiconPart", "LexiconChange") and version < LEXICON_LAYOUT):
+                or table == "LexiconChange" and version < LEXICON_LAYOUT):
             continue
         cols = _columns(s, table)
         names = [c for c, _, _ in cols]

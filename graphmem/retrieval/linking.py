@@ -444,9 +444,9 @@ class Lexicon:
         return lx
 
     def prefetch(self, names: Iterable[str] = (), lemmas: Iterable[str] = (), refs: Iterable[str] = (),
-                 terms: Iterable[str] = ()) -> None:
-        """Say which names, lemmas, refs and terms are about to be looked up (a stored lexicon reads their
-        parts at once; a lexicon in memory has them all)."""
+                 terms: Iterable[str] = (), positions: Iterable[int] = ()) -> None:
+        """Say which names, lemmas, refs, terms and entity positions are about to be looked up (a stored
+        lexicon reads their parts at once; a lexicon in memory has them all)."""
 
     def patched(self, changed: dict[str, Entity | None]) -> Lexicon:
         """This lexicon with the entities of ``changed`` as they are now (None: no such entity any more):
@@ -549,7 +549,8 @@ class Lexicon:
         from graphmem.model.textindex import weights
         refs = list(refs)
         self.prefetch(refs=refs, terms=self._by_term(ws))
-        known = sorted({self.index[r] for r in refs if r in self.index})
+        at = {self.index[r]: r for r in refs if r in self.index}
+        known = sorted(at)
         out = dict.fromkeys(refs, 0.0)
         if not known:
             return out
@@ -563,7 +564,7 @@ class Lexicon:
             pos = np.minimum(np.searchsorted(p.ids, cand), len(p.ids) - 1)
             total += np.where(p.ids[pos] == cand, w[pos], 0.0)
         for i, score in zip(known, total.tolist(), strict=True):
-            out[self.entities[i].ref] = score
+            out[at[i]] = score
         return out
 
     def describe(self, ws: list[str], exclude: set[str], limit: int) -> list[tuple[Entity, float, list[str]]]:
@@ -585,7 +586,9 @@ class Lexicon:
             if p is not None:
                 lists.append((p.ids, weights(p, self.n_docs, self.n_tokens)))
         out: list[tuple[Entity, float, list[str]]] = []
-        for i, score in bm25_top(lists, limit + len(exclude)):
+        top = bm25_top(lists, limit + len(exclude))
+        self.prefetch(positions=[i for i, _ in top])
+        for i, score in top:
             e = self.entities[i]
             if e.ref in exclude or (out and score < TEXT_FLOOR * out[0][1]):
                 continue
@@ -614,7 +617,7 @@ class StoredLexicon(Lexicon):
         self.postings = _LazyPostings(self)  # type: ignore[assignment]
         self.index = _LazyIndex(self)  # type: ignore[assignment]
         self.entities = _LazyEntities(self)  # type: ignore[assignment]
-        self.by_ref = _ByRef(self.entities, self.index)  # type: ignore[arg-type]
+        self.by_ref = _LazyByRef(self)  # type: ignore[assignment]
 
     def _part(self, i: int) -> Any:
         if i not in self._loaded:
@@ -629,9 +632,10 @@ class StoredLexicon(Lexicon):
                 self._loaded[i] = marshal.loads(got[i]) if i in got else ({} if i < _ROWS else [])
 
     def prefetch(self, names: Iterable[str] = (), lemmas: Iterable[str] = (), refs: Iterable[str] = (),
-                 terms: Iterable[str] = ()) -> None:
+                 terms: Iterable[str] = (), positions: Iterable[int] = ()) -> None:
         self._fetch([*(_bucket(_NAMES, k) for k in names), *(_bucket(_LEMMAS, k) for k in lemmas),
-                     *(_bucket(_REFS, k) for k in refs), *(_bucket(_TERMS, k) for k in terms)])
+                     *(_bucket(_REFS, k) for k in refs), *(_bucket(_TERMS, k) for k in terms),
+                     *(_ROWS + int(i) // _CHUNK for i in positions)])
 
     def full(self) -> Lexicon:
         """The whole lexicon, read at once."""
@@ -676,6 +680,17 @@ class _LazyIndex(_Lazy):
 
     def __getitem__(self, key: str) -> Any:
         return super().__getitem__(key)[0]
+
+
+class _LazyByRef(_Lazy):
+    """Ref to entity, from the refs' parts (position, type, name, aliases, description)."""
+
+    def __init__(self, lx: StoredLexicon) -> None:
+        super().__init__(lx, _REFS)
+
+    def __getitem__(self, key: str) -> Any:
+        _, etype, name, aliases, description = super().__getitem__(key)
+        return Entity(key, etype, name, tuple(aliases), description)
 
 
 class _LazyPostings(_Lazy):
@@ -773,7 +788,9 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
             seeds[e.ref] = Seed(e.ref, e.type, e.name, "text", (first[1], first[2]) if first else None, " ".join(dict.fromkeys(matched)),
                                 MATCH_WEIGHTS["text"] * score / top)
     if records and ws:
-        for ref, weight, via in _record_seeds(linker.store, text, set(seeds)):
+        found_records = _record_seeds(linker.store, text, set(seeds))
+        lex.prefetch(refs=[ref for ref, _, _ in found_records])
+        for ref, weight, via in found_records:
             mentioned = lex.by_ref.get(ref)
             if mentioned is not None:
                 seeds[ref] = Seed(ref, mentioned.type, mentioned.name, "record", None, " ".join(via), weight, tuple(via))

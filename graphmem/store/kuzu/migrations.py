@@ -153,13 +153,12 @@ def entity_events(conn: Any) -> None:
 
 # layout LEXICON_LAYOUT - 1 -> LEXICON_LAYOUT ------------------------------------------------
 
-_LEXICON_TABLES = ("CREATE NODE TABLE LexiconPart(id INT64 PRIMARY KEY, data STRING)",
-                   "CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)")
+_LEXICON_TABLES = ("CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)",)
 
 
 def stored_lexicon(conn: Any) -> None:
-    """Layout ``LEXICON_LAYOUT``: the tables of the stored linking lexicon, empty (the first process that
-    writes, or ``finish_migration``'s rebuild, stores one; until then a reader builds it)."""
+    """Layout ``LEXICON_LAYOUT``: the table of entities changed since the linking lexicon was stored
+    (``store/kuzu/lexicon.py``), empty; ``finish_migration`` then stores the lexicon."""
     _q(conn, "BEGIN TRANSACTION")
     for ddl in _LEXICON_TABLES:
         _q(conn, ddl)

@@ -22,9 +22,8 @@ _INDEX_DDL = ("CREATE NODE TABLE Term(term STRING PRIMARY KEY, blocks STRING)",
               "CREATE NODE TABLE Posting(key STRING PRIMARY KEY, data STRING)")
 _EVENT_DDL = ("CREATE NODE TABLE EntityEvent(id INT64 PRIMARY KEY, op STRING, ref STRING, other STRING, detail STRING, "
               "recorded_at INT64)")
-# the stored linking lexicon (layout 5; store/kuzu/lexicon.py reads and writes it)
-_LEXICON_DDL = ("CREATE NODE TABLE LexiconPart(id INT64 PRIMARY KEY, data STRING)",
-                "CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)")
+# the entities changed since the linking lexicon was stored (LEXICON_LAYOUT; store/kuzu/lexicon.py)
+_LEXICON_DDL = ("CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)",)
 _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 
 
