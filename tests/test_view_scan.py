@@ -7,9 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from graphmem.model import Interval
 from graphmem.store.kuzu.codecs import view_text
 from graphmem.store.kuzu.views import _block
-from graphmem.model import Interval
 
 
 def _iv(pred: str, obj: str, kind: str, vf: int, vt: int | None, sources: tuple[str, ...] = (),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -292,30 +291,9 @@ class ReadFacade(MemoryBase):
         (True, (), 1)
         >>> m.close()
         """
-        report = view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon,
-                                      progress=progress)
-        return self._rebuild_lexicon(report, check)
-
-    def _rebuild_lexicon(self, report: RebuildReport, check: bool) -> RebuildReport:
-        """The stored linking lexicon made again from the entities (``rebuild``), or compared with one made
-        so (``rebuild --check``: a stored lexicon that, with the entities changed since, says otherwise is
-        a problem, ``lexicon_drift``; none stored is not, readers build it)."""
-        from graphmem.retrieval.linking import Lexicon, fresh_lexicon
-        fresh = fresh_lexicon(self.store)
-        counts = {**report.counts, "lexicon_entities": fresh.n_docs}
-        if not check:
-            self.store.store_lexicon(fresh.to_parts())
-            self._lexicon = None
-            return dataclasses.replace(report, counts=counts)
-        stored = Lexicon.from_parts(self.store.lexicon_parts(None))
-        problems = report.problems
-        if self.store.lexicon_parts([0]):
-            if stored is not None:
-                stored = stored.patched({ref: self.store.entity(ref) for ref in self.store.lexicon_changes()})
-            if stored is None or stored.state() != fresh.state():
-                problems = (*problems, {"code": "lexicon_drift", "message": "the stored linking lexicon differs from "
-                                        "one built from the entities: run 'graphmem rebuild'"})
-        return dataclasses.replace(report, counts=counts, problems=problems)
+        self._lexicon = None
+        return _with_lexicon(self.store, view_rebuild.rebuild(self.store, self.registry, check=check,
+                                                              forget=self._forget_lexicon, progress=progress), check)
 
     def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed.
@@ -343,11 +321,8 @@ class ReadFacade(MemoryBase):
         (2, {'entities': 0, 'statements': 0, 'records': 0})
         >>> m.close()
         """
-        report = view_rebuild.finish_migration(self.store, self.registry, self.path, up)
-        from graphmem.retrieval.linking import fresh_lexicon
-        self.store.store_lexicon(fresh_lexicon(self.store).to_parts())  # a store of an older layout had none
-        self._lexicon = None
-        return report
+        self._lexicon = None  # a store of an older layout had no stored lexicon: it is stored
+        return _with_lexicon(self.store, view_rebuild.finish_migration(self.store, self.registry, self.path, up), False)
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
@@ -448,3 +423,13 @@ class ReadFacade(MemoryBase):
         from graphmem.view.lint import LintParts, lint
         with gc_paused():
             return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry, progress))
+
+
+def _with_lexicon(store: Any, report: R, check: bool) -> R:
+    """``report`` after the stored linking lexicon is made again (``check``: compared, ``lexicon_drift``)."""
+    from graphmem.retrieval.stored_lexicon import rebuild_lexicon
+    counts, problems = rebuild_lexicon(store, check)
+    if isinstance(report, RebuildReport):
+        return dataclasses.replace(report, counts={**report.counts, **counts},  # type: ignore[return-value]
+                                   problems=(*report.problems, *problems))
+    return report

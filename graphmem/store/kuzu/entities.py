@@ -12,7 +12,6 @@ from graphmem.model.words import squash
 from graphmem.store.kuzu.base import WAL_ROWS, _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
 from graphmem.store.kuzu.lexicon import LexiconTables
-from graphmem.store.kuzu.schema import Schema
 
 _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
 

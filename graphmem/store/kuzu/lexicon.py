@@ -18,6 +18,7 @@ that is missing or unreadable counts as none. ``rebuild`` writes it again; ``reb
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import mmap
@@ -93,10 +94,8 @@ class LexiconTables(Schema):
     def _drop_lexicon_files(self, keep: str) -> None:
         for p in self.path.glob("lexicon-*.bin"):
             if p.name != keep:
-                try:
+                with contextlib.suppress(OSError):
                     p.unlink()
-                except OSError:
-                    pass
 
     def _lexicon_touch(self, refs: Iterable[str]) -> None:
         """Note entities written (inside the write's transaction): the stored lexicon no longer shows them."""
