@@ -291,7 +291,6 @@ class ReadFacade(MemoryBase):
         (True, (), 1)
         >>> m.close()
         """
-        self._lexicon = None
         return _with_lexicon(self.store, view_rebuild.rebuild(self.store, self.registry, check=check,
                                                               forget=self._forget_lexicon, progress=progress), check)
 
@@ -321,7 +320,6 @@ class ReadFacade(MemoryBase):
         (2, {'entities': 0, 'statements': 0, 'records': 0})
         >>> m.close()
         """
-        self._lexicon = None  # a store of an older layout had no stored lexicon: it is stored
         return _with_lexicon(self.store, view_rebuild.finish_migration(self.store, self.registry, self.path, up), False)
 
     def compare_views(self, names: dict[str, str], content_only: bool,
@@ -430,6 +428,6 @@ def _with_lexicon(store: Any, report: R, check: bool) -> R:
     from graphmem.retrieval.stored_lexicon import rebuild_lexicon
     counts, problems = rebuild_lexicon(store, check)
     if isinstance(report, RebuildReport):
-        return dataclasses.replace(report, counts={**report.counts, **counts},  # type: ignore[return-value]
+        return dataclasses.replace(report, counts={**report.counts, **counts},
                                    problems=(*report.problems, *problems))
     return report

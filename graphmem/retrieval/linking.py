@@ -28,21 +28,19 @@ from typing import Any, Protocol
 from graphmem.errors import BadInput
 from graphmem.evidence.query import search_terms
 from graphmem.ontology.schema import Ontology
-from graphmem.retrieval.lexicon import (  # noqa: F401  (re-exported: linking's names before lexicon.py)
-    MAX_NAME_WORDS,
-    TEXT_FLOOR,
-    Lexicon,
-    lemma_key,
-    lemma_table,
-    words,
-)
-from graphmem.retrieval.stored_lexicon import (  # noqa: F401
-    PATCH_MAX,
-    LexiconStore,
-    StoredLexicon,
-    fresh_lexicon,
-    stored_lexicon,
-)
+
+# re-exported: linking's names before lexicon.py and stored_lexicon.py
+from graphmem.retrieval.lexicon import MAX_NAME_WORDS as MAX_NAME_WORDS
+from graphmem.retrieval.lexicon import TEXT_FLOOR as TEXT_FLOOR
+from graphmem.retrieval.lexicon import Lexicon as Lexicon
+from graphmem.retrieval.lexicon import lemma_key as lemma_key
+from graphmem.retrieval.lexicon import lemma_table as lemma_table
+from graphmem.retrieval.lexicon import words as words
+from graphmem.retrieval.stored_lexicon import PATCH_MAX as PATCH_MAX
+from graphmem.retrieval.stored_lexicon import LexiconStore as LexiconStore
+from graphmem.retrieval.stored_lexicon import StoredLexicon as StoredLexicon
+from graphmem.retrieval.stored_lexicon import fresh_lexicon as fresh_lexicon
+from graphmem.retrieval.stored_lexicon import stored_lexicon as stored_lexicon
 
 MATCH_WEIGHTS = {"name": 1.0, "alias": 0.9, "lemma": 0.8, "text": 0.5, "record": 0.3}
 MATCH_ORDER = tuple(MATCH_WEIGHTS)

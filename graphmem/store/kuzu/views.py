@@ -52,7 +52,7 @@ def _block(text: str, start: str) -> list[Any] | None:
     j = text.rfind(start)
     if (i != 1 and not (text.startswith('"],', i - 3) or text.startswith("null],", i - 6))) or (
             j != i and not (text.startswith('"],', j - 3) or text.startswith("null],", j - 6))):
-        return loads(text)  # a source list that holds the predicate's name: not a row
+        return loads(text)  # type: ignore[no-any-return]  # a source list that holds the predicate's name
     e1, e2 = text.find('"],["', j), text.find('null],["', j)
     end = min(e1 if e1 >= 0 else len(text), e2 if e2 >= 0 else len(text))
     end = len(text) - 1 if end == len(text) else text.index("]", end) + 1
