@@ -32,7 +32,7 @@ def score(m: Any, labelled: Path, split: str | None = None) -> dict[str, Any]:
     ``split``, "dev" or "test", when given). ``applied`` scores what ``--apply`` writes: the proposed
     assertions and ends together; ``duplicate_entities`` counts proposed new entities whose name an
     existing entity already has (a name or alias, any case)."""
-    counts = {k: [0, 0, 0] for k in ("mentions", "assertions", "assertions_dated", "ends", "applied")}
+    counts = {k: [0, 0, 0] for k in ("mentions", "assertions", "assertions_dated", "ends", "applied", "plans")}
     by_category: dict[str, list[int]] = {}
     known = {n.lower() for names in m.store.all_names().values() for n in names} | {
         n.lower() for n in m.store.all_names()}
@@ -68,6 +68,9 @@ def score(m: Any, labelled: Path, split: str | None = None) -> dict[str, Any]:
             c[0] += len(got & want)
             c[1] += len(got - want)
             c[2] += len(want - got)
+        # plans: a line of the plan category should give a plan (docs/lifecycle.md), any other line none
+        planned, is_plan = bool(getattr(ex, "plans", ())), item.get("meta", {}).get("category") == "plan"
+        counts["plans"][0 if planned and is_plan else 1 if planned else 2 if is_plan else 0] += planned or is_plan
         cat = by_category.setdefault(item.get("meta", {}).get("category", "?"), [0, 0, 0])
         cat[0] += len(got_w & want_w)
         cat[1] += len(got_w - want_w)
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"{report['records']} labelled records" + (f" ({a.split} half)" if a.split else ""))
-        for k in ("mentions", "assertions", "assertions_dated", "ends", "applied"):
+        for k in ("mentions", "assertions", "assertions_dated", "ends", "applied", "plans"):
             r = report[k]
             print(f"{k:17} precision {r['precision']:.3f}  recall {r['recall']:.3f}  f1 {r['f1']:.3f}  "
                   f"(tp {r['tp']}, fp {r['fp']}, fn {r['fn']})")

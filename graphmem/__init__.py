@@ -27,7 +27,15 @@ from graphmem.errors import (
 )
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
-from graphmem.reports import ImportReport, LintIssue, LintReport, MigrateReport, RebuildReport
+from graphmem.reports import (
+    ImportReport,
+    LifecycleReport,
+    LintIssue,
+    LintReport,
+    MigrateReport,
+    RebuildReport,
+    ReviveReport,
+)
 from graphmem.results import (
     CurrentResult,
     ExtractResult,
@@ -70,9 +78,10 @@ __all__ = [
     "Memory", "migrate", "open",
     # values and results
     "CurrentResult", "CypherResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult",
-    "Extractor", "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LintIssue", "LintReport",
+    "Extractor", "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LifecycleReport",
+    "LintIssue", "LintReport",
     "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
-    "RegistryDoc", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
+    "RegistryDoc", "ReviveReport", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
     "WhyResult", "WriteResult",
     # errors
     "AmbiguousEntity", "BadInput", "BadTime", "ConfigError", "GraphmemError", "ImportFailed",

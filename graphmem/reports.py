@@ -381,3 +381,86 @@ class MigrateReport(HtmlRepr):
 
     def _summary(self) -> str:
         return f"{self.store}: layout {self.from_version} to {self.to_version}, {nb.plural(len(self.steps), 'step')}"
+
+
+@dataclass(frozen=True, repr=False)
+class LifecycleReport(HtmlRepr):
+    """What ``graphmem lifecycle`` did or, as a dry run, would do: counts only, never a record's text
+    (docs/lifecycle.md).
+
+    Attributes
+    ----------
+    at : str
+        The time the policy was applied as of (ISO 8601, UTC).
+    dry_run : bool
+        Whether nothing was written.
+    counts : dict
+        ``considered``, ``already_archived``, ``archived``, and the archived by reason, tier, trust
+        and importance band; ``kept``, the records kept by why.
+    policy : dict
+        The policy in force and the files it was read from.
+    events : tuple of int
+        The archive events written (none for a dry run).
+    seconds : float
+        How long it took.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.ingest([b'{"text": "lunch at noon", "ts": "2024-01-01", "importance": 0.1}'])
+    >>> r = m.lifecycle(at="2099-01-01", dry_run=True)
+    >>> r.counts["archived"], r.counts["by_reason"], r.events
+    (1, {'retention': 1}, ())
+    >>> m.close()
+    """
+
+    at: str
+    dry_run: bool
+    counts: dict[str, Any]
+    policy: dict[str, Any]
+    events: tuple[int, ...]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.lifecycle.v1", "at": self.at, "dry_run": self.dry_run, **self.counts,
+                "events": list(self.events), "policy": self.policy, "seconds": round(self.seconds, 3)}
+
+    def _summary(self) -> str:
+        verb = "would archive" if self.dry_run else "archived"
+        return (f"as of {self.at[:10]}: {verb} {nb.plural(self.counts['archived'], 'record')} of "
+                f"{self.counts['considered']}")
+
+
+@dataclass(frozen=True, repr=False)
+class ReviveReport(HtmlRepr):
+    """What ``graphmem revive`` did: the records no longer archived, and the event that says so.
+
+    Attributes
+    ----------
+    revived : tuple of str
+        The records revived (``rec:N``).
+    event : int
+        The revive event written.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> _ = m.ingest([b'{"text": "lunch at noon", "ts": "2024-01-01", "importance": 0.1}'])
+    >>> _ = m.lifecycle(at="2099-01-01")
+    >>> m.search("lunch").results
+    ()
+    >>> m.revive("rec:1").revived, len(m.search("lunch").results)
+    (('rec:1',), 1)
+    >>> m.close()
+    """
+
+    revived: tuple[str, ...]
+    event: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.revive.v1", "revived": list(self.revived), "event": self.event}
+
+    def _summary(self) -> str:
+        return f"revived {nb.plural(len(self.revived), 'record')}"

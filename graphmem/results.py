@@ -46,6 +46,9 @@ class CurrentResult(HtmlRepr):
         The same facts as the view's intervals (what ``to_dict`` writes).
     message : str or None
         Why nothing holds, when the reason is worth saying (``known_at`` before any record).
+    plans : tuple of dict
+        Plans (records of kind ``plan``) that mention the subject, never facts: ``ref``, ``text``,
+        ``ts``, ``due``, ``status`` (overdue, due, no_due), overdue and due first (docs/lifecycle.md).
 
     Examples
     --------
@@ -65,6 +68,7 @@ class CurrentResult(HtmlRepr):
     known_at: _dt.datetime
     view: tuple[Interval, ...]
     message: str | None = None  # why nothing holds, when the reason is worth saying (known_at before any record)
+    plans: tuple[dict[str, Any], ...] = ()  # plans mentioning the subject (docs/lifecycle.md), never facts
 
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
@@ -74,7 +78,8 @@ class CurrentResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
                 "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
-                "facts": [iv.to_dict() for iv in self.view], **({"message": self.message} if self.message else {})}
+                "facts": [iv.to_dict() for iv in self.view], **({"message": self.message} if self.message else {}),
+                **({"plans": list(self.plans)} if self.plans else {})}
 
     def _summary(self) -> str:
         return (f"{nb.who(self.subject)} as of {nb.day(self.as_of)}, known at {nb.day(self.known_at)}: "
@@ -515,7 +520,8 @@ class ExtractResult(HtmlRepr):
     Attributes
     ----------
     items : tuple of (str, Extraction)
-        Each source and what extraction proposed for it: ``mentions``, ``assertions``, ``ends``, ``entities``.
+        Each source and what extraction proposed for it: ``mentions``, ``assertions``, ``ends``, ``entities``,
+        ``plans`` (intended future work, never written as facts).
     writes_performed : bool
         Whether the proposals were applied.
     written : tuple of str
@@ -537,18 +543,19 @@ class ExtractResult(HtmlRepr):
     written: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        mentions, entities, assertions, ends, skipped = [], [], [], [], []
+        mentions, entities, assertions, ends, skipped, plans = [], [], [], [], [], []
         for source, ex in self.items:
             rec = source if source.startswith("rec:") else None
             mentions += [{**m.to_dict(), "record": rec} for m in ex.mentions]
             entities += [{**e.to_dict(), "record": rec} for e in ex.entities]
             assertions += [p.to_dict() for p in ex.assertions]
             ends += [p.to_dict() for p in ex.ends]
+            plans += [p.to_dict() for p in getattr(ex, "plans", ())]
             skipped += [{**s, "would_propose": [list(k) for k in s["would_propose"]], "record": rec}
                         for s in ex.skipped]
         return {"schema": "graphmem.extract.v1", "writes_performed": self.writes_performed,
                 "records": [s for s, _ in self.items if s.startswith("rec:")], "mentions": mentions,
-                "entities": entities, "assertions": assertions, "ends": ends, "skipped": skipped,
+                "entities": entities, "assertions": assertions, "ends": ends, "plans": plans, "skipped": skipped,
                 "written": list(self.written)}
 
     def _summary(self) -> str:

@@ -1,11 +1,12 @@
 """Stores in the earlier layouts, made by code: a store written by this graphmem, copied table by table
-into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 3), as that version wrote them.
+into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 4), as that version wrote them.
 
 - layout 1: records keyed by their number, with a ``search`` column under Kuzu's full-text index
   (``record_text``); no ``Term``/``Posting`` tables; statement times as TIMESTAMP.
 - layout 2: records keyed by ``rec:N`` and graphmem's own full-text index; statement times as TIMESTAMP.
 - layout 3: statement times as INT64 microseconds; no ``EntityEvent`` table.
-- layout 4 (``LEXICON_LAYOUT - 1``): no ``LexiconChange`` table (the stored linking lexicon).
+- layout 4: entity events; no ``RecordEvent`` table.
+- layout 5 (``LEXICON_LAYOUT - 1``): record events; no ``LexiconChange`` table (the stored linking lexicon).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _timestamp(us: int | None) -> datetime.datetime | None:
 
 def write_old_layout(src: Path, dst: Path, version: int) -> None:
     """Write the store at ``src`` (closed, current layout) as a store of layout ``version`` at ``dst``."""
-    assert version in (1, 2, 3, LEXICON_LAYOUT - 1)
+    assert version in (1, 2, 3, 4, LEXICON_LAYOUT - 1)
     sdb = kuzu.Database(str(src / "graph.kuzu"), read_only=True)
     s = kuzu.Connection(sdb)
     dst.mkdir(parents=True)
@@ -55,7 +56,7 @@ def write_old_layout(src: Path, dst: Path, version: int) -> None:
     d.execute("BEGIN TRANSACTION")
     for table in nodes:
         if (version == 1 and table in ("Term", "Posting") or table == "EntityEvent" and version < 4
-                or table == "LexiconChange" and version < LEXICON_LAYOUT):
+                or table == "RecordEvent" and version < 5 or table == "LexiconChange" and version < LEXICON_LAYOUT):
             continue
         cols = _columns(s, table)
         names = [c for c, _, _ in cols]

@@ -217,3 +217,40 @@ def import_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
         recorded.append(rec_day)
         lines.append(line)
     return lines
+
+
+# -- lifecycle (tests/test_lifecycle.py) ------------------------------------------------------
+
+LIFE_KINDS = ("note", "message", "rule", "decision", "plan", "constraint")
+LIFE_WORDS = ("atlas", "kuzu", "ledger", "budget", "deploy", "lunch")
+
+
+@st.composite
+def life_records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Evidence records for the lifecycle: kinds (some that never archive), importance across the
+    tiers, times over two years, words the tests search for, and a plan's due time now and then."""
+    n = draw(st.integers(1, 12))
+    out = []
+    for i in range(n):
+        kind = draw(st.sampled_from(LIFE_KINDS))
+        words = draw(st.lists(st.sampled_from(LIFE_WORDS), min_size=1, max_size=3))
+        rec: dict[str, Any] = {"id": f"r{i}", "text": f"{' '.join(words)} item {i}", "kind": kind,
+                               "ts": _life_day(draw(st.integers(0, 700))),
+                               "importance": draw(st.sampled_from((0.0, 0.2, 0.49, 0.5, 0.7, 0.8, 1.0)))}
+        if kind == "plan" and draw(st.booleans()):
+            rec["meta"] = {"due": _life_day(draw(st.integers(0, 900)))}
+        out.append(rec)
+    return out
+
+
+def _life_day(d: int) -> str:
+    """2024-01-01 plus ``d`` days, as an ISO date."""
+    return (dt.date(2024, 1, 1) + dt.timedelta(days=d)).isoformat()
+
+
+def life_at(d: int) -> str:
+    return _life_day(d)
+
+
+# the days (after 2024-01-01) lifecycle runs are applied as of
+life_runs = st.lists(st.integers(0, 1200), min_size=1, max_size=3)

@@ -13,7 +13,7 @@ import graphmem
 
 READ = {"current", "timeline", "facts", "why", "entity", "entities", "search", "recommend", "path", "pack", "lint"}
 WRITE = {"assert", "end", "retract", "cite", "ingest", "note", "entity_rename", "entity_alias_add", "entity_alias_remove",
-         "entity_merge", "entity_unmerge"}
+         "entity_merge", "entity_unmerge", "lifecycle", "revive"}
 
 
 async def _session(store: Path, script: Any, *args: str) -> dict[str, Any]:

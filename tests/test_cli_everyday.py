@@ -283,7 +283,8 @@ def test_memory_cypher_and_its_role(small: Path) -> None:
 
 
 def test_shell_completion_installs(tmp_path: Path) -> None:
-    env = dict(os.environ, HOME=str(tmp_path), SHELL="/bin/bash")
+    # the shell named on the command line, not guessed from the process tree (which a test run does not fix)
+    env = dict(os.environ, HOME=str(tmp_path), SHELL="/bin/bash", _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
     shown = run("--show-completion", "bash", env=env)
     assert shown.returncode == 0 and "_graphmem_completion" in shown.stdout
     installed = run("--install-completion", "bash", env=env)

@@ -14,6 +14,7 @@ import graphmem.cli.admin as admin
 import graphmem.cli.entities as entities
 import graphmem.cli.evidence as evidence
 import graphmem.cli.facts as facts
+import graphmem.cli.lifecycle as lifecycle
 import graphmem.cli.packing as packing
 import graphmem.cli.query as query
 import graphmem.cli.recommend as recommend
@@ -161,6 +162,7 @@ facts.register(app)
 evidence.register(app)
 recommend.register(app)
 packing.register(app)
+lifecycle.register(app)
 query.register(app)
 service.register(app)
 

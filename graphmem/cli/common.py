@@ -68,12 +68,14 @@ LOOKUP_POOL_MB = 1024  # Kuzu's page cache for commands that read a few subjects
 
 @contextmanager
 def memory(ctx: typer.Context, *, write: bool = False, create: bool = False, lookup: bool = False,
-           repair: bool = False) -> Iterator[Any]:
+           repair: bool = False, track: bool = False) -> Iterator[Any]:
     """Open the store for one command: read-only unless ``write`` (so several readers can hold it at
     once), made if missing only with ``create`` (``init``), with a smaller page cache for ``lookup``
     commands that read a few subjects (Kuzu sets it up faster), ``repair`` for the two that make a
     marked store whole (``rebuild``, ``migrate``). While ``graphmem serve`` holds the store, the
-    command goes through the server instead (graphmem/service/client.py), saying so on stderr."""
+    command goes through the server instead (graphmem/service/client.py), saying so on stderr. ``track``
+    (a read that records use: pack, search) opens to write when no other process holds the store, else
+    read-only, recording nothing (docs/lifecycle.md)."""
     o = opts(ctx)
     path = store_path(ctx)
     remote = _through_server(path, o, repair)
@@ -82,9 +84,19 @@ def memory(ctx: typer.Context, *, write: bool = False, create: bool = False, loo
         return
     from graphmem.memory import Memory
     with cleanup_on_failure(path) if create else nullcontext():  # a failed first write leaves no empty store
-        m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create,
-                   buffer_pool_mb=LOOKUP_POOL_MB if lookup else None, repair=repair,
-                   read_only=not (write or create or repair))
+        m = None
+        if track and not write:
+            from graphmem.errors import StoreUnavailable
+            try:
+                m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates,
+                           buffer_pool_mb=LOOKUP_POOL_MB if lookup else None)
+            except StoreUnavailable as e:
+                if "in use by" not in str(e):
+                    raise
+        if m is None:
+            m = Memory(path, ontology_dirs=o.ontology, predicate_dirs=o.predicates, create=create,
+                       buffer_pool_mb=LOOKUP_POOL_MB if lookup else None, repair=repair,
+                       read_only=not (write or create or repair))
         try:
             yield m
         finally:

@@ -25,6 +25,10 @@ UntilOpt = Annotated[str | None, typer.Option("--until", metavar="T", help=f"Onl
 AboutOpt = Annotated[list[str] | None, typer.Option("--about", metavar="ENTITY", help="Only records that mention "
                                                     "this entity (ref, name or alias; MENTIONS written by extraction; "
                                                     "repeatable).")]
+ArchivedOpt = Annotated[bool, typer.Option("--include-archived", help="Archived records too (graphmem lifecycle; "
+                                           "by default they are left out).")]
+NoTrackOpt = Annotated[bool, typer.Option("--no-track", help="Record no use of the records returned (docs/lifecycle.md; "
+                                          "use is recorded only when the store is not held by another process).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -74,11 +78,13 @@ def note(
     ts: Annotated[str | None, typer.Option("--ts", metavar="T", help="When it was written (default: now). "
                                            "ISO-8601 date or datetime, or 'now'.")] = None,
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Store secrets as they are (default: redact).")] = False,
+    due: Annotated[str | None, typer.Option("--due", metavar="T", help="A plan due at T (kind plan: intended work, "
+                                            "never a fact). ISO-8601 date or datetime.")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Store one evidence record and print its rec:N; the same note again writes nothing."""
     with errors(), memory(ctx, write=True) as m:
-        r = m.note(text, kind=kind, source=source, scope=scope, ts=ts, redact=not no_redact)
+        r = m.note(text, kind=kind, source=source, scope=scope, ts=ts, redact=not no_redact, due=due)
         emit(ctx, r.to_dict(), render.note)
         if not r.stored:
             sys.stderr.write(f"graphmem: the same note is already stored as {r.ref}; nothing written\n")
@@ -93,13 +99,16 @@ def search(
     since: SinceOpt = None,
     until: UntilOpt = None,
     about: AboutOpt = None,
+    include_archived: ArchivedOpt = False,
+    no_track: NoTrackOpt = False,
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
     """Full-text (BM25) search over evidence records, best first; the filters rank within the records they allow."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, track=not no_track) as m:
         emit(ctx, m.search(query, limit=limit, kind=kind, source=source, since=since, until=until,
-                           about=about).to_dict(), render.search)
+                           about=about, include_archived=include_archived, track=not no_track).to_dict(),
+             render.search)
 
 
 def extract(

@@ -8,7 +8,7 @@ import typer
 
 import graphmem.cli.render as render
 from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
-from graphmem.cli.evidence import AboutOpt, KindOpt, SinceOpt, SourceOpt, UntilOpt
+from graphmem.cli.evidence import AboutOpt, ArchivedOpt, KindOpt, NoTrackOpt, SinceOpt, SourceOpt, UntilOpt
 
 When = "ISO-8601 date or datetime, or 'now'."
 
@@ -31,6 +31,8 @@ def pack(
     since: SinceOpt = None,
     until: UntilOpt = None,
     about: AboutOpt = None,
+    include_archived: ArchivedOpt = False,
+    no_track: NoTrackOpt = False,
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -38,9 +40,11 @@ def pack(
 
     Prints the bundle text alone on stdout, ready to pipe (graphmem pack -q "..." | llm); --trace
     adds every candidate considered, on stderr; --json prints one graphmem.context-pack.v1 document
-    instead (with the trace in it).
+    instead (with the trace in it). The records packed have their use recorded (not with --no-track,
+    nor --as-of or --known-at in the past); --trace names them.
     """
-    with errors(), memory(ctx, lookup=True) as m:
+    with errors(), memory(ctx, lookup=True, track=not no_track and as_of is None and known_at is None) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
-                   trace=trace, kind=kind, source=source, since=since, until=until, about=about)
+                   trace=trace, kind=kind, source=source, since=since, until=until, about=about,
+                   include_archived=include_archived, track=not no_track)
         emit(ctx, r.to_dict(), lambda d: render.pack(d, trace_on_stderr=True))

@@ -79,8 +79,12 @@ def current(doc: dict[str, Any], by: dict[str, str] | None = None) -> None:
     heading(f"{s['name']} ({s['ref']}), as of {day(doc['as_of'])}, known at {day(doc['known_at'])}")
     if not doc["facts"]:
         out(doc.get("message") or "nothing holds")
-        return
-    table(FACT_COLUMNS, fact_rows(doc["facts"], by or {}))
+    else:
+        table(FACT_COLUMNS, fact_rows(doc["facts"], by or {}))
+    if doc.get("plans"):  # intended work, never facts: a table of their own, overdue and due first
+        table([Col("plan"), Col("status"), Col("due"), Col("text", TEXT)],
+              [[p["ref"], p["status"].replace("_", " "), day(p["due"]) if p["due"] else "", p["text"]]
+               for p in doc["plans"]], title="plans (not facts)")
 
 
 def timeline(doc: dict[str, Any]) -> None:
@@ -305,6 +309,23 @@ def _trace(doc: dict[str, Any], rows: int | None) -> None:
     if rows is not None:
         lines = sorted(lines, key=lambda r: r[3] != "yes")[:rows]
     table([Col("lane"), Col("ref"), Col("score"), Col("in"), Col("reasons", LIST, drop=1), Col("text", TEXT)], lines)
+    refreshed = doc["trace"].get("refreshed") or []
+    out(f"  use recorded for: {', '.join(refreshed)}" if refreshed else "  use recorded for: none")
+
+
+def lifecycle(doc: dict[str, Any]) -> None:
+    """The receipt: counts only, never a record's text."""
+    verb = "would archive" if doc["dry_run"] else "archived"
+    heading(f"lifecycle as of {doc['at']}: {verb} {plural(doc['archived'], 'record')} of {doc['considered']:,} "
+            f"({doc['already_archived']:,} archived before)")
+    rows = [[part, k, f"{v:,}"] for part in ("by_reason", "by_tier", "by_trust", "by_importance")
+            for k, v in doc[part].items()]
+    rows += [["kept", k, f"{v:,}"] for k, v in doc["kept"].items()]
+    table([Col("count"), Col("value"), Col("records")], rows)
+
+
+def revive(doc: dict[str, Any]) -> None:
+    out(f"revived {', '.join(doc['revived'])} (event {doc['event']})")
 
 
 def _short_pack(doc: dict[str, Any]) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from graphmem.evidence.dates import find_date
+from graphmem.evidence.plans import PlanProposal, propose_plans
 from graphmem.model import Entity
 from graphmem.model.times import format_instant, to_us
 from graphmem.ontology.schema import Ontology, Predicate, Registry
@@ -72,43 +74,6 @@ CLAUSE_BREAKS = {";", ":", "—", "–", "|"}
 # markup tags ("<p>", "</b>", "<maya>") read as spaces of the same length, so offsets stay the text's own
 _TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,40}>")
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
-_MONTH_RE = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?"
-             r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "ymd"),
-    (re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b"), "ymd"),
-    (re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b"), "dmy"),
-    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE}\.?,?\s+(\d{{4}})\b", re.I), "d_mon_y"),
-    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I), "mon_d_y"),
-)
-
-
-def find_date(text: str) -> tuple[str, int, int] | None:
-    """The first explicit calendar date in ``text`` as (YYYY-MM-DD, start, end)."""
-    found: list[tuple[int, int, str]] = []
-    for pattern, form in _DATE_PATTERNS:
-        for m in pattern.finditer(text):
-            g = m.groups()
-            try:
-                if form == "ymd":
-                    d = _dt.date(int(g[0]), int(g[1]), int(g[2]))
-                elif form == "dmy":
-                    d = _dt.date(int(g[2]), int(g[1]), int(g[0]))
-                elif form == "d_mon_y":
-                    d = _dt.date(int(g[2]), _MONTHS[g[1][:3].lower()], int(g[0]))
-                else:
-                    d = _dt.date(int(g[2]), _MONTHS[g[0][:3].lower()], int(g[1]))
-            except ValueError:
-                continue
-            found.append((m.start(), m.end(), d.isoformat()))
-    if not found:
-        return None
-    start, end, iso = min(found)
-    return iso, start, end
-
-
 @dataclass(frozen=True)
 class Mention:
     ref: str
@@ -162,6 +127,7 @@ class Extraction:
     entities: tuple[EntityProposal, ...] = ()
     skipped: tuple[dict[str, Any], ...] = field(default=())
     ends: tuple[Proposal, ...] = ()
+    plans: tuple[PlanProposal, ...] = ()
 
 
 @dataclass
@@ -317,7 +283,9 @@ class Extractor:
             props.pop(k, None)  # a sentence that ends A does not also assert it
         return Extraction(out_m, tuple(props.values()), tuple(e for e in new_ents.values()
                                                                if not self._known_name(e.name)),
-                          tuple(skipped), tuple(ends.values()))
+                          tuple(skipped), tuple(ends.values()),
+                          propose_plans(doc, [(m.start, m.ref) for m in mentions], self._clauses, default_time,
+                                        evidence, NEGATIONS))
 
     def _known_name(self, name: str) -> bool:
         return bool(self._ents(self.nlp.make_doc(name)))

@@ -11,7 +11,7 @@ from graphmem.errors import BadInput
 from graphmem.evidence.ingest import RecordStore, ingest
 from graphmem.evidence.records import parse_record
 from graphmem.model.records import Record
-from graphmem.model.times import now_us
+from graphmem.model.times import format_instant, now_us, parse_instant
 from graphmem.notebook import HtmlRepr
 
 
@@ -38,13 +38,21 @@ class NoteResult(HtmlRepr):
 
 
 def add_note(store: NoteStore, text: str, *, kind: str | None = None, source: str | None = None,
-             scope: str | None = None, ts: str | None = None, redact: bool = True) -> NoteResult:
+             scope: str | None = None, ts: str | None = None, redact: bool = True, due: str | None = None) -> NoteResult:
     """Store ``text`` as one record (kind ``note`` unless given) and return it; the same note (text,
-    ts, kind, source and scope) stored before is returned as it is, and nothing is written."""
+    ts, kind, source and scope) stored before is returned as it is, and nothing is written. With
+    ``due``, the note is a plan (kind ``plan``) due then (docs/lifecycle.md)."""
     if not isinstance(text, str) or not text.strip():
         raise BadInput(f"bad note {text!r}: expected some text")
-    line = {k: v for k, v in (("text", text), ("ts", ts), ("kind", kind), ("source", source), ("scope", scope))
-            if v is not None}
+    if due is not None:
+        if kind not in (None, "plan"):
+            raise BadInput(f"bad kind {kind!r} with a due time: expected plan (or no kind)")
+        kind = "plan"
+        due = format_instant(parse_instant(due, now=now_us(), what="due"))
+    line: dict[str, Any] = {k: v for k, v in (("text", text), ("ts", ts), ("kind", kind), ("source", source),
+                                              ("scope", scope)) if v is not None}
+    if due is not None:
+        line["meta"] = {"due": due}
     parse_record(line, now=now_us(), redact_secrets=redact)  # bad input raises before anything is written
     report = ingest(store, [json.dumps(line, ensure_ascii=False).encode("utf-8", "surrogatepass")], redact=redact,
                     fmt="jsonl")

@@ -121,6 +121,11 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
         raise BadInput(f"bad meta {meta!r}: expected a JSON object")
+    if kind == "plan" and meta.get("due") is not None:  # a plan's due time (docs/lifecycle.md)
+        due = meta["due"]
+        if not isinstance(due, str):
+            raise BadInput(f"bad due {due!r}: expected an ISO-8601 date or datetime")
+        parse_instant(due, what="due")
     caller_id = obj.get("id")
     if caller_id is not None and not isinstance(caller_id, str | int):
         raise BadInput(f"bad id {caller_id!r}: expected a string or integer")

@@ -8,6 +8,7 @@ proposals is the write path's (``write/apply.py``); the facade only joins the tw
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -97,6 +98,14 @@ def load_records(store: ExtractionStore, ids: list[int]) -> list[Record]:
 
 def propose(extractor: Extractor, records: list[Record], progress: Progress = no_progress
             ) -> list[tuple[Record, Extraction]]:
-    """What the extractor proposes from each record, dated by the record and citing it."""
-    return [(rec, extractor.extract(rec.text, default_time=rec.ts_us, evidence=rec.ref))
-            for rec in counted(records, "extracting from records", progress)]
+    """What the extractor proposes from each record, dated by the record and citing it. A record of
+    kind ``plan`` states intended work, never a fact: its mentions are kept, its assertions and ends
+    are not (docs/lifecycle.md)."""
+    out = []
+    for rec in counted(records, "extracting from records", progress):
+        ex = extractor.extract(rec.text, default_time=rec.ts_us, evidence=rec.ref)
+        if rec.kind == "plan" and (ex.assertions or ex.ends):
+            ex = dataclasses.replace(ex, assertions=(), ends=(), skipped=ex.skipped + tuple(
+                {"text": rec.text[:200], "reason": "plan", "would_propose": [p.key()]} for p in ex.assertions + ex.ends))
+        out.append((rec, ex))
+    return out

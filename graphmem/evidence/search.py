@@ -38,6 +38,8 @@ class FilterStore(Protocol):
 
     def records_mentioning(self, refs: Iterable[str]) -> Any: ...  # numpy int64 ids, rising
 
+    def archived_record_ids(self) -> Any: ...  # numpy int64 ids, rising (docs/lifecycle.md)
+
 
 class SearchStore(FilterStore, Protocol):
     def search_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[Any, ...]]: ...
@@ -52,17 +54,37 @@ class RecordFilter:
     since: int | None = None  # record time (ts), inclusive
     until: int | None = None  # record time (ts), exclusive
     about: tuple[str, ...] = ()  # entity refs
+    include_archived: bool = False  # archived records too (docs/lifecycle.md); by default they are left out
 
     def __bool__(self) -> bool:
         return bool(self.kinds or self.sources or self.about) or self.since is not None or self.until is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The filter as given (normalized), for the documents that were filtered."""
-        return {"kind": list(self.kinds), "source": list(self.sources), "since": format_instant(self.since),
-                "until": format_instant(self.until), "about": list(self.about)}
+        doc = {"kind": list(self.kinds), "source": list(self.sources), "since": format_instant(self.since),
+               "until": format_instant(self.until), "about": list(self.about)}
+        return doc | {"include_archived": True} if self.include_archived else doc
 
     def within(self, store: FilterStore) -> np.ndarray | None:
-        """The ids of the records this filter allows (rising), or None when it allows every record.
+        """The ids of the records this filter allows (rising), or None when it allows every record;
+        archived records are left out unless ``include_archived``."""
+        archived = None if self.include_archived else store.archived_record_ids()
+        if archived is None or not len(archived):
+            return self._within(store)
+        import numpy as np
+        ids = self._within(store)
+        if ids is None:
+            f = store.record_facets()
+            key = ("live", hash(archived.tobytes()))
+            live: np.ndarray | None = f.memo.get(key)
+            if live is None:
+                live = f.memo[key] = f.ids[~np.isin(f.ids, archived)]
+            return live
+        kept: np.ndarray = ids[~np.isin(ids, archived)]
+        return kept
+
+    def _within(self, store: FilterStore) -> np.ndarray | None:
+        """The ids the filter's fields allow, archived or not (None: every record).
 
         The part read from the records' columns is kept with them (filters repeat: an agent searches
         one kind or source many times); the records that mention an entity come from the store."""
@@ -128,7 +150,7 @@ def _values(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
 
 def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iterable[str] | None = None,
                   since: str | None = None, until: str | None = None, about: str | Iterable[str] | None = None,
-                  resolve: Callable[..., Entity]) -> RecordFilter:
+                  resolve: Callable[..., Entity], include_archived: bool = False) -> RecordFilter:
     """A filter from what a user gave (each of kind, source and about: one value or several); entity
     names and aliases in ``about`` are resolved to refs by ``resolve``. Bad values raise BadInput."""
     kinds = _values(kind, "kind")
@@ -140,7 +162,7 @@ def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iter
     if lo is not None and hi is not None and hi <= lo:
         raise BadInput(f"bad until {until!r}: expected a time after since {since!r}")
     refs = tuple(dict.fromkeys(resolve(a, role="about").ref for a in _values(about, "about")))
-    return RecordFilter(kinds, _values(source, "source"), lo, hi, refs)
+    return RecordFilter(kinds, _values(source, "source"), lo, hi, refs, include_archived=bool(include_archived))
 
 
 def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -> SearchResult:
@@ -150,4 +172,4 @@ def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -
     hits = store.search_records(query_terms(terms), limit, where.within(store))
     return SearchResult(query, tuple(terms), tuple(
         SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)
-        for i, score, text, ts, kind, src, scope, imp in hits), where.to_dict() if where else {})
+        for i, score, text, ts, kind, src, scope, imp in hits), where.to_dict() if where or where.include_archived else {})

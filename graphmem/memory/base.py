@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.runs import ExtractorCache
@@ -65,6 +65,9 @@ class MemoryBase:
     def read_only(self) -> bool:
         """Whether the store was opened read-only (``graphmem.open(path, read_only=True)``)."""
         return self.store.read_only
+
+    if TYPE_CHECKING:  # LifecycleFacade's (memory/lifecycle.py): a pack's or search's use, kept to be written
+        def _track(self, op: str, rec_ids: list[int], now: int) -> tuple[str, ...]: ...
 
     def close(self) -> None:
         """Close the store; the object cannot be used afterwards.

@@ -86,7 +86,7 @@ class EvidenceFacade(MemoryBase):
         return report
 
     def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
-             ts: str | None = None, redact: bool = True) -> NoteResult:
+             ts: str | None = None, redact: bool = True, due: str | None = None) -> NoteResult:
         """Store one evidence record from ``text`` (``graphmem note``), by ingest's rules.
 
         Parameters
@@ -101,6 +101,8 @@ class EvidenceFacade(MemoryBase):
             When it was written (default: now).
         redact : bool, default True
             Mask secrets before storing it.
+        due : str, optional
+            Makes the note a plan (kind ``plan``) due at this time (docs/lifecycle.md).
 
         Returns
         -------
@@ -123,7 +125,7 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.evidence.notes import add_note
-        return add_note(self.store, text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
+        return add_note(self.store, text, kind=kind, source=source, scope=scope, ts=ts, redact=redact, due=due)
 
     def record(self, ref: str) -> Record:
         """A stored evidence record by its ``rec:N`` ref.
@@ -158,7 +160,7 @@ class EvidenceFacade(MemoryBase):
 
     def search(self, query: str, *, limit: int = 10, kind: str | list[str] | None = None,
                source: str | list[str] | None = None, since: str | None = None, until: str | None = None,
-               about: str | list[str] | None = None) -> SearchResult:
+               about: str | list[str] | None = None, track: bool = True, include_archived: bool = False) -> SearchResult:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words),
         among the records the filters allow (each: one value or a list of alternatives; together: all).
 
@@ -178,6 +180,10 @@ class EvidenceFacade(MemoryBase):
         about : str or list of str, optional
             Only records that mention this entity (ref, name or alias): their MENTIONS edges,
             written by extraction.
+        track : bool, default True
+            Record that the records returned were found (docs/lifecycle.md; not on a read-only store).
+        include_archived : bool, default False
+            Search archived records too.
 
         Returns
         -------
@@ -205,8 +211,12 @@ class EvidenceFacade(MemoryBase):
         """
         check_int(limit, "limit", 1, 1000)
         from graphmem.evidence.search import record_filter, search
-        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
-        return search(self.store, query, limit=limit, where=where)
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
+                              include_archived=include_archived)
+        r = search(self.store, query, limit=limit, where=where)
+        if track and r.results:
+            self._track("searched", [int(h.ref[4:]) for h in r.results], now_us())
+        return r
 
     def extractor(self) -> Extractor:
         """The spaCy extractor for this store, built on first use and after entities change.

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem.bulk import gc_paused
+from graphmem.evidence.lifecycle import with_plans
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
@@ -44,7 +45,7 @@ class ReadFacade(MemoryBase):
         Returns
         -------
         CurrentResult
-            ``facts`` holds the facts in force (Fact values: UTC datetimes, ``fact:N`` refs).
+            ``facts``: the facts in force (Fact values); ``plans``: the plans naming it (never facts).
 
         Raises
         ------
@@ -70,7 +71,8 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
+        return with_plans(self.store, self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate),
+                          known_at is not None, predicate)  # plans mentioning the subject (docs/lifecycle.md)
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them.
@@ -158,8 +160,7 @@ class ReadFacade(MemoryBase):
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
-        with gc_paused():  # a scan makes an interval and an entity per row kept: no collections meanwhile
-            return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
+        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
 
     def why(self, fact: str) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from graphmem.memory.base import MemoryBase
@@ -186,7 +187,8 @@ class RetrievalFacade(MemoryBase):
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
              known_at: str | None = None, trace: bool = False, tokenizer: Any = None,
              kind: str | list[str] | None = None, source: str | list[str] | None = None, since: str | None = None,
-             until: str | None = None, about: str | list[str] | None = None) -> PackResult:
+             until: str | None = None, about: str | list[str] | None = None, track: bool = True,
+             include_archived: bool = False) -> PackResult:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md).
 
         Parameters
@@ -205,11 +207,16 @@ class RetrievalFacade(MemoryBase):
             Any function from text to a token count (default: graphmem's ``chars4`` counter).
         kind, source, since, until, about : optional
             Filters of the records the bundle may use, as for ``search`` (facts are not filtered).
+        track : bool, default True
+            Record the use of the records included (docs/lifecycle.md); nothing is recorded on a
+            read-only store, or with ``as_of`` or ``known_at`` in the past.
+        include_archived : bool, default False
+            Let archived records in too.
 
         Returns
         -------
         PackResult
-            ``bundle_text`` and its ``citations``.
+            ``bundle_text`` and its ``citations``; ``refreshed``, the records whose use it recorded.
 
         Raises
         ------
@@ -232,10 +239,16 @@ class RetrievalFacade(MemoryBase):
         from graphmem.retrieval.packing import PackParts, pack
         check_text(query, "query")
         t = when(as_of, known_at)
-        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
-        return pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
-                    budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
-                    known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where)
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
+                              include_archived=include_archived)
+        r = pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
+                 budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
+                 known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where)
+        past = t.as_of < t.now or (t.known_at is not None and t.known_at < t.now)
+        packed = [int(c.ref[4:]) for c in r.items if c.kind == "record"]  # the final bundle's records
+        if track and not past and packed:
+            r = dataclasses.replace(r, refreshed=self._track("packed", packed, t.now))
+        return r
 
     def graph(self, as_of: str | None = None) -> nx.MultiDiGraph:
         """The typed graph valid at ``as_of`` (default now) as a networkx MultiDiGraph.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,41 @@ class WriteFacade(MemoryBase):
         """
         return self._writer.cite(fact, sources, note, by)
 
+    @contextmanager
+    def write_group(self) -> Iterator[WriteGroup]:
+        """Several writes as one transaction, committed once at the end (or, on an error, none of them).
+
+        The service commits concurrent writes this way (docs/service.md, "Group commit"). Inside,
+        ``assert_`` checks its statement when called (bad input is raised then, and nothing of it is
+        written) and the group applies the asserts together before the commit, or before an ``end``,
+        ``retract`` or ``cite``, which read what they change. Meant for ``assert_``, ``end``,
+        ``retract``, ``cite`` and ``note``; entity changes, imports and ingests commit on their own.
+        Each statement keeps its own record time, increasing in the order of the calls.
+
+        Returns
+        -------
+        WriteGroup
+            ``flush()`` applies the asserts checked so far; ``writes_done()`` counts the store's writing
+            queries, so a caller can tell a write refused before it wrote (the group goes on) from one
+            that failed part-way (the whole group must be rolled back).
+
+        Examples
+        --------
+        >>> import tempfile, graphmem
+        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+        >>> _ = m.add_entity("Project", "Atlas")
+        >>> with m.write_group():
+        ...     a = m.assert_("Atlas", "status", "active", valid_from="2024-01-01")
+        ...     b = m.assert_("Atlas", "status", "paused", valid_from="2024-03-01")
+        >>> a.refs + b.refs
+        ('fact:1', 'fact:2')
+        >>> [f.object for f in m.current("Atlas", as_of="2024-04-01").facts]
+        ['paused']
+        >>> m.close()
+        """
+        with self.store.transaction(), self._writer.grouped():
+            yield WriteGroup(self._writer.flush, self.store.writes_done)
+
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False,
                      progress: Progress = no_progress) -> ImportReport:
         """Entities, records and statements from JSONL lines (SPEC 5), each line checked before any is written.
@@ -247,3 +283,10 @@ class WriteFacade(MemoryBase):
         self._lexicon = None  # an import may add aliases and descriptions
         with gc_paused():
             return import_lines(self.store, self._checks, source, strict=strict, progress=progress)
+
+
+class WriteGroup:
+    """What ``Memory.write_group`` hands its caller: the group's ``flush`` and the store's write count."""
+
+    def __init__(self, flush: Callable[[], None], writes_done: Callable[[], int]) -> None:
+        self.flush, self.writes_done = flush, writes_done

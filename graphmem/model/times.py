@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import threading
 import time
 from functools import lru_cache
 from typing import overload
@@ -25,9 +26,20 @@ MIN_US = -62_135_596_800 * US  # 0001-01-01T00:00:00Z
 MAX_US = 253_402_300_799 * US + 999_999  # 9999-12-31T23:59:59.999999Z
 
 
+_last_now = [0]
+_now_lock = threading.Lock()
+
+
 def now_us() -> int:
-    """The current instant, in microseconds since the epoch (UTC)."""
-    return time.time_ns() // 1000
+    """The current instant, in microseconds since the epoch (UTC); within a process each call gives a
+    later instant than the one before (one microsecond on, if the clock has not moved or went back), so
+    the statements of a group commit keep distinct record times in the order they were made."""
+    t = time.time_ns() // 1000
+    with _now_lock:
+        if t <= _last_now[0]:
+            t = _last_now[0] + 1
+        _last_now[0] = t
+    return t
 
 
 def to_us(dt: _dt.datetime) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput, check_int
+from graphmem.evidence.lifecycle import plan_label
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.evidence.search import FilterStore, RecordFilter
 from graphmem.model import Entity, Interval, Statement, fact_ref
@@ -48,8 +49,8 @@ FACT_TIE = 0.3  # ... plus this when its object is another of the packed entitie
 FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
 GUIDANCE_KINDS = ("rule", "constraint")
 SNIPPET_CHARS = 200
-GROUPS = (("guidance", "Guidance:"), ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"),
-          ("evidence", "Evidence:"))
+GROUPS = (("guidance", "Guidance:"), ("plans", "Plans (intended work, not facts; overdue and due first):"),
+          ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"), ("evidence", "Evidence:"))
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
 
@@ -63,6 +64,8 @@ class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
     def subject_name_log_and_view(self, ref: str) -> tuple[str | None, list[Statement], list[Interval]]: ...
 
     def statement(self, fact_id: int) -> Statement | None: ...
+
+    def record(self, rec_id: int) -> Any: ...  # a Record (its meta: a plan's due time)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class Candidate:
     included: bool = False
     follows: str | None = None  # a dissent line goes right after this fact's line
     dissent: list[Candidate] = field(default_factory=list)
+    order: tuple[int, int] = (0, 0)  # a plan's place among the plans: (overdue 0, due 1, no due 2; due time)
 
     @property
     def line(self) -> str:
@@ -156,6 +160,8 @@ class PackResult(HtmlRepr):
         Whether ``to_dict`` carries the trace.
     filters : dict
         The records' filter as given; empty: none.
+    refreshed : tuple of str
+        The packed records whose use this pack recorded (docs/lifecycle.md); empty when not tracked.
 
     Examples
     --------
@@ -186,6 +192,7 @@ class PackResult(HtmlRepr):
     message: str | None
     with_trace: bool
     filters: dict[str, Any] = field(default_factory=dict)  # the records' filter as given; empty: none
+    refreshed: tuple[str, ...] = ()  # the records whose use this pack recorded (docs/lifecycle.md)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -201,7 +208,7 @@ class PackResult(HtmlRepr):
         if self.with_trace:
             doc["trace"] = {"lanes": [{"lane": name, "searched": what, "candidates": [c.trace_json() for c in cands]}
                                       for name, what, cands in self.lanes],
-                            "message": self.message}
+                            "message": self.message, "refreshed": list(self.refreshed)}
         return doc
 
     def _summary(self) -> str:
@@ -225,7 +232,7 @@ class _Packer:
     def __init__(self, parts: PackParts, query: str, as_of: int, known_at: int | None,
                  where: RecordFilter | None = None) -> None:
         self.parts = parts
-        self.within = where.within(parts.store) if where else None  # the records the filter allows
+        self.within = where.within(parts.store) if where is not None else None  # the records the filter allows
         self.store = parts.store
         self.terms = search_terms(query)
         self.query = query
@@ -277,10 +284,14 @@ class _Packer:
             score = rel * (0.75 + 0.25 * recency) * (0.75 + 0.25 * imp)
             guidance = kind in GUIDANCE_KINDS
             label = f"{_day(ts)} {kind}" + (f" {source}" if source else "")
-            c = Candidate("guidance" if guidance else "records", "guidance" if guidance else "evidence", f"rec:{rid}",
+            order = (0, 0)
+            if kind == "plan":  # a plan is shown as a plan, with its due time (docs/lifecycle.md)
+                label, order = plan_label(self.store.record(rid), ts, self.as_of)
+            c = Candidate("guidance" if guidance else "records", "guidance" if guidance else
+                          "plans" if kind == "plan" else "evidence", f"rec:{rid}",
                           "record", f"{label}: {snippet(text, self.terms, SNIPPET_CHARS)}", score,
                           {"bm25": bm25, "bm25_share": rel, "recency": recency, "importance": imp},
-                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})")
+                          (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25:.3f})", order=order)
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
             elif rel < RECORD_FLOOR:
@@ -542,6 +553,8 @@ def _bundle(chosen: list[Candidate], as_of: int) -> str:
     lines: list[str] = []
     for group, header in GROUPS:
         members = [c for c in chosen if c.group == group]
+        if group == "plans":
+            members.sort(key=lambda c: c.order)
         if members:
             lines.append(header.format(day=_day(as_of)))
             lines.extend(c.line for c in members)

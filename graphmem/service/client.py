@@ -262,8 +262,8 @@ class Remote:
         return self._lines("/ingest", source, redact=redact, extract=extract)
 
     def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
-             ts: str | None = None, redact: bool = True) -> Doc:
-        return self._post("/note", text=text, kind=kind, source=source, scope=scope, ts=ts, redact=redact)
+             ts: str | None = None, redact: bool = True, due: str | None = None) -> Doc:
+        return self._post("/note", text=text, kind=kind, source=source, scope=scope, ts=ts, redact=redact, due=due)
 
     def search(self, query: str, *, limit: int = 10, **filters: Any) -> Doc:
         return self._get("/search", q=query, limit=limit, **filters)
@@ -305,6 +305,12 @@ class Remote:
              known_at: str | None = None, trace: bool = False, **filters: Any) -> Doc:
         return self._get("/pack", q=query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of,
                          known_at=known_at, trace=trace, **filters)
+
+    def lifecycle(self, *, at: str | None = None, dry_run: bool = False) -> Doc:
+        return self._post("/lifecycle", at=at, dry_run=dry_run)
+
+    def revive(self, records: str | list[str]) -> Doc:
+        return self._post("/revive", refs=[records] if isinstance(records, str) else list(records))
 
 
 def _query_value(v: Any) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
+from graphmem.service.commits import Committer
 from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
 from graphmem.service.operations import OPERATIONS, Operation, check, document
 
@@ -125,6 +126,8 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                 raise StoreUnavailable("the store is closed: the server is shutting down")
             return fn(m)
 
+    committer = Committer(run)
+
     async def call(request: Request, ep: Operation) -> Response:
         try:
             if ep.method == "GET":
@@ -163,7 +166,10 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                         raise BadInput(f"request body {show(text[:60])} is not a JSON object: expected an object of "
                                        "parameters")
                     params = check(ep, raw, "http", from_text=False)
-            result = await run_in_threadpool(run, lambda m: document(ep.call(m, params)), ep.write)
+            if ep.write:  # answered once committed, with the writes of other requests (commits.py)
+                result = await committer.write(ep.name, lambda m: document(ep.call(m, params)))
+            else:
+                result = await run_in_threadpool(run, lambda m: document(ep.call(m, params)), False)
             return JSONResponse(result)
         except GraphmemError as e:
             return error(error_status(e), type(e).__name__, str(e))
@@ -215,9 +221,11 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
         marker = Path(store) / SERVER_FILE
         if url:
             write_server_file(Path(store), url, token)
+        committer.start()
         try:
             yield
         finally:
+            committer.stop()  # the writes handed over are committed and answered first
             with lock.writing():  # in-flight calls finish first
                 m = state.pop("memory")
                 m.close()

@@ -98,8 +98,17 @@ FILTERS = (
 )
 
 
+# what search and pack do with archived records and with use (docs/lifecycle.md)
+LIFECYCLE = (
+    Param("include_archived", "boolean", default=False, description="Archived records too (default: left out)"),
+    Param("track", "boolean", default=True, description="Record the use of the records returned or packed "
+                                                        "(default true; false records nothing)"),
+)
+
+
 def _filters(p: dict[str, Any]) -> dict[str, Any]:
-    return {k: p.get(k) for k in ("kind", "source", "since", "until", "about")}
+    return {k: p.get(k) for k in ("kind", "source", "since", "until", "about")} | {
+        k: p[k] for k in ("include_archived", "track") if k in p}
 
 
 FORMAT = Param("format", default="text", choices=("text", "json"), description=(
@@ -274,17 +283,18 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("search", "GET", "/search", "BM25-ranked full-text search over the evidence records "
               "(graphmem.search.v1)", lambda m, p: m.search(p["q"], limit=p["limit"], **_filters(p)),
               (Param("q", required=True, alias="query", description="The words to look for"),
-               Param("limit", "integer", default=10, description="At most this many records"), *FILTERS)),
+               Param("limit", "integer", default=10, description="At most this many records"), *FILTERS, *LIFECYCLE)),
     Operation("note", "POST", "/note", "Store one evidence record and give its rec:N; the same note again writes "
               "nothing (graphmem.note.v1)",
               lambda m, p: m.note(p["text"], kind=p.get("kind"), source=p.get("source"), scope=p.get("scope"),
-                                  ts=p.get("ts"), redact=p.get("redact") is not False),
+                                  ts=p.get("ts"), redact=p.get("redact") is not False, due=p.get("due")),
               (Param("text", required=True, description="The note (at most 16,000 characters are kept)"),
                Param("kind", description="Its kind (default note): message, note, tool_result, doc, ..."),
                Param("source", description="Where it comes from"),
                Param("scope", description="Whose it is (a user, agent, project or session)"),
                Param("ts", description=f"When it was written (default now). {T}"),
-               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)")),
+               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)"),
+               Param("due", description=f"Makes the note a plan (intended work, never a fact) due then. {T}")),
               write=True),
     Operation("extract", "POST", "/extract", "Mentions and proposed assertions in a text, a record or the records "
               "not extracted yet (exactly one), written only with apply (graphmem.extract.v1)", _extract,
@@ -334,9 +344,21 @@ OPERATIONS: tuple[Operation, ...] = (
                Param("budget_tokens", "integer", default=1000, description="The token budget of the bundle text"),
                Param("max_items", "integer", default=40, description="At most this many items"), AS_OF, KNOWN_AT,
                Param("trace", "boolean", default=False, description="Also list every candidate considered, kept or "
-                                                                    "not, with its reason (in the JSON)"), *FILTERS),
+                                                                    "not, with its reason (in the JSON)"), *FILTERS,
+               *LIFECYCLE),
               guide="The text answer is the bundle, ready to put in a prompt, then the refs it cites with their "
                     "sources.", text=pack_text),
+    Operation("lifecycle", "POST", "/lifecycle", "Soft-archive the records the lifecycle policy lets go, as recorded "
+              "events; counts only, never a record's text (graphmem.lifecycle.v1)",
+              lambda m, p: m.lifecycle(at=p.get("at"), dry_run=p["dry_run"]),
+              (Param("at", description=f"Apply the policy as of this time (default now). {T}"),
+               Param("dry_run", "boolean", default=False, description="Count what would be archived; write nothing")),
+              write=True, guide="Archived records leave search and pack (include_archived brings them back in one "
+                                "call); revive undoes the archiving."),
+    Operation("revive", "POST", "/revive", "Bring archived records back into search and pack (graphmem.revive.v1)",
+              lambda m, p: m.revive(p["refs"]),
+              (Param("refs", "array", required=True, description="Archived record refs, rec:N"),),
+              write=True),
 )
 
 

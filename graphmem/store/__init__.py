@@ -40,6 +40,7 @@ from graphmem.store.roles import (
     GraphStore,
     MentionStore,
     PostingStore,
+    RecordEventStore,
     RecordStore,
     RepairStore,
     StatementBatch,
@@ -53,6 +54,6 @@ from graphmem.store.values import FactEdge, WriteUndo
 
 __all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "CypherReads", "EntityEventStore", "EntityStore",
            "FactEdge", "GraphStore",
-           "MentionStore", "PostingStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
+           "MentionStore", "PostingStore", "RecordEventStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
            "WriteUndo", "migrate_layout", "open_database", "remove_mark", "write_mark"]

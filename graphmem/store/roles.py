@@ -160,6 +160,23 @@ class RecordStore(Protocol):
 
 
 @runtime_checkable
+class RecordEventStore(Protocol):
+    """The append-only events of records after they were stored: use (packed, searched) and
+    lifecycle (archive, revive), and what is read from them (docs/lifecycle.md)."""
+
+    def next_record_event_id(self) -> int: ...
+    def add_record_event(self, op: str, rec_ids: Iterable[int], detail: dict[str, Any], at: int) -> int: ...
+    def record_events(self, ops: Iterable[str] | None = None, until: int | None = None
+                      ) -> list[tuple[int, str, list[int], dict[str, Any], int]]: ...
+    def archived_at(self, until: int | None = None) -> dict[int, int]: ...
+    def archived_record_ids(self) -> Any: ...  # numpy int64 ids, rising
+    def record_use(self, until: int | None = None) -> dict[int, list[int | None]]: ...
+    def lifecycle_rows(self) -> list[tuple[int, str, float | None, int, int, str]]: ...
+    def plans_mentioning(self, ref: str) -> list[tuple[int, str, int, str]]: ...
+    def plan_record_ids(self) -> list[int]: ...
+
+
+@runtime_checkable
 class MentionStore(Protocol):
     """The entities records mention: (ref, span start, span end, rule) per mention."""
 
@@ -200,6 +217,7 @@ class TransactionStore(Protocol):
 
     def check_writable(self, what: str = ...) -> None: ...
     def transaction(self) -> AbstractContextManager[None]: ...
+    def writes_done(self) -> int: ...
     def interrupted_commit(self) -> bool: ...
     def interrupted_write(self) -> WriteUndo | None: ...
     def clear_commit_mark(self) -> None: ...
@@ -231,10 +249,10 @@ class CypherReads(Protocol):
 
 
 @runtime_checkable
-class StorageEngine(EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, MentionStore, PostingStore,
-                    GraphStore, TransactionStore, RepairStore, Protocol):
+class StorageEngine(EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, RecordEventStore, MentionStore,
+                    PostingStore, GraphStore, TransactionStore, RepairStore, Protocol):
     """Every role: what ``Memory`` needs of its store."""
 
 
-ROLES: tuple[type, ...] = (EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, MentionStore,
-                           PostingStore, GraphStore, TransactionStore, RepairStore)
+ROLES: tuple[type, ...] = (EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, RecordEventStore,
+                           MentionStore, PostingStore, GraphStore, TransactionStore, RepairStore)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from graphmem.bulk import gc_paused
 from graphmem.errors import BadInput
 from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, utc
@@ -139,24 +140,25 @@ class Reads:
                 filters["object"] = value
             # a subject's rows are its own (refs are unique): sorted by ref, each sorted by the same key
             # (the sort is stable), which gives the order of one sort over all rows at a tenth of its cost
-            subjects = []
-            for ref, name, view in self.store.subject_rows_holding(a, p.name if p else None, prefix):
-                if object is not None:
-                    view = [iv for iv in view if iv.object == value]
-                if view:
-                    subjects.append((ref, name, view))
-            subjects.sort(key=_first)
-            types: dict[str, str] = {}
-            for ref, name, view in subjects:
-                pre = ref.partition(":")[0]
-                etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
-                e = Entity(ref, etype, name or ref)
-                if len(view) == 1:
-                    out.append((e, view[0]))
-                else:
-                    view.sort(key=_order)
-                    out.extend([(e, iv) for iv in view])
-            return FactsResult(utc(a), filters, tuple(out))
+            with gc_paused():  # an interval and an entity per row kept: no collections meanwhile
+                subjects = []
+                for ref, name, view in self.store.subject_rows_holding(a, p.name if p else None, prefix):
+                    if object is not None:
+                        view = [iv for iv in view if iv.object == value]
+                    if view:
+                        subjects.append((ref, name, view))
+                subjects.sort(key=_first)
+                types: dict[str, str] = {}
+                for ref, name, view in subjects:
+                    pre = ref.partition(":")[0]
+                    etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
+                    e = Entity(ref, etype, name or ref)
+                    if len(view) == 1:
+                        out.append((e, view[0]))
+                    else:
+                        view.sort(key=_order)
+                        out.extend([(e, iv) for iv in view])
+                return FactsResult(utc(a), filters, tuple(out))
         for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
             etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
             out.append((Entity(ref, etype, names.get(ref, ref)), iv))

@@ -10,7 +10,8 @@ and load the view their own way (``graphmem.transfer.importer._write``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, GraphmemError
@@ -114,15 +115,51 @@ class Writer:
 
     def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
+        self._pending: list[Statement] | None = None  # a group's asserts, checked, not applied yet (grouped)
+        self._names: dict[str, str] = {}  # the names of the entities the group's asserts resolved
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Inside (and inside the caller's transaction), an assert is checked when it is called and
+        applied with the others at ``flush``: at the end, or before any other write, which may read what
+        they change. One ``apply`` for many asserts reads and writes each subject's row once."""
+        self._pending = []
+        try:
+            yield
+            self.flush()
+        finally:
+            self._pending = None
+            self._names.clear()
+
+    def flush(self) -> None:
+        """Apply the asserts a group has checked and not applied yet (nothing outside a group)."""
+        if self._pending:
+            stmts, self._pending[:] = list(self._pending), []
+            stored = _stored_name(self.store)
+            apply(self.store, self.registry, stmts, name_of=lambda ref: self._names.get(ref) or stored(ref))
+
+    def _resolve(self, text: str, role: str = "entity") -> Entity:
+        """The resolver, noting each entity's name for the group's ``flush`` (which writes it beside the view)."""
+        e = self.checks.resolve(text, role=role)
+        self._names[e.ref] = e.name
+        return e
+
+    def _next_fact_id(self) -> int:
+        return self._pending[-1].id + 1 if self._pending else self.store.next_fact_id()
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
-        st = self.checks.assertion(self.store.next_fact_id(), subject, predicate, obj, valid_from, valid_to,
-                                   sources, by, recorded_at, now_us())
-        apply(self.store, self.registry, [st])
+        st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
+                                   sources, by, recorded_at, now_us(),
+                                   resolve=self._resolve if self._pending is not None else None)
+        if self._pending is not None:
+            self._pending.append(st)
+        else:
+            apply(self.store, self.registry, [st])
         return WriteResult("assert", (st.ref,), {"fact": st.to_dict()})
 
     def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str) -> WriteResult:
+        self.flush()
         st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us())
         held = _held(self.store.subject_view(st.subject), st)
         if not held:
@@ -133,6 +170,7 @@ class Writer:
         return WriteResult("end", (st.ref,), {"fact": st.to_dict(), "closed": [iv.to_dict() for iv in held]})
 
     def retract(self, fact: str, reason: str | None) -> WriteResult:
+        self.flush()
         fid = parse_fact_ref(fact)
         now = now_us()
         st = self.store.statement(fid)
@@ -143,6 +181,7 @@ class Writer:
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
 
     def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str) -> WriteResult:
+        self.flush()
         fid = parse_fact_ref(fact)
         target = self.store.statement(fid)
         log = self.store.subject_log(target.subject) if target is not None else []
@@ -157,6 +196,7 @@ class Writer:
     def extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
         """MENTIONS edges, new assertions and ends (by the extractor, citing the record); known facts are
         skipped, so is an end of what does not hold at its time, and so is a proposal the store would refuse."""
+        self.flush()
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []

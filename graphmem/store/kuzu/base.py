@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
@@ -36,9 +37,10 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
     from graphmem.model.textindex import Postings
 
 
-LEXICON_LAYOUT = 5  # the layout that stores the linking lexicon (store/kuzu/lexicon.py)
-SCHEMA_VERSION = 5  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
-# 4: entity events (rename, aliases, merge); LEXICON_LAYOUT: the stored linking lexicon
+LEXICON_LAYOUT = 6  # the layout that stores the linking lexicon (store/kuzu/lexicon.py)
+SCHEMA_VERSION = 6  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
+# 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive); LEXICON_LAYOUT: the stored
+# linking lexicon
 DB_FILE = "graph.kuzu"
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
@@ -132,6 +134,9 @@ def _int(n: int) -> str:
     return str(n)
 
 
+# a query that changes the database (``writes_done`` counts them); a read that matches only costs a group a replay
+_WRITING = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER)\b", re.I)
+
 WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
 
 
@@ -170,6 +175,8 @@ class StoreBase:
         self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
+        self._writes = 0  # queries that wrote or failed (writes_done)
+        self._writing: dict[str, bool] = {}  # query text -> whether it writes
         self._threads: threading.local | None = None  # set by per_thread_connections()
         self._plan_generation = 0  # bumped when tables are recreated: every connection's plans are stale
         self._all_conns: list[Any] = []
@@ -283,6 +290,13 @@ class StoreBase:
 
     def _q(self, query: str, params: dict[str, Any] | None = None, hot: bool = False) -> list[list[Any]]:
         """Run one query; a ``hot`` one (or one of ``_HOT``) reuses its plan."""
+        writes = self._writing.get(query)
+        if writes is None:
+            if len(self._writing) >= 10_000:  # queries with literals inlined: keep the memo bounded
+                self._writing.clear()
+            writes = self._writing[query] = bool(_WRITING.search(query))
+        if writes:
+            self._writes += 1
         try:
             if params and (hot or query in self._HOT):
                 with warnings.catch_warnings():
@@ -291,6 +305,7 @@ class StoreBase:
             else:
                 result = self._conn.execute(query, params or {})
         except RuntimeError as e:
+            self._writes += 1  # a failed query may have ended the transaction: count it as a write
             self._refuse_bad_text(params)
             if self.read_only and "read-only" in str(e):  # a write that did not come through check_writable
                 self.check_writable("run a query that writes")
@@ -314,6 +329,7 @@ class StoreBase:
             while has_next():
                 yield get_next()
         except RuntimeError as e:
+            self._writes += 1
             self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
 
@@ -331,6 +347,11 @@ class StoreBase:
         if self.read_only:
             raise StoreReadOnly(f"store {str(self.path)!r} is open read-only: cannot {what}; open it without "
                                 "read_only=True to write")
+
+    def writes_done(self) -> int:
+        """How many queries that write (or that failed) this store has run: unchanged across a call, the
+        call wrote nothing, so a write refused as bad input inside a shared transaction leaves it whole."""
+        return self._writes
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -417,3 +438,6 @@ class StoreBase:
         def _refs_of(self, nodes: list[dict[str, int]]) -> list[str]: ...
         def _lexicon_drop(self) -> None: ...
         def forget_redirects(self) -> None: ...
+        def _note_plans(self, rec_ids: list[int]) -> None: ...
+        _plan_mentions: dict[str, list[int]] | None
+        def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]: ...

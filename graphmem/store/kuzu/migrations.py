@@ -151,6 +151,26 @@ def entity_events(conn: Any) -> None:
     _q(conn, "COMMIT")
 
 
+# layout 4 -> 5 ---------------------------------------------------------------------------
+
+RECORD_EVENTS_LAYOUT = 5  # the layout that adds RecordEvent (the one number to change if layouts are renumbered)
+_RECORD_EVENT_V5 = ("CREATE NODE TABLE RecordEvent(id INT64 PRIMARY KEY, op STRING, recs STRING, detail STRING, "
+                    "recorded_at INT64)")
+
+
+def record_events(conn: Any) -> None:
+    """The ``RecordEvent`` table: records' use (packed, searched) and lifecycle (archive, revive)
+    events (an earlier store had none: no record was used or archived); ``Meta`` lists the records
+    of kind plan."""
+    _q(conn, "BEGIN TRANSACTION")
+    _q(conn, _RECORD_EVENT_V5)
+    plans = [r[0] for r in _q(conn, "MATCH (r:Record) WHERE r.kind = 'plan' RETURN r.id ORDER BY r.id")]
+    if plans:  # the plan records, which current looks up (docs/lifecycle.md)
+        conn.execute("MERGE (m:Meta {key: 'plan_records'}) SET m.value = $v", {"v": json.dumps(plans)})
+    _set_version(conn, RECORD_EVENTS_LAYOUT)
+    _q(conn, "COMMIT")
+
+
 # layout LEXICON_LAYOUT - 1 -> LEXICON_LAYOUT ------------------------------------------------
 
 _LEXICON_TABLES = ("CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)",)
@@ -167,7 +187,8 @@ def stored_lexicon(conn: Any) -> None:
 
 
 MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds,
-                                                3: entity_events, LEXICON_LAYOUT - 1: stored_lexicon}
+                                                3: entity_events, RECORD_EVENTS_LAYOUT - 1: record_events,
+                                                LEXICON_LAYOUT - 1: stored_lexicon}
 """The function that takes a store of layout N to layout N+1, by N."""
 
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"

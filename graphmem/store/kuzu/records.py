@@ -75,6 +75,7 @@ class RecordTables(Schema):
                      "at": _ts_param(r.ingested_us)})
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
+        self._note_plans([r.id for r in records if r.kind == "plan"])  # docs/lifecycle.md
         self._index_texts([(r.id, r.text) for r in records])
         if self._facets is not None:  # a rollback drops them (forget_postings)
             self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source) for r in records), self._facets)
@@ -169,6 +170,7 @@ class RecordTables(Schema):
         """The record's MENTIONS edges, replaced by these: (ref, span start, span end, rule)."""
         self._remember_records([rec_id])
         self._mentioning.clear()
+        self._plan_mentions = None  # plans' mentions, read from these edges (recordevents.py)
         self._q("MATCH (r:Record {ref: $r})-[m:MENTIONS]->() DELETE m", {"r": f"rec:{_int(rec_id)}"})
         n = 0
         for ref, start, end, rule in mentions:
@@ -194,6 +196,7 @@ class RecordTables(Schema):
             return sum(self.add_mentions(rid, ms) for rid, ms in items)
         self._remember_records([rid for rid, _ in items])
         self._mentioning.clear()
+        self._plan_mentions = None
         ids = ", ".join(_int(rid) for rid, _ in items)
         self._q(f"MATCH (r:Record)-[m:MENTIONS]->() WHERE r.id IN [{ids}] DELETE m")
         pairs = self.ontology.edge_types["MENTIONS"].pairs

@@ -176,11 +176,12 @@ class StatementTables(Schema):
 
     def add_statement(self, s: Statement) -> None:
         self._undo.fact(s.id)
+        # the id as a parameter (a CREATE looks nothing up), so the one plan serves every statement
         self._q(
-            f"CREATE (:Assertion {{id: {_int(s.id)}, op: $op, subject: $s, predicate: $p, object: $o, "
+            "CREATE (:Assertion {id: $id, op: $op, subject: $s, predicate: $p, object: $o, "
             "object_type: $ot, valid_from: $vf, valid_to: $vt, recorded_at: $rec, sources: $src, "
             "asserted_by: $by, trust: $tr})",
-            self._assertion_params(s),
+            {"id": s.id, **self._assertion_params(s)}, hot=True,
         )
 
     def bulk_add_statements(self, stmts: Iterable[Statement]) -> int:

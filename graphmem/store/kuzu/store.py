@@ -11,6 +11,7 @@ from graphmem.store.kuzu.entities import _NAME, EntityTables
 from graphmem.store.kuzu.events import EntityEventTables
 from graphmem.store.kuzu.graph import GraphReads
 from graphmem.store.kuzu.postings import _INDEX_WRITES, _POSTING, _POSTING_DROP, _TERM, PostingTables
+from graphmem.store.kuzu.recordevents import RecordEventTables
 from graphmem.store.kuzu.records import _RECORD, _RECORD_HIT, _RECORD_KEY, RecordTables
 from graphmem.store.kuzu.repair import Repair
 from graphmem.store.kuzu.schema import _SET_META
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
     from graphmem.store.roles import CypherReads, StorageEngine
 
 
-class Store(EntityTables, EntityEventTables, StatementTables, ViewTables, RecordTables, PostingTables, GraphReads,
-            Repair, AdhocQueries):
+class Store(EntityTables, EntityEventTables, StatementTables, ViewTables, RecordTables, RecordEventTables, PostingTables,
+            GraphReads, Repair, AdhocQueries):
     """An open graphmem store: one Kuzu database in ``path/graph.kuzu`` (every role of ``StorageEngine``,
     and ``CypherReads``)."""
 

@@ -256,7 +256,7 @@ class ViewTables(Schema):
     def _put_subject(self, ref: str, name: str, log: str, view: list[Interval], predicates: set[str] | None) -> None:
         """Write a subject's row and its edges for ``predicates`` (None: all of them, old ones dropped)."""
         self._q("MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v",
-                {"r": ref, "n": name, "l": pack(log), "v": view_text(view)})
+                {"r": ref, "n": name, "l": pack(log), "v": view_text(view)}, hot=True)
         stype = self.ontology.type_for_prefix(ref.partition(":")[0])
         if stype is None:
             return

@@ -1,0 +1,153 @@
+"""Record events (``RecordEvent``): the append-only record of what happened to evidence records after
+they were stored: their use (``packed``: included in a final pack bundle; ``searched``: returned by
+search) and their lifecycle (``archive``, ``revive``). One row per event, naming its records as a JSON
+list of ids, so a pack that includes ten records writes one row (docs/lifecycle.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from graphmem.store.kuzu.base import _int
+from graphmem.store.kuzu.codecs import dumps
+from graphmem.store.kuzu.schema import Schema
+
+if TYPE_CHECKING:
+    import numpy as np
+
+USE_OPS = ("packed", "searched")
+STATE_OPS = ("archive", "revive")
+_COLS = "e.id, e.op, e.recs, e.detail, e.recorded_at"
+
+
+class RecordEventTables(Schema):
+    """Use and lifecycle events of records, and what is read from them: the archived records and each
+    record's use."""
+
+    _archived: np.ndarray | None = None
+    _next_record_event: int | None = None
+    _plan_ids: list[int] | None = None
+    _plan_mentions: dict[str, list[int]] | None = None  # entity ref -> the plans mentioning it
+
+    def next_record_event_id(self) -> int:
+        if self._next_record_event is None:
+            rows = self._q("MATCH (e:RecordEvent) RETURN max(e.id)")
+            self._next_record_event = int(rows[0][0] or 0) + 1
+        return self._next_record_event
+
+    def add_record_event(self, op: str, rec_ids: Iterable[int], detail: dict[str, Any], at: int) -> int:
+        """Append one event about these records; returns its id."""
+        assert op in USE_OPS + STATE_OPS, op
+        i = self.next_record_event_id()
+        ids = [int(r) for r in rec_ids]
+        self.check_writable()
+        try:
+            self._q(f"CREATE (:RecordEvent {{id: {_int(i)}, op: $op, recs: $recs, detail: $d, "
+                    f"recorded_at: {_int(at)}}})", {"op": op, "recs": dumps(ids), "d": dumps(detail)})
+        except BaseException:
+            self._next_record_event = None
+            raise
+        self._next_record_event = i + 1
+        if op in STATE_OPS:
+            self._archived = None
+        return i
+
+    def record_events(self, ops: Iterable[str] | None = None, until: int | None = None
+                      ) -> list[tuple[int, str, list[int], dict[str, Any], int]]:
+        """Events (id, op, record ids, detail, record time) in the order they were recorded; only of
+        ``ops`` and recorded at or before ``until`` when given."""
+        where = []
+        if ops is not None:
+            where.append("e.op IN [" + ", ".join(f"'{o}'" for o in ops if o in USE_OPS + STATE_OPS) + "]")
+        if until is not None:
+            where.append(f"e.recorded_at <= {_int(until)}")
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        return [(i, op, json.loads(recs), json.loads(d or "{}"), at)
+                for i, op, recs, d, at in self._iter(f"MATCH (e:RecordEvent) {clause}RETURN {_COLS} ORDER BY e.id")]
+
+    def archived_at(self, until: int | None = None) -> dict[int, int]:
+        """Each archived record with the record time of its archiving: the archive and revive events
+        replayed in order (those recorded at or before ``until``, when given)."""
+        state: dict[int, int] = {}
+        for _, op, recs, _, at in self.record_events(STATE_OPS, until):
+            for r in recs:
+                if op == "archive":
+                    state[r] = at
+                else:
+                    state.pop(r, None)
+        return state
+
+    def archived_record_ids(self) -> np.ndarray:
+        """The ids of the records archived now, rising (kept until an archive or revive event)."""
+        if self._archived is None:
+            import numpy as np
+            self._archived = np.array(sorted(self.archived_at()), np.int64)
+        return self._archived
+
+    def record_use(self, until: int | None = None) -> dict[int, list[int | None]]:
+        """Each used record's [times packed, last packed, times returned by search, last returned,
+        last revived] (record times in microseconds), from the events recorded at or before ``until``."""
+        out: dict[int, list[int | None]] = {}
+        for _, op, recs, _, at in self.record_events(USE_OPS + ("revive",), until):
+            for r in recs:
+                u = out.setdefault(r, [0, None, 0, None, None])
+                if op == "packed":
+                    u[0] = int(u[0] or 0) + 1
+                    u[1] = at
+                elif op == "searched":
+                    u[2] = int(u[2] or 0) + 1
+                    u[3] = at
+                else:
+                    u[4] = at
+        return out
+
+    def forget_record_events(self) -> None:
+        self._archived = None
+        self._next_record_event = None
+        self._plan_ids = None
+        self._plan_mentions = None
+
+    def lifecycle_rows(self) -> list[tuple[int, str, float | None, int, int, str]]:
+        """Every record's id, kind, importance, time and ingest time (microseconds, to the millisecond)
+        and meta (JSON text): what the lifecycle policy reads, in one scan, by id."""
+        return [(i, k, imp, int(ts) * 1000, int(at) * 1000, meta or "{}") for i, k, imp, ts, at, meta in self._iter(
+            "MATCH (r:Record) RETURN r.id, r.kind, r.importance, to_epoch_ms(r.ts), to_epoch_ms(r.ingested_at), "
+            "r.meta ORDER BY r.id")]
+
+    def forget_postings(self) -> None:
+        """After a rollback: what was read from the events may hold the rolled-back ones."""
+        self.forget_record_events()
+        super().forget_postings()
+
+    def plan_record_ids(self) -> list[int]:
+        """The ids of the records of kind ``plan`` (``Meta`` keeps them, as ingest adds them), rising."""
+        if self._plan_ids is None:
+            self._plan_ids = [int(i) for i in json.loads(self.meta("plan_records") or "[]")]
+        return self._plan_ids
+
+    def _note_plans(self, rec_ids: list[int]) -> None:
+        """Records of kind ``plan`` just added (in the write's transaction)."""
+        if rec_ids:
+            self._plan_mentions = None
+            self._plan_ids = sorted({*self.plan_record_ids(), *rec_ids})
+            self._set_meta("plan_records", dumps(self._plan_ids))
+
+    def plans_mentioning(self, ref: str) -> list[tuple[int, str, int, str]]:
+        """The records of kind ``plan`` that mention ``ref`` (MENTIONS edges): id, text, time
+        (microseconds, to the millisecond) and meta (JSON text), by id. A store without plans answers
+        from ``Meta`` alone; otherwise the plans' mentions are read once (kept until mentions or
+        records change), then each plan of ``ref`` by key."""
+        ids = self.plan_record_ids()
+        if not ids:
+            return []
+        if self._plan_mentions is None:
+            index: dict[str, list[int]] = {}
+            for rid, refs in sorted(self.mentioned_by(ids).items()):
+                for r in refs:
+                    index.setdefault(r, []).append(rid)
+            self._plan_mentions = index
+        rows = [row for i in self._plan_mentions.get(ref, ()) for row in self._q(
+            "MATCH (r:Record {ref: $r}) RETURN r.id, r.text, to_epoch_ms(r.ts), r.meta", {"r": f"rec:{_int(i)}"},
+            hot=True)]
+        return [(i, text, int(ts) * 1000, meta or "{}") for i, text, ts, meta in rows]

@@ -1,0 +1,149 @@
+"""Group commit (graphmem/service/commits.py): concurrent writes share a transaction, each keeps its own
+outcome and record time, and none is answered before its commit. The kill -9 test under 32 concurrent
+writers is in tests/test_service.py."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import graphmem
+from graphmem.errors import BadInput, StoreUnavailable, UnknownEntity
+from graphmem.model import fact_ref
+from graphmem.service.commits import Committer
+
+
+def _committer(m: graphmem.Memory) -> tuple[Committer, threading.Lock]:
+    lock = threading.Lock()
+
+    def run(fn: Any) -> Any:
+        with lock:
+            return fn(m)
+    c = Committer(run)
+    c.start()
+    return c, lock
+
+
+def _outcome(f: Future[Any]) -> Any:
+    e = f.exception(timeout=60)
+    return e if e is not None else f.result()
+
+
+def _half_written(m: graphmem.Memory) -> Any:
+    """A write that wrote, then failed: the group is rolled back and run again without it."""
+    m.note("a note that a failed write left behind", source="test:half")
+    raise BadInput("bad input after a write")
+
+
+def test_a_group_keeps_each_writes_outcome_and_record_time(tmp_path: Path, demo_dir: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(demo_dir, store)
+    m = graphmem.open(store)
+    first = m.store.next_fact_id()
+    next_record = m.store.next_record_id()
+    c, _ = _committer(m)
+    try:
+        started, gate = threading.Event(), threading.Event()
+
+        def opening(m: graphmem.Memory) -> Any:  # holds the committer while the rest gather into one group
+            started.set()
+            gate.wait(60)
+            return m.assert_("compass", "summary", "opening", by="agent").to_dict()
+        opener = c.submit("assert", opening)
+        assert started.wait(60)
+        writes: list[tuple[str, Any]] = [
+            ("assert", lambda m: m.assert_("compass", "summary", "one", by="agent").to_dict()),
+            ("assert", lambda m: m.assert_("no-such-project", "summary", "x", by="agent").to_dict()),
+            ("assert", lambda m: m.assert_("ledger", "summary", "two", by="agent").to_dict()),
+            ("note", lambda m: m.note("grouped note about compass", source="test:group").to_dict()),
+            ("note", _half_written),
+            ("assert", lambda m: m.assert_("atlas", "status", "sleeping", by="agent").to_dict()),
+            # cites and retracts the assert two places before it, in the same group (not applied yet)
+            ("cite", lambda m: m.cite(fact_ref(first + 1), ["https://example.org/one"], by="agent").to_dict()),
+            ("retract", lambda m: m.retract(fact_ref(first + 2), "wrong").to_dict()),
+            ("end", lambda m: m.end("ledger", "uses", "no-such-tool", at="2026-01-01", by="agent").to_dict()),
+            ("assert", lambda m: m.assert_("atlas", "summary", "three", by="agent").to_dict()),
+        ]
+        futures = [c.submit(name, fn) for name, fn in writes]
+        assert not opener.done()
+        gate.set()
+        got = [_outcome(f) for f in [opener, *futures]]
+        assert c.groups == 2 and c.writes == 7
+    finally:
+        c.stop()
+    opened, one, unknown, two, note, half, bad_enum, cite, retract, end, three = got
+    assert isinstance(unknown, UnknownEntity) and "no-such-project" in str(unknown)
+    assert isinstance(bad_enum, BadInput) and "sleeping" in str(bad_enum)
+    assert isinstance(end, UnknownEntity) and "no-such-tool" in str(end)
+    assert isinstance(half, BadInput) and str(half) == "bad input after a write"
+    refs = [d["created"][0] for d in (opened, one, two, cite, three)]
+    assert refs == [fact_ref(first + i) for i in (0, 1, 2, 3, 4)]  # ids in the order of the writes
+    assert retract["schema"] == "graphmem.retract.v1"
+    assert note["ref"] == f"rec:{next_record}" and note["stored"]
+    m.close()
+    with graphmem.open(store) as again:  # everything acknowledged is there after a reopen, nothing else
+        stmts = [again.store.statement(first + i) for i in range(5)]
+        assert [s.object for s in stmts if s is not None and s.op == "assert"] == ["opening", "one", "two", "three"]
+        times = [s.recorded_at for s in stmts if s is not None]
+        assert len(times) == 5 and times == sorted(set(times))  # distinct, increasing in the order of the writes
+        assert stmts[2] is not None and stmts[2].retracted_at is not None
+        assert again.store.statement(first + 5) is None
+        assert again.current("compass", predicate="summary").facts[0].sources == ("https://example.org/one",)
+        assert again.store.next_record_id() == next_record + 1  # the half-written note was taken back
+        assert [h.ref for h in again.search("grouped note compass", source="test:group").results] == [note["ref"]]
+        assert not again.search("failed write left behind", source="test:half").results
+        assert again.rebuild(check=True).ok
+
+
+def test_a_failed_group_acknowledges_none_of_its_writes(tmp_path: Path, demo_dir: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(demo_dir, store)
+    m = graphmem.open(store)
+    first = m.store.next_fact_id()
+    lock = threading.Lock()
+    closing = threading.Event()
+
+    def run(fn: Any) -> Any:
+        with lock:
+            if closing.is_set():  # as the server's run does once the store is closed
+                raise StoreUnavailable("the store is closed: the server is shutting down")
+            return fn(m)
+    c = Committer(run)
+    c.start()
+    try:
+        with lock:
+            futures = [c.submit("assert", lambda m, i=i: m.assert_("compass", "summary", f"s{i}", by="agent"))
+                       for i in range(5)]
+            closing.set()
+        outcomes = [_outcome(f) for f in futures]
+    finally:
+        c.stop()
+    assert all(isinstance(o, StoreUnavailable) for o in outcomes)
+    assert m.store.next_fact_id() == first and m.store.statement(first) is None
+    with pytest.raises(StoreUnavailable, match="shutting down"):
+        c.submit("assert", lambda m: None)
+    m.close()
+
+
+def test_writes_that_do_not_group_run_alone_in_their_turn(tmp_path: Path, demo_dir: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(demo_dir, store)
+    m = graphmem.open(store)
+    c, lock = _committer(m)
+    try:
+        with lock:  # all three are waiting when the committer starts
+            order = [c.submit("assert", lambda m: m.assert_("compass", "summary", "before", by="agent").refs),
+                     c.submit("add_entity", lambda m: m.add_entity("Tool", "Valkey").to_dict()),
+                     c.submit("assert", lambda m: m.assert_("compass", "uses", "valkey", by="agent").refs)]
+        outcomes = [_outcome(f) for f in order]
+    finally:
+        c.stop()
+    assert not any(isinstance(o, Exception) for o in outcomes), outcomes
+    assert c.groups == 3  # the entity is added alone, between the two
+    assert any(f.object == "tool:valkey" for f in m.current("compass", predicate="uses").facts)
+    m.close()
