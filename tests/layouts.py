@@ -1,10 +1,11 @@
 """Stores in the earlier layouts, made by code: a store written by this graphmem, copied table by table
-into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 3), as that version wrote them.
+into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 4), as that version wrote them.
 
 - layout 1: records keyed by their number, with a ``search`` column under Kuzu's full-text index
   (``record_text``); no ``Term``/``Posting`` tables; statement times as TIMESTAMP.
 - layout 2: records keyed by ``rec:N`` and graphmem's own full-text index; statement times as TIMESTAMP.
 - layout 3: statement times as INT64 microseconds; no ``EntityEvent`` table.
+- layout 4: the ``EntityEvent`` table; statements without a ``scope`` column.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _timestamp(us: int | None) -> datetime.datetime | None:
 
 def write_old_layout(src: Path, dst: Path, version: int) -> None:
     """Write the store at ``src`` (closed, current layout) as a store of layout ``version`` at ``dst``."""
-    assert version in (1, 2, 3)
+    assert version in (1, 2, 3, 4)
     sdb = kuzu.Database(str(src / "graph.kuzu"), read_only=True)
     s = kuzu.Connection(sdb)
     dst.mkdir(parents=True)
@@ -51,9 +52,11 @@ def write_old_layout(src: Path, dst: Path, version: int) -> None:
     keys: dict[str, str] = {}
     d.execute("BEGIN TRANSACTION")
     for table in nodes:
-        if version == 1 and table in ("Term", "Posting") or table == "EntityEvent":
+        if version == 1 and table in ("Term", "Posting") or (version < 4 and table == "EntityEvent"):
             continue
         cols = _columns(s, table)
+        if table == "Assertion":  # layouts before 5: no scope
+            cols = [c for c in cols if c[0] != "scope"]
         names = [c for c, _, _ in cols]
         rows = s.execute(f"MATCH (x:{table}) RETURN {', '.join(f'x.{c}' for c in names)}").get_all()
         types = {c: t for c, t, _ in cols}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model.scopes import in_scopes
 from graphmem.model.times import format_instant, now_us
 from graphmem.results import WriteResult
 from graphmem.view.temporal import attached_sources, view_for_subject
@@ -116,37 +117,50 @@ class Writer:
         self.store, self.registry, self.checks = store, registry, checks
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
-                sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
+                sources: Iterable[str], by: str, recorded_at: str | None, scope: str | None = None) -> WriteResult:
         st = self.checks.assertion(self.store.next_fact_id(), subject, predicate, obj, valid_from, valid_to,
-                                   sources, by, recorded_at, now_us())
+                                   sources, by, recorded_at, now_us(), scope=scope)
         apply(self.store, self.registry, [st])
         return WriteResult("assert", (st.ref,), {"fact": st.to_dict()})
 
-    def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str) -> WriteResult:
-        st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us())
-        held = _held(self.store.subject_view(st.subject), st)
+    def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str,
+            scope: str | None = None) -> WriteResult:
+        st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us(),
+                                scope=scope)
+        if st.scope is None:
+            view = self.store.subject_view(st.subject)
+        else:  # what holds in the end's own scope
+            view = view_for_subject([s for s in self.store.subject_log(st.subject) if s.scope == st.scope],
+                                    self.registry)
+        held = _held(view, st)
         if not held:
             what = f"{st.subject} {st.predicate}" + ("" if st.object is None else f" {st.object}")
-            raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}; expected a value that "
-                           "holds then (see 'graphmem timeline')")
+            raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}"
+                           + ("" if st.scope is None else f" in scope {st.scope!r}")
+                           + "; expected a value that holds then (see 'graphmem timeline')")
         apply(self.store, self.registry, [st])
         return WriteResult("end", (st.ref,), {"fact": st.to_dict(), "closed": [iv.to_dict() for iv in held]})
 
-    def retract(self, fact: str, reason: str | None) -> WriteResult:
+    def retract(self, fact: str, reason: str | None, scopes: tuple[str, ...] | None = None) -> WriteResult:
         fid = parse_fact_ref(fact)
         now = now_us()
         st = self.store.statement(fid)
+        if st is not None and not in_scopes(st.scope, scopes):
+            raise BadInput(f"unknown fact {fact!r} in scope {', '.join(scopes or ())}: no statement of "
+                           f"{'that scope' if len(scopes or ()) == 1 else 'those scopes'} has that id")
         r = check_retraction(fact, fid, None if st is None else st.recorded_at, None if st is None else st.retracted_at,
                              False, now, None, now, None if reason is None else str(reason))
         assert st is not None
         apply(self.store, self.registry, [], [r])
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
 
-    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str) -> WriteResult:
+    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str, scope: str | None = None
+             ) -> WriteResult:
         fid = parse_fact_ref(fact)
         target = self.store.statement(fid)
         log = self.store.subject_log(target.subject) if target is not None else []
-        st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us())
+        st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us(),
+                                  scope=scope)
         assert target is not None
         not_attached(fact, st, attached_sources(log, target))
         # the subject's row only: fact edges carry no sources, so a cite leaves them as they are

@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
     from graphmem.model.textindex import Postings
 
 
-SCHEMA_VERSION = 4  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
-# 4: entity events (rename, aliases, merge)
+SCHEMA_VERSION = 5  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
+# 4: entity events (rename, aliases, merge); 5: statements carry a scope
 DB_FILE = "graph.kuzu"
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)

@@ -143,8 +143,19 @@ def entity_events(conn: Any) -> None:
     _q(conn, "COMMIT")
 
 
+# layout 4 -> 5 ---------------------------------------------------------------------------
+
+def statement_scopes(conn: Any) -> None:
+    """Layout 5: a statement may carry a scope (``Assertion.scope``; the statements of layout 4 carry
+    none, so they stay unscoped, docs/scopes.md)."""
+    _q(conn, "BEGIN TRANSACTION")
+    _q(conn, "ALTER TABLE Assertion ADD scope STRING")
+    _set_version(conn, 5)
+    _q(conn, "COMMIT")
+
+
 MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds,
-                                                3: entity_events}
+                                                3: entity_events, 4: statement_scopes}
 """The function that takes a store of layout N to layout N+1, by N."""
 
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"
