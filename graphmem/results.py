@@ -30,6 +30,11 @@ def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
     return tuple(map(Fact.of, view))
 
 
+def scoped(scopes: tuple[str, ...] | None) -> dict[str, Any]:
+    """What a document says of the scopes its read was limited to: ``{"scope": [...]}``, or nothing."""
+    return {} if scopes is None else {"scope": list(scopes)}
+
+
 @dataclass(frozen=True, repr=False)
 class CurrentResult(HtmlRepr):
     """What holds for ``subject`` at ``as_of`` as known at ``known_at``: ``facts`` are Fact values.
@@ -46,6 +51,8 @@ class CurrentResult(HtmlRepr):
         The same facts as the view's intervals (what ``to_dict`` writes).
     message : str or None
         Why nothing holds, when the reason is worth saying (``known_at`` before any record).
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -65,6 +72,7 @@ class CurrentResult(HtmlRepr):
     known_at: _dt.datetime
     view: tuple[Interval, ...]
     message: str | None = None  # why nothing holds, when the reason is worth saying (known_at before any record)
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
@@ -74,7 +82,8 @@ class CurrentResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
                 "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
-                "facts": [iv.to_dict() for iv in self.view], **({"message": self.message} if self.message else {})}
+                "facts": [iv.to_dict() for iv in self.view], **({"message": self.message} if self.message else {}),
+                **scoped(self.scopes)}
 
     def _summary(self) -> str:
         return (f"{nb.who(self.subject)} as of {nb.day(self.as_of)}, known at {nb.day(self.known_at)}: "
@@ -106,6 +115,8 @@ class TimelineResult(HtmlRepr):
         The same as the view computed them (what ``to_dict`` writes).
     entity_events : tuple of EntityEvent
         The subject's renames, alias changes and merges, as known at ``known_at``.
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -126,6 +137,7 @@ class TimelineResult(HtmlRepr):
     view: tuple[Interval, ...]
     log: tuple[tuple[str, Statement], ...]  # (event, statement): assert, end or retract, in record order
     entity_events: tuple[EntityEvent, ...] = ()  # the subject's renames, aliases and merges, as known at known_at
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
     def intervals(self) -> tuple[Fact, ...]:
@@ -167,7 +179,7 @@ class TimelineResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
                 "known_at": format_datetime(self.known_at),
-                "intervals": [iv.to_dict() for iv in self.view], "events": self._event_docs()}
+                "intervals": [iv.to_dict() for iv in self.view], "events": self._event_docs(), **scoped(self.scopes)}
 
     def _event_docs(self) -> list[dict[str, Any]]:
         """The statements' events and the entity's own, in record order (the entity's first at one instant)."""
@@ -211,6 +223,8 @@ class FactsResult(HtmlRepr):
         Each subject of ``facts`` by its ref.
     view : tuple
         (subject, interval) pairs as the view computed them (what ``to_dict`` writes).
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -228,6 +242,7 @@ class FactsResult(HtmlRepr):
     as_of: _dt.datetime
     filters: dict[str, Any]
     view: tuple[tuple[Entity, Interval], ...]
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
@@ -241,7 +256,7 @@ class FactsResult(HtmlRepr):
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.facts.v1", "as_of": format_datetime(self.as_of), "filters": self.filters,
-                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view]}
+                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view], **scoped(self.scopes)}
 
     def _summary(self) -> str:
         shown = {k: v for k, v in self.filters.items() if v is not None}
@@ -281,6 +296,8 @@ class WhyResult(HtmlRepr):
         The merges and unmerges that carried this fact or made it.
     cited_by : tuple of Statement
         The cites of this assertion, retracted ones included.
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -317,6 +334,7 @@ class WhyResult(HtmlRepr):
         """The facts of the view this statement is behind."""
         return _facts(self.view)
     entity_events: tuple[EntityEvent, ...] = ()  # the merges and unmerges that carried this fact or made it
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     def to_dict(self) -> dict[str, Any]:
         st = self.stored
@@ -342,7 +360,7 @@ class WhyResult(HtmlRepr):
             "ended_by": list(self.ended_by),
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
-            "entity_events": [ev.to_dict() for ev in self.entity_events],
+            "entity_events": [ev.to_dict() for ev in self.entity_events], **scoped(self.scopes),
         }
 
     def _source(self, ref: str) -> dict[str, Any]:

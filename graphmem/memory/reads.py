@@ -9,6 +9,7 @@ from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
+from graphmem.model.scopes import scope_list
 from graphmem.reports import LintReport, MigrateReport, RebuildReport
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import ViewFiles
@@ -24,7 +25,7 @@ class ReadFacade(MemoryBase):
     """What holds and held (``graphmem.view.reads``), rebuild and lint."""
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
-                predicate: str | None = None) -> CurrentResult:
+                predicate: str | None = None, scope: str | Iterable[str] | None = None) -> CurrentResult:
         """What holds for ``subject`` at ``as_of`` as known at ``known_at``.
 
         Each defaults to now (SPEC 4: given only ``known_at``, the answer is what we believed then about now).
@@ -39,6 +40,8 @@ class ReadFacade(MemoryBase):
             The time of knowledge: statements recorded (or retracted) later are ignored.
         predicate : str, optional
             Only this predicate.
+        scope : str or iterable of str, optional
+            Only the statements of these scopes (unscoped ones left out); default every scope (docs/scopes.md).
 
         Returns
         -------
@@ -69,9 +72,11 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate)
+        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate,
+                                   scopes=scope_list(scope))
 
-    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None,
+                 scope: str | Iterable[str] | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them.
 
         Parameters
@@ -82,6 +87,8 @@ class ReadFacade(MemoryBase):
             Only this predicate.
         known_at : str, optional
             The time of knowledge (default: now).
+        scope : str or iterable of str, optional
+            Only the statements of these scopes (unscoped ones left out); default every scope (docs/scopes.md).
 
         Returns
         -------
@@ -114,10 +121,10 @@ class ReadFacade(MemoryBase):
         [('assert', 'fact:1'), ('end', 'fact:2')]
         >>> m.close()
         """
-        return self._reads.timeline(subject, predicate=predicate, known_at=known_at)
+        return self._reads.timeline(subject, predicate=predicate, known_at=known_at, scopes=scope_list(scope))
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
-              as_of: str | None = None) -> FactsResult:
+              as_of: str | None = None, scope: str | Iterable[str] | None = None) -> FactsResult:
         """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start.
 
         Parameters
@@ -130,6 +137,8 @@ class ReadFacade(MemoryBase):
             Only subjects of this entity type.
         as_of : str, optional
             The time the facts hold at (default: now).
+        scope : str or iterable of str, optional
+            Only the statements of these scopes (unscoped ones left out); default every scope (docs/scopes.md).
 
         Returns
         -------
@@ -157,15 +166,18 @@ class ReadFacade(MemoryBase):
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
-        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
+        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of,
+                                 scopes=scope_list(scope))
 
-    def why(self, fact: str) -> WhyResult:
+    def why(self, fact: str, *, scope: str | Iterable[str] | None = None) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction.
 
         Parameters
         ----------
         fact : str
             The statement's ref, ``fact:N``.
+        scope : str or iterable of str, optional
+            Only a statement of these scopes (another is an unknown fact), read against their statements.
 
         Returns
         -------
@@ -189,7 +201,7 @@ class ReadFacade(MemoryBase):
         ('uses', 2024, 'project:atlas', ())
         >>> m.close()
         """
-        return self._reads.why(fact)
+        return self._reads.why(fact, scope_list(scope))
 
     def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
         """Who asserted each statement: ``fact:N`` to operator, agent, extractor or import.

@@ -286,16 +286,18 @@ class StatementTables(Schema):
         return list(zip(bounds, bounds[1:], strict=False))
 
     def subject_logs(self, lo: str | None = None, hi: str | None = None,
-                     refs: list[str] | None = None) -> Iterator[tuple[str, str]]:
+                     refs: list[str] | None = None, scopes: list[str] | None = None) -> Iterator[tuple[str, str]]:
         """Each subject's log, grouped and written as JSON by Kuzu: (ref, log text).
 
         Rebuild, lint and large imports read the statements this way: Kuzu groups a million
         rows and writes their JSON in C++, so Python decodes one string per subject instead
         of building a row object per statement. ``lo``/``hi`` bound the subject refs (a range
-        read keeps Kuzu's grouping small), ``refs`` lists them.
+        read keeps Kuzu's grouping small), ``refs`` lists them; ``scopes``: only the statements of these
+        scopes (a scoped ``facts``).
         """
         # no ORDER BY: sorting a million rows first costs more than sorting the few logs that come out of order
-        conditions = (("a.subject >= $lo", "lo", lo), ("a.subject < $hi", "hi", hi), ("a.subject IN $refs", "refs", refs))
+        conditions = (("a.subject >= $lo", "lo", lo), ("a.subject < $hi", "hi", hi), ("a.subject IN $refs", "refs", refs),
+                      ("a.scope IN $scopes", "scopes", scopes))
         where = " AND ".join(w for w, _, v in conditions if v is not None)
         params = {k: v for _, k, v in conditions if v is not None}
         query = (f"MATCH (a:Assertion) {'WHERE ' + where if where else ''} WITH a.subject AS ref, "
