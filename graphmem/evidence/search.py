@@ -1,7 +1,7 @@
 """Search over evidence records with filters (docs/evidence.md): which records a filter allows, and
 BM25 ranking within them.
 
-A filter is kind, source, record time (the record's ``ts``) and the entities a record mentions;
+A filter is kind, source, scope (docs/scopes.md), record time (the record's ``ts``) and the entities a record mentions;
 values of one field are alternatives (any of them), fields combine (all of them). The full-text
 index ranks only the records the filter allows, so a filter never returns fewer hits than there
 are matching records (post-filtering a top-k would).
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
 from graphmem.evidence.query import search_terms, snippet
+from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
 from graphmem.results import SearchHit, SearchResult
@@ -52,14 +53,19 @@ class RecordFilter:
     since: int | None = None  # record time (ts), inclusive
     until: int | None = None  # record time (ts), exclusive
     about: tuple[str, ...] = ()  # entity refs
+    scopes: tuple[str, ...] | None = None  # None: every scope; else only records of these (unscoped left out)
 
     def __bool__(self) -> bool:
-        return bool(self.kinds or self.sources or self.about) or self.since is not None or self.until is not None
+        return (bool(self.kinds or self.sources or self.about) or self.since is not None or self.until is not None
+                or self.scopes is not None)
 
     def to_dict(self) -> dict[str, Any]:
         """The filter as given (normalized), for the documents that were filtered."""
-        return {"kind": list(self.kinds), "source": list(self.sources), "since": format_instant(self.since),
-                "until": format_instant(self.until), "about": list(self.about)}
+        d = {"kind": list(self.kinds), "source": list(self.sources), "since": format_instant(self.since),
+             "until": format_instant(self.until), "about": list(self.about)}
+        if self.scopes is not None:
+            d["scope"] = list(self.scopes)
+        return d
 
     def within(self, store: FilterStore) -> np.ndarray | None:
         """The ids of the records this filter allows (rising), or None when it allows every record.
@@ -69,11 +75,12 @@ class RecordFilter:
         if not self:
             return None
         import numpy as np
-        if self.about and not (self.kinds or self.sources) and self.since is None and self.until is None:
+        if (self.about and not (self.kinds or self.sources) and self.since is None and self.until is None
+                and self.scopes is None):
             only: np.ndarray = store.records_mentioning(self.about)  # no need for the records' columns
             return only
         f = store.record_facets()
-        key = (self.kinds, self.sources, self.since, self.until)
+        key = (self.kinds, self.sources, self.since, self.until, self.scopes)
         ids: np.ndarray | None = f.memo.get(key)
         if ids is None:
             keep = np.ones(len(f.ids), bool)
@@ -86,6 +93,10 @@ class RecordFilter:
                     wanted[[i for i, s in enumerate(f.sources) if any(source_matches(s, p) for p in self.sources)]] = True
                     f.memo[self.sources] = wanted
                 keep &= wanted[f.source]
+            if self.scopes is not None:
+                wanted_scopes = np.zeros(len(f.scopes) + 1, bool)  # the last entry: no scope (code -1), left out
+                wanted_scopes[[i for i, s in enumerate(f.scopes) if s in self.scopes]] = True
+                keep &= wanted_scopes[f.scope]
             if self.since is not None:
                 keep &= f.ts >= self.since
             if self.until is not None:
@@ -128,7 +139,7 @@ def _values(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
 
 def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iterable[str] | None = None,
                   since: str | None = None, until: str | None = None, about: str | Iterable[str] | None = None,
-                  resolve: Callable[..., Entity]) -> RecordFilter:
+                  resolve: Callable[..., Entity], scope: str | Iterable[str] | None = None) -> RecordFilter:
     """A filter from what a user gave (each of kind, source and about: one value or several); entity
     names and aliases in ``about`` are resolved to refs by ``resolve``. Bad values raise BadInput."""
     kinds = _values(kind, "kind")
@@ -140,7 +151,7 @@ def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iter
     if lo is not None and hi is not None and hi <= lo:
         raise BadInput(f"bad until {until!r}: expected a time after since {since!r}")
     refs = tuple(dict.fromkeys(resolve(a, role="about").ref for a in _values(about, "about")))
-    return RecordFilter(kinds, _values(source, "source"), lo, hi, refs)
+    return RecordFilter(kinds, _values(source, "source"), lo, hi, refs, scope_list(scope))
 
 
 def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -> SearchResult:

@@ -158,7 +158,7 @@ class EvidenceFacade(MemoryBase):
 
     def search(self, query: str, *, limit: int = 10, kind: str | list[str] | None = None,
                source: str | list[str] | None = None, since: str | None = None, until: str | None = None,
-               about: str | list[str] | None = None) -> SearchResult:
+               about: str | list[str] | None = None, scope: str | list[str] | None = None) -> SearchResult:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words),
         among the records the filters allow (each: one value or a list of alternatives; together: all).
 
@@ -178,6 +178,8 @@ class EvidenceFacade(MemoryBase):
         about : str or list of str, optional
             Only records that mention this entity (ref, name or alias): their MENTIONS edges,
             written by extraction.
+        scope : str or list of str, optional
+            Only records of these scopes (unscoped records left out); BM25 ranks within them (docs/scopes.md).
 
         Returns
         -------
@@ -205,7 +207,8 @@ class EvidenceFacade(MemoryBase):
         """
         check_int(limit, "limit", 1, 1000)
         from graphmem.evidence.search import record_filter, search
-        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve)
+        where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
+                              scope=scope)
         return search(self.store, query, limit=limit, where=where)
 
     def extractor(self) -> Extractor:
