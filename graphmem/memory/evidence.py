@@ -10,6 +10,7 @@ from graphmem.errors import BadInput, check_int
 from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
+from graphmem.model.scopes import scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
     ExtractResult,
@@ -31,7 +32,8 @@ class EvidenceFacade(MemoryBase):
     """Records: ingest, look up, search, extract; export."""
 
     def ingest(self, source: Any, *, redact: bool = True, extract: bool = False, format: str = "auto",
-               progress: Progress = no_progress) -> IngestReport:
+               progress: Progress = no_progress, scope: str | None = None,
+               scopes: str | list[str] | None = None) -> IngestReport:
         """Store evidence records: record dicts of the JSONL format, JSON lines, a JSONL file, or a Markdown
         or text file.
 
@@ -54,6 +56,10 @@ class EvidenceFacade(MemoryBase):
             anything else JSON lines.
         progress : Progress, optional
             Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
+        scope : str, optional
+            The scope of the records that carry none (docs/scopes.md).
+        scopes : str or list of str, optional
+            Only records of these scopes may be stored: another record (or an unscoped one) is a bad line.
 
         Returns
         -------
@@ -79,7 +85,8 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.evidence.ingest import ingest
-        report = ingest(self.store, source, redact=redact, fmt=format, progress=progress)
+        report = ingest(self.store, source, redact=redact, fmt=format, progress=progress, scope=scope,
+                        scopes=scope_list(scopes))
         if extract and report.stored:
             report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True,
                                                                                  progress=progress))

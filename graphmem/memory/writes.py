@@ -171,7 +171,7 @@ class WriteFacade(MemoryBase):
         return self._writer.retract(fact, reason, scope_list(scope))
 
     def cite(self, fact: str, sources: Iterable[str], note: str | None = None, *, by: str = "operator",
-             scope: str | None = None) -> WriteResult:
+             scope: str | Iterable[str] | None = None) -> WriteResult:
         """Attach evidence to what an assertion already says, as a statement of its own (a cite).
 
         The assertion is not changed: from the cite's record time on, the fact view's intervals of the
@@ -188,8 +188,9 @@ class WriteFacade(MemoryBase):
             Why the sources support it (kept with the cite).
         by : str, default "operator"
             Who attaches them.
-        scope : str, optional
-            The assertion must be of this scope; a cite always carries its assertion's scope.
+        scope : str or iterable of str, optional
+            The assertion must be of one of these scopes (another is an unknown fact); a cite always
+            carries its assertion's scope.
 
         Returns
         -------
@@ -216,7 +217,7 @@ class WriteFacade(MemoryBase):
         ('https://example.org/minutes',)
         >>> m.close()
         """
-        return self._writer.cite(fact, sources, note, by, scope)
+        return self._writer.cite(fact, sources, note, by, scope_list(scope))
 
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False,
                      progress: Progress = no_progress, scope: str | None = None) -> ImportReport:

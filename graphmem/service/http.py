@@ -22,7 +22,18 @@ from typing import Any
 
 from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
-from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
+from graphmem.service.guard import (
+    SCOPES_KEY,
+    BearerAuth,
+    Guard,
+    ScopeRefused,
+    check_allow_host,
+    check_allow_origin,
+    check_bind,
+    limit_to_scopes,
+    show,
+    url_host,
+)
 from graphmem.service.operations import OPERATIONS, Operation, check, document
 
 MAX_BODY = 16 * 2**20
@@ -89,6 +100,8 @@ def docs_page() -> str:
 
 
 def error_status(e: GraphmemError) -> int:
+    if isinstance(e, ScopeRefused):
+        return 403
     if isinstance(e, StoreUnavailable):
         return 503
     if isinstance(e, UnknownEntity) or str(e).startswith(("unknown fact", "unknown record")):
@@ -98,11 +111,13 @@ def error_status(e: GraphmemError) -> int:
 
 def create_app(store: str | Path, *, token: str | None = None, max_body: int = MAX_BODY,
                memory_kwargs: dict[str, Any] | None = None, url: str | None = None, host: str = "127.0.0.1",
-               port: int = 8765, allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> Any:
+               port: int = 8765, allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
+               scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> Any:
     """The Starlette application over the store at ``store`` (opened when the app starts; with
     ``url``, a marker file in the store names this server while it holds the store). ``host`` and
     ``port`` are where it is bound: the Host headers it answers are those, the loopback names and
-    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``Guard``)."""
+    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``Guard``). ``token`` is the admin
+    token; ``scoped_tokens`` maps more tokens to the scopes each is bound to (docs/scopes.md)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -163,6 +178,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                         raise BadInput(f"request body {show(text[:60])} is not a JSON object: expected an object of "
                                        "parameters")
                     params = check(ep, raw, "http", from_text=False)
+            params = limit_to_scopes(ep.scope, params, request.scope.get(SCOPES_KEY), f"{ep.method} {ep.path}")
             result = await run_in_threadpool(run, lambda m: document(ep.call(m, params)), ep.write)
             return JSONResponse(result)
         except GraphmemError as e:
@@ -195,6 +211,9 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
         return resp
 
     async def health(request: Request) -> Response:
+        if request.scope.get(SCOPES_KEY) is not None:  # the store's counts span every scope
+            return JSONResponse({"schema": "graphmem.health.v1", "status": "ok",
+                                 "scope": list(request.scope[SCOPES_KEY])})
         try:
             info = await run_in_threadpool(run, lambda m: m.info().to_dict(), False)
         except GraphmemError as e:
@@ -232,8 +251,13 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     for path, eps in by_path.items():
         routes.append(Route(path, endpoint(eps), methods=list(eps)))
     app: Any = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    tokens: dict[str, tuple[str, ...] | None] = dict(scoped_tokens or {})
     if token:
-        app = BearerAuth(app, token, error)
+        if token in tokens:
+            raise BadInput("the --token is also given as a scoped token: expected a token to be one or the other")
+        tokens[token] = None
+    if tokens:
+        app = BearerAuth(app, tokens, error)
     if allow_origins:  # a page at an allowed origin may read the answers (and ask before it writes)
         app = CORSMiddleware(app, allow_origins=list(allow_origins), allow_methods=["GET", "POST"],
                              allow_headers=["Content-Type", "Authorization"])
@@ -288,14 +312,15 @@ def check_servable(store: Path) -> None:
 
 
 def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
-          allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> None:
+          allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
+          scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> None:
     """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
     import uvicorn
-    check_bind(host, token)
+    check_bind(host, token, bool(scoped_tokens))
     check_servable(store)
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
-                     allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
+                     allow_origins=tuple(check_allow_origin(o) for o in allow_origins), scoped_tokens=scoped_tokens)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
     server.run()  # a failed start (the port in use) exits with SystemExit once the app has opened the store

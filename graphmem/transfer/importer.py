@@ -24,7 +24,7 @@ from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
-from graphmem.model.scopes import one_scope
+from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
@@ -259,7 +259,8 @@ class _Reader:
             raise BadInput(f"bad cite of {ref}: its 'subject' and 'predicate' are not those of that assertion")
         note = obj.get("note")
         return self.checks.citation(next_id, ref, target, srcs, note, obj.get("asserted_by") or "import",
-                                    opt_str(obj, "recorded_at"), self.now, self.record_refs, opt_str(obj, "scope"))
+                                    opt_str(obj, "recorded_at"), self.now, self.record_refs,
+                                    None if obj.get("scope") is None else scope_list(opt_str(obj, "scope")))
 
     def _attach(self, ref: str, st: Statement, next_id: int) -> None:
         """A new cite's sources are not attached to its assertion yet (by the store or this import)."""

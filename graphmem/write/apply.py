@@ -154,13 +154,13 @@ class Writer:
         apply(self.store, self.registry, [], [r])
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
 
-    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str, scope: str | None = None
-             ) -> WriteResult:
+    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str,
+             scopes: tuple[str, ...] | None = None) -> WriteResult:
         fid = parse_fact_ref(fact)
         target = self.store.statement(fid)
         log = self.store.subject_log(target.subject) if target is not None else []
         st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us(),
-                                  scope=scope)
+                                  scopes=scopes)
         assert target is not None
         not_attached(fact, st, attached_sources(log, target))
         # the subject's row only: fact edges carry no sources, so a cite leaves them as they are

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, Protocol
 
 from graphmem.errors import AmbiguousEntity, BadInput, BadTime, TypeMismatch, UnknownEntity, UnknownPredicate
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Statement, Value
-from graphmem.model.scopes import one_scope
+from graphmem.model.scopes import in_scopes, one_scope
 from graphmem.model.text import clean
 from graphmem.model.times import format_instant, parse_date_value, parse_instant
 from graphmem.model.words import did_you_mean, max_distance, near
@@ -417,17 +417,17 @@ class Checks:
 
     def citation(self, fid: int, ref: str, target: Statement | None, sources: Iterable[str], note: str | None,
                  by: str, recorded_at: str | None, now: int, records: dict[str, int] | None = None,
-                 scope: str | None = None) -> Statement:
+                 scopes: tuple[str, ...] | None = None) -> Statement:
         """A ``cite`` statement with id ``fid``: ``sources`` attached to the assertion ``target`` (``ref`` as the
         caller wrote it), which is neither an end, a cite, nor retracted (see also ``not_attached``)."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
         if target is None:
             raise BadInput(f"unknown fact {ref!r}: no statement has that id")
-        scope = one_scope(scope)
-        if scope is not None and target.scope != scope:
-            raise BadInput(f"unknown fact {ref!r} in scope {scope!r}: no assertion of that scope has that id "
-                           "(a cite always carries the scope of the assertion it supports)")
+        if not in_scopes(target.scope, scopes):
+            raise BadInput(f"unknown fact {ref!r} in scope {', '.join(scopes or ())}: no assertion of "
+                           f"{'that scope' if len(scopes or ()) == 1 else 'those scopes'} has that id "
+                           "(a cite carries the scope of the assertion it supports)")
         if target.op != "assert":
             raise BadInput(f"fact {ref!r} is {'an end' if target.op == 'end' else 'a cite'}: expected an assertion "
                            "(only what an assertion says can be cited)")

@@ -87,18 +87,18 @@ def decode_literal(text: str, literal_type: str) -> Value:
 def _stmt_row(s: Statement) -> tuple[Any, ...]:
     """A statement as a row of its subject's log: without its subject and its object's name
     (id, op, predicate, object, kind, from, to, recorded, retracted, reason, sources, by, trust), and
-    a scoped statement's scope as a 14th item."""
+    for a scoped statement, null and its scope as 14th and 15th items (the 14th is where the first
+    version of the log kept the object's name)."""
     row = s[:2] + s[3:14]
-    return row if s.scope is None else (*row, s.scope)
+    return row if s.scope is None else (*row, None, s.scope)
 
 
 def _stmt_from_row(subject: str, r: list[Any], name_of: Any) -> Statement:
-    """A log row back as a statement; ``name_of(ref)`` names entity objects. A 14th item is the scope
-    (layout 5; a migration rewrites every log, so no row of the first version, which carried the
-    object's name there, is left in a store of layout 5)."""
-    name = name_of(r[3]) if r[4] == "entity" else None
+    """A log row back as a statement; ``name_of(ref)`` names entity objects. Rows written before the
+    log dropped names carry the name as a 14th item; a scoped statement's row has its scope as a 15th."""
+    name = (r[13] if len(r) > 13 and r[13] is not None else name_of(r[3])) if r[4] == "entity" else None
     return Statement(r[0], r[1], subject, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], tuple(r[10] or ()),
-                     r[11], r[12], name, r[13] if len(r) > 13 else None)
+                     r[11], r[12], name, r[14] if len(r) > 14 else None)
 
 
 def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], bool]:
@@ -110,10 +110,10 @@ def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Sta
     last = -1
     ordered = True
     for r in loads(text):
-        if len(r) != 13:  # a scoped statement
+        if len(r) != 13:
             st = _stmt_from_row(subject, r, name_of)
-            if st.id <= last:
-                ordered = False
+            if len(r) != 15 or st.id <= last:
+                ordered = False  # len 14: an older row form, rewritten by the next rebuild
             last = st.id
             append(st)
             continue

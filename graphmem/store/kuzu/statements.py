@@ -40,8 +40,8 @@ _LOG_ROW = ("concat('[', CAST(a.id AS STRING), ',\"', a.op, '\",', CAST(to_json(
             f"{_json_int('a.valid_from')}, ',', {_json_int('a.valid_to')}, ',', {_json_int('a.recorded_at')}, ',', "
             f"{_json_int('a.retracted_at')}, ',', coalesce(CAST(to_json(a.retract_reason) AS STRING), 'null'), ',', "
             "a.sources, ',\"', a.asserted_by, '\",\"', a.trust, '\"', "
-            # a scoped statement's row has its scope as a 14th item (scope names never need escaping)
-            "CASE WHEN a.scope IS NULL THEN ']' ELSE concat(',\"', a.scope, '\"]') END)")
+            # a scoped statement's row has null and its scope as 14th and 15th items (scope names never need escaping)
+            "CASE WHEN a.scope IS NULL THEN ']' ELSE concat(',null,\"', a.scope, '\"]') END)")
 
 
 class StatementFile:
