@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, ScopesOpt, WideOpt, emit, errors, memory
 from graphmem.cli.evidence import AboutOpt, KindOpt, SinceOpt, SourceOpt, UntilOpt
 
 When = "ISO-8601 date or datetime, or 'now'."
@@ -31,6 +31,7 @@ def pack(
     since: SinceOpt = None,
     until: UntilOpt = None,
     about: AboutOpt = None,
+    scope: ScopesOpt = None,
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -42,5 +43,5 @@ def pack(
     """
     with errors(), memory(ctx, lookup=True) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
-                   trace=trace, kind=kind, source=source, since=since, until=until, about=about)
+                   trace=trace, kind=kind, source=source, since=since, until=until, about=about, scope=scope)
         emit(ctx, r.to_dict(), lambda d: render.pack(d, trace_on_stderr=True))
