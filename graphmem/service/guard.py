@@ -116,7 +116,8 @@ def load_tokens(path: str) -> dict[str, tuple[str, ...]]:
         with open(path, "rb") as f:
             doc = tomllib.load(f)
     except OSError as e:
-        raise BadInput(f"cannot read --tokens file {path!r}: {e.strerror}") from None
+        raise BadInput(f"cannot read --tokens file {path!r}: {e.strerror}; expected a TOML file of [[token]] "
+                       "tables") from None
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"bad --tokens file {path!r}: {e}; expected TOML with [[token]] tables") from None
     entries = doc.get("token")
