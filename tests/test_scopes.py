@@ -10,9 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import warnings
+
 import pytest
 from helpers import cli, one_clear_line
-from starlette.testclient import TestClient
+
+with warnings.catch_warnings():  # starlette's test client still runs on httpx, and says so
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
 
 import graphmem
 from graphmem.service.http import create_app
@@ -324,3 +329,19 @@ def test_tokens_file_and_scoped_token_options_are_checked(tmp_path: Path) -> Non
     one_clear_line(cli(tmp_path / "s", "serve", "--scoped-token", "abcdefgh1"), 2, ["--scoped-token", "TOKEN=SCOPE"])
     one_clear_line(cli(tmp_path / "s", "serve", "--scoped-token", "short=user:a"), 2, ["bad token"])
     one_clear_line(cli(tmp_path / "s", "serve", "--tokens", str(tmp_path / "missing.toml")), 2, ["cannot read"])
+
+
+def test_a_scope_reads_as_a_store_of_its_statements_alone(mem: graphmem.Memory, tmp_path: Path) -> None:
+    mem.assert_("Atlas", "status", "paused", valid_from="2024-03-01", scope="user:b")  # b supersedes, not a
+    mem.end("Atlas", "uses", "Kuzu", at="2024-05-01", scope="user:a")
+    lines = [json.loads(x) for x in mem.export_doc("jsonl", None).text.splitlines()]
+    with graphmem.open(tmp_path / "a", create=True) as alone:
+        alone.import_jsonl([json.dumps(x) for x in lines if x["op"] == "entity" or x.get("scope") == "user:a"])
+
+        def shape(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
+            return [(f["predicate"], json.dumps(f["object"]), f["valid_from"], f["valid_to"])
+                    for f in doc["intervals"]]
+        assert shape(mem.timeline("Atlas", scope="user:a").to_dict()) == shape(alone.timeline("Atlas").to_dict())
+        for t in ("2024-02-01", "2024-04-01", "2024-06-01"):
+            assert [(f.predicate, f.object) for f in mem.current("Atlas", as_of=t, scope="user:a").facts] == \
+                [(f.predicate, f.object) for f in alone.current("Atlas", as_of=t).facts]

@@ -131,13 +131,11 @@ class Reads:
                 value = literal(p, object)
             if object is not None:
                 filters["object"] = value
-            for ref, view in self._scoped_views(scopes, prefix):
+            every = self.store.entity_names()  # one read of every name beats a lookup per subject and object
+            for ref, view in self._scoped_views(scopes, prefix, every):
+                names[ref] = every.get(ref, ref)
                 rows.extend((ref, iv) for iv in holding(view, a)
                             if (p is None or iv.predicate == p.name) and (object is None or iv.object == value))
-            for ref, _ in rows:
-                if ref not in names:
-                    found = self.store.entity(ref)
-                    names[ref] = found.name if found else ref
         elif object is not None and (p is None or p.entity_valued):
             o = self.resolve(object, role="object")
             filters["object"] = o.ref
@@ -167,15 +165,11 @@ class Reads:
             out.append((Entity(ref, etype, names.get(ref, ref)), iv))
         return FactsResult(utc(a), filters, tuple(out), scopes)
 
-    def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None) -> list[tuple[str, list[Interval]]]:
-        """Each subject's fact view computed from its statements of ``scopes`` (Kuzu reads only those)."""
-        names: dict[str, str | None] = {}
-
-        def name_of(ref: str) -> str | None:
-            if ref not in names:
-                found = self.store.entity(ref)
-                names[ref] = found.name if found else None
-            return names[ref]
+    def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None,
+                      names: dict[str, str]) -> list[tuple[str, list[Interval]]]:
+        """Each subject's fact view computed from its statements of ``scopes`` (Kuzu reads only those);
+        ``names`` names entity objects."""
+        name_of = names.get
         out = []
         for ref, text in self.store.subject_logs(scopes=list(scopes)):
             if prefix and not ref.startswith(prefix):
