@@ -21,9 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import graphmem  # noqa: E402
 from bench_evidence import records  # noqa: E402
 from synth import generate  # noqa: E402
+
+import graphmem  # noqa: E402
 
 SCOPES = [f"agent:{i}" for i in range(10)]
 QUERIES = ["kuzu latency", "atlas migration", "beacon deploy review", "spacy parser", "ledger budget",

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import warnings
 
 import pytest
 from helpers import cli, one_clear_line

@@ -80,9 +80,8 @@ def serve(
             if t in scoped:
                 raise BadInput("bad --scoped-token: its token is given twice; expected each token once")
             scoped[t] = bound
-        if token is not None:
-            if token in scoped:
-                raise BadInput("the --token is also given as a scoped token: expected a token to be one or the other")
+        if token is not None and token in scoped:
+            raise BadInput("the --token is also given as a scoped token: expected a token to be one or the other")
         check_bind(host, token, bool(scoped))
         hosts = tuple(check_allow_host(h) for h in allow_host or ())
         origins = tuple(check_allow_origin(o) for o in allow_origin or ())
