@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
-from graphmem.model.scopes import scope_list
 from graphmem.reports import LintReport, MigrateReport, RebuildReport
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
 from graphmem.store import ViewFiles
 from graphmem.view import rebuild as view_rebuild
-
-if TYPE_CHECKING:
-    from graphmem.view.adhoc import CypherResult
 
 R = TypeVar("R")
 
@@ -72,8 +68,7 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate,
-                                   scopes=scope_list(scope))
+        return self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate, scope=scope)
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None,
                  scope: str | Iterable[str] | None = None) -> TimelineResult:
@@ -121,7 +116,7 @@ class ReadFacade(MemoryBase):
         [('assert', 'fact:1'), ('end', 'fact:2')]
         >>> m.close()
         """
-        return self._reads.timeline(subject, predicate=predicate, known_at=known_at, scopes=scope_list(scope))
+        return self._reads.timeline(subject, predicate=predicate, known_at=known_at, scope=scope)
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
               as_of: str | None = None, scope: str | Iterable[str] | None = None) -> FactsResult:
@@ -166,8 +161,7 @@ class ReadFacade(MemoryBase):
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
-        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of,
-                                 scopes=scope_list(scope))
+        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of, scope=scope)
 
     def why(self, fact: str, *, scope: str | Iterable[str] | None = None) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction.
@@ -201,7 +195,7 @@ class ReadFacade(MemoryBase):
         ('uses', 2024, 'project:atlas', ())
         >>> m.close()
         """
-        return self._reads.why(fact, scope_list(scope))
+        return self._reads.why(fact, scope)
 
     def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
         """Who asserted each statement: ``fact:N`` to operator, agent, extractor or import.
@@ -233,42 +227,6 @@ class ReadFacade(MemoryBase):
         >>> m.close()
         """
         return self._reads.asserted_by(facts)
-
-    def cypher(self, query: str) -> CypherResult:
-        """Run one read-only Cypher query of your own (Kuzu's dialect) on the store (``graphmem cypher``).
-
-        The engine runs it in a read-only transaction: a query that would write, or reach files or
-        settings outside the store, is refused and nothing changes.
-
-        Parameters
-        ----------
-        query : str
-            One query: MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN or CALL of a read-only function.
-
-        Returns
-        -------
-        CypherResult
-            ``columns``, ``types`` and ``rows``, each value JSON-safe.
-
-        Raises
-        ------
-        QueryRefused
-            The query would write (CREATE, MERGE, SET, DELETE, ...), holds several statements, or reads
-            files (LOAD FROM) or changes settings.
-        BadInput
-            The engine cannot parse or run it.
-
-        Examples
-        --------
-        >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
-        >>> r = m.cypher("RETURN 1 + 1 AS two, 'x' AS s")
-        >>> r.columns, r.rows
-        (('two', 's'), ((2, 'x'),))
-        >>> m.close()
-        """
-        from graphmem.view.adhoc import run_query  # loaded on first use, like the retrieval parts
-        return run_query(self.store, query)
 
     # rebuild (graphmem.view.rebuild) ----------------------------------------------------------
 

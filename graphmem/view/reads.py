@@ -9,7 +9,7 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
-from graphmem.model.scopes import in_scopes
+from graphmem.model.scopes import in_scopes, scope_list
 from graphmem.model.times import format_instant, utc
 from graphmem.model.words import moment
 from graphmem.ontology.schema import Ontology, Registry
@@ -28,12 +28,13 @@ class Reads:
         self.resolve = checks.resolve
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
-                predicate: str | None = None, scopes: tuple[str, ...] | None = None) -> CurrentResult:
+                predicate: str | None = None, scope: str | Iterable[str] | None = None) -> CurrentResult:
         """What holds for ``subject`` at ``as_of`` as known at ``known_at`` (each defaults to now, SPEC 4:
         given only ``known_at``, the answer is what we believed then about now); with ``scopes``, the
         fact view of the subject's statements of those scopes (docs/scopes.md)."""
         t = when(as_of, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
+        scopes = scope_list(scope)
         e, view = self._subject_and_view(subject, t.known_at if t.past else None)
         message = None
         if scopes is not None:
@@ -83,11 +84,12 @@ class Reads:
         return (e, *self.store.subject_log_and_view(e.ref))
 
     def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None,
-                 scopes: tuple[str, ...] | None = None) -> TimelineResult:
+                 scope: str | Iterable[str] | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them (with
         ``scopes``: of the statements of those scopes)."""
         t = when(None, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
+        scopes = scope_list(scope)
         e, log, view = self._subject_log_and_view(subject, t.known_at if t.past else None)
         if scopes is not None:
             log = [s for s in log if in_scopes(s.scope, scopes)]
@@ -112,10 +114,11 @@ class Reads:
         return TimelineResult(e, utc(kk), tuple(intervals), tuple((ev, s) for _, _, ev, s in events), mine, scopes)
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
-              as_of: str | None = None, scopes: tuple[str, ...] | None = None) -> FactsResult:
+              as_of: str | None = None, scope: str | Iterable[str] | None = None) -> FactsResult:
         """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start;
         with ``scopes``, over the fact view of the statements of those scopes (each subject recomputed)."""
         a = when(as_of).as_of
+        scopes = scope_list(scope)
         p = self.checks.predicate(predicate) if predicate else None
         stype = self.checks.entity_type(subject_type) if subject_type else None
         filters: dict[str, Any] = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
@@ -184,10 +187,11 @@ class Reads:
         ids = [parse_fact_ref(f) for f in facts]
         return {fact_ref(i): by for i, by in sorted(self.store.asserters(ids).items())}
 
-    def why(self, fact: str, scopes: tuple[str, ...] | None = None) -> WhyResult:
+    def why(self, fact: str, scope: str | Iterable[str] | None = None) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction (with
         ``scopes``: a statement of those scopes, read against their statements only)."""
         fid = parse_fact_ref(fact)
+        scopes = scope_list(scope)
         st = self.store.statement(fid)
         if st is None:
             raise BadInput(f"unknown fact {fact!r}: no statement has that id")
