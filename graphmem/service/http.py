@@ -61,7 +61,8 @@ def openapi() -> dict[str, Any]:
         op: dict[str, Any] = {"operationId": ep.name, "summary": ep.summary, "responses": {
             "200": {"description": "The same JSON document as the CLI's --json"},
             "400": {"description": "Bad input (graphmem.error.v1)"}, "404": {"description": "Unknown entity or fact"},
-            "403": {"description": "A Host or Origin that is not the server's (cross-site protection)"},
+            "403": {"description": "A Host or Origin that is not the server's (cross-site protection), "
+                                    "or a scope outside the token's (ScopeRefused, docs/scopes.md)"},
             "503": {"description": "The store cannot be used"}}}
         if ep.guide:
             op["description"] = ep.guide
