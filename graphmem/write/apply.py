@@ -171,17 +171,17 @@ class Writer:
     def extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
         """MENTIONS edges, new assertions and ends (by the extractor, citing the record); known facts are
         skipped, so is an end of what does not hold at its time, and so is a proposal the store would refuse.
-        Each statement carries the scope of the record it cites, and is checked against that scope's view."""
+        Each statement carries the scope of the record it cites (what the whole view knows is still skipped,
+        so a fact is not proposed again for each scope a record of it belongs to)."""
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []
-        views: dict[tuple[str, str | None], list[Interval]] = {}
+        views: dict[str, list[Interval]] = {}
 
-        def view_of(subject: str, scope: str | None) -> list[Interval]:
-            if (subject, scope) not in views:
-                views[(subject, scope)] = self.store.subject_view(subject) if scope is None else view_for_subject(
-                    [s for s in self.store.subject_log(subject) if s.scope == scope], self.registry)
-            return views[(subject, scope)]
+        def view_of(subject: str) -> list[Interval]:
+            if subject not in views:
+                views[subject] = self.store.subject_view(subject)
+            return views[subject]
         entities: dict[str, Entity] = {}
 
         def resolved(text: str, role: str = "entity") -> Entity:  # the live resolver's wording, looked up once
@@ -192,10 +192,9 @@ class Writer:
         for rec, ex in items:
             for p in ex.assertions:
                 if any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
-                       for iv in view_of(p.subject, rec.scope)):
+                       for iv in view_of(p.subject)):
                     continue
-                if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
-                       and s.scope == rec.scope for s in stmts):
+                if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object for s in stmts):
                     continue
                 try:  # the same checks and text rule as every other write
                     st = self.checks.assertion(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
@@ -207,10 +206,10 @@ class Writer:
                 fid += 1
             for p in ex.ends:  # what the text says stopped holding, when the store holds it then
                 if not any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
-                           for iv in view_of(p.subject, rec.scope)):
+                           for iv in view_of(p.subject)):
                     continue
                 if any(s.op == "end" and s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
-                       and s.scope == rec.scope for s in stmts):
+                       for s in stmts):
                     continue
                 try:
                     st = self.checks.ending(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
