@@ -30,6 +30,11 @@ def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
     return tuple(map(Fact.of, view))
 
 
+def scoped(scopes: tuple[str, ...] | None) -> dict[str, Any]:
+    """What a document says of the scopes its read was limited to: ``{"scope": [...]}``, or nothing."""
+    return {} if scopes is None else {"scope": list(scopes)}
+
+
 @dataclass(frozen=True, repr=False)
 class CurrentResult(HtmlRepr):
     """What holds for ``subject`` at ``as_of`` as known at ``known_at``: ``facts`` are Fact values.
@@ -49,6 +54,8 @@ class CurrentResult(HtmlRepr):
     plans : tuple of dict
         Plans (records of kind ``plan``) that mention the subject, never facts: ``ref``, ``text``,
         ``ts``, ``due``, ``status`` (overdue, due, no_due), overdue and due first (docs/lifecycle.md).
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -69,6 +76,7 @@ class CurrentResult(HtmlRepr):
     view: tuple[Interval, ...]
     message: str | None = None  # why nothing holds, when the reason is worth saying (known_at before any record)
     plans: tuple[dict[str, Any], ...] = ()  # plans mentioning the subject (docs/lifecycle.md), never facts
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
@@ -79,7 +87,7 @@ class CurrentResult(HtmlRepr):
         return {"schema": "graphmem.current.v1", "subject": self.subject.brief(),
                 "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                 "facts": [iv.to_dict() for iv in self.view], **({"message": self.message} if self.message else {}),
-                **({"plans": list(self.plans)} if self.plans else {})}
+                **({"plans": list(self.plans)} if self.plans else {}), **scoped(self.scopes)}
 
     def _summary(self) -> str:
         return (f"{nb.who(self.subject)} as of {nb.day(self.as_of)}, known at {nb.day(self.known_at)}: "
@@ -111,6 +119,8 @@ class TimelineResult(HtmlRepr):
         The same as the view computed them (what ``to_dict`` writes).
     entity_events : tuple of EntityEvent
         The subject's renames, alias changes and merges, as known at ``known_at``.
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -131,6 +141,7 @@ class TimelineResult(HtmlRepr):
     view: tuple[Interval, ...]
     log: tuple[tuple[str, Statement], ...]  # (event, statement): assert, end or retract, in record order
     entity_events: tuple[EntityEvent, ...] = ()  # the subject's renames, aliases and merges, as known at known_at
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
     def intervals(self) -> tuple[Fact, ...]:
@@ -172,7 +183,7 @@ class TimelineResult(HtmlRepr):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.timeline.v1", "subject": self.subject.brief(),
                 "known_at": format_datetime(self.known_at),
-                "intervals": [iv.to_dict() for iv in self.view], "events": self._event_docs()}
+                "intervals": [iv.to_dict() for iv in self.view], "events": self._event_docs(), **scoped(self.scopes)}
 
     def _event_docs(self) -> list[dict[str, Any]]:
         """The statements' events and the entity's own, in record order (the entity's first at one instant)."""
@@ -216,6 +227,8 @@ class FactsResult(HtmlRepr):
         Each subject of ``facts`` by its ref.
     view : tuple
         (subject, interval) pairs as the view computed them (what ``to_dict`` writes).
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -233,6 +246,7 @@ class FactsResult(HtmlRepr):
     as_of: _dt.datetime
     filters: dict[str, Any]
     view: tuple[tuple[Entity, Interval], ...]
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
     def facts(self) -> tuple[Fact, ...]:
@@ -246,7 +260,7 @@ class FactsResult(HtmlRepr):
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.facts.v1", "as_of": format_datetime(self.as_of), "filters": self.filters,
-                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view]}
+                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view], **scoped(self.scopes)}
 
     def _summary(self) -> str:
         shown = {k: v for k, v in self.filters.items() if v is not None}
@@ -286,6 +300,8 @@ class WhyResult(HtmlRepr):
         The merges and unmerges that carried this fact or made it.
     cited_by : tuple of Statement
         The cites of this assertion, retracted ones included.
+    scopes : tuple of str or None
+        The scopes the read was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -322,6 +338,7 @@ class WhyResult(HtmlRepr):
         """The facts of the view this statement is behind."""
         return _facts(self.view)
     entity_events: tuple[EntityEvent, ...] = ()  # the merges and unmerges that carried this fact or made it
+    scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     def to_dict(self) -> dict[str, Any]:
         st = self.stored
@@ -347,7 +364,7 @@ class WhyResult(HtmlRepr):
             "ended_by": list(self.ended_by),
             "retraction": None if st.retracted_at is None else {
                 "at": format_instant(st.retracted_at), "reason": st.retract_reason},
-            "entity_events": [ev.to_dict() for ev in self.entity_events],
+            "entity_events": [ev.to_dict() for ev in self.entity_events], **scoped(self.scopes),
         }
 
     def _source(self, ref: str) -> dict[str, Any]:

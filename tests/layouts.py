@@ -1,12 +1,13 @@
 """Stores in the earlier layouts, made by code: a store written by this graphmem, copied table by table
-into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 4), as that version wrote them.
+into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 6), as that version wrote them.
 
 - layout 1: records keyed by their number, with a ``search`` column under Kuzu's full-text index
   (``record_text``); no ``Term``/``Posting`` tables; statement times as TIMESTAMP.
 - layout 2: records keyed by ``rec:N`` and graphmem's own full-text index; statement times as TIMESTAMP.
 - layout 3: statement times as INT64 microseconds; no ``EntityEvent`` table.
 - layout 4: entity events; no ``RecordEvent`` table.
-- layout 5 (``LEXICON_LAYOUT - 1``): record events; no ``LexiconChange`` table (the stored linking lexicon).
+- layout 5: record events; no ``LexiconChange`` table (the stored linking lexicon).
+- layout 6 (``SCOPES_LAYOUT - 1``): the stored lexicon; statements without a ``scope`` column.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import kuzu
 
-from graphmem.store.kuzu.base import LEXICON_LAYOUT
+from graphmem.store.kuzu.base import LEXICON_LAYOUT, SCOPES_LAYOUT
 
 _TIMES = ("valid_from", "valid_to", "recorded_at", "retracted_at")
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -43,7 +44,7 @@ def _timestamp(us: int | None) -> datetime.datetime | None:
 
 def write_old_layout(src: Path, dst: Path, version: int) -> None:
     """Write the store at ``src`` (closed, current layout) as a store of layout ``version`` at ``dst``."""
-    assert version in (1, 2, 3, 4, LEXICON_LAYOUT - 1)
+    assert version in (1, 2, 3, 4, 5, SCOPES_LAYOUT - 1)
     sdb = kuzu.Database(str(src / "graph.kuzu"), read_only=True)
     s = kuzu.Connection(sdb)
     dst.mkdir(parents=True)
@@ -59,6 +60,8 @@ def write_old_layout(src: Path, dst: Path, version: int) -> None:
                 or table == "RecordEvent" and version < 5 or table == "LexiconChange" and version < LEXICON_LAYOUT):
             continue
         cols = _columns(s, table)
+        if table == "Assertion":  # layouts before SCOPES_LAYOUT: no scope
+            cols = [c for c in cols if c[0] != "scope"]
         names = [c for c, _, _ in cols]
         rows = s.execute(f"MATCH (x:{table}) RETURN {', '.join(f'x.{c}' for c in names)}").get_all()
         types = {c: t for c, t, _ in cols}

@@ -82,6 +82,8 @@ def import_(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="JSONL file of entity/assert/end/retract lines, or -.")],
     strict: Annotated[bool, typer.Option("--strict", help="Write nothing if any line is invalid.")] = False,
+    scope: Annotated[str | None, typer.Option("--scope", metavar="SCOPE", help="The scope of the statement lines "
+                                              "that carry none (docs/scopes.md).")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Bulk entities and statements from JSONL; invalid lines are reported and not written."""
@@ -91,7 +93,7 @@ def import_(
         with memory(ctx, write=True) as m:
             source = sys.stdin.buffer if file == "-" else file
             with bar() as progress:
-                r = m.import_jsonl(source, strict=strict, progress=progress)
+                r = m.import_jsonl(source, strict=strict, progress=progress, scope=scope)
             doc = r.to_dict()
 
             def human(d: dict[str, Any]) -> None:

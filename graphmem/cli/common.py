@@ -29,6 +29,12 @@ def _json_given(ctx: typer.Context, param: Any, value: bool) -> bool:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout (errors too).",
                                        callback=_json_given)]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Show every column of a table, however wide.")]
+ScopesOpt = Annotated[list[str] | None, typer.Option(
+    "--scope", metavar="SCOPE", help="Only the statements and records of this scope (repeatable; default: every "
+                                     "scope; unscoped ones are left out when given; docs/scopes.md).")]
+ScopeOpt = Annotated[str | None, typer.Option(
+    "--scope", metavar="SCOPE", help="The scope it belongs to: a user, agent, project or session (default: "
+                                     "unscoped; docs/scopes.md).")]
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, WideOpt, bad_lines, emit, errors, fail, memory
+from graphmem.cli.common import JsonOpt, ScopesOpt, WideOpt, bad_lines, emit, errors, fail, memory
 from graphmem.cli.progress import bar
 
 _T = "ISO-8601 date or datetime, or 'now'."
@@ -46,6 +46,8 @@ def ingest(
     format_: Annotated[str, typer.Option("--format", metavar="FORMAT", help="auto (by extension; stdin: jsonl), "
                                          "jsonl, markdown or text.")] = "auto",
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Store secrets as they are (default: redact).")] = False,
+    scope: Annotated[str | None, typer.Option("--scope", metavar="SCOPE", help="The scope of the records that carry "
+                                              "none (docs/scopes.md).")] = None,
     extract_: Annotated[bool, typer.Option("--extract", help="Also extract from the new records and apply it "
                                            "(mentions and assertions by the extractor).")] = False,
     json_: JsonOpt = False,
@@ -59,7 +61,7 @@ def ingest(
         with memory(ctx, write=True) as m:
             with bar() as progress:
                 r = m.ingest(sys.stdin.buffer if file == "-" else file, redact=not no_redact, extract=extract_,
-                             format=format_, progress=progress)
+                             format=format_, progress=progress, scope=scope)
             emit(ctx, r.to_dict(), render.ingest)
             if r.errors and not r.stored:  # a store this command created, with nothing in it, is removed
                 bad_lines(r.errors)
@@ -101,13 +103,15 @@ def search(
     about: AboutOpt = None,
     include_archived: ArchivedOpt = False,
     no_track: NoTrackOpt = False,
+    scope: ScopesOpt = None,
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
     """Full-text (BM25) search over evidence records, best first; the filters rank within the records they allow."""
     with errors(), memory(ctx, track=not no_track) as m:
         emit(ctx, m.search(query, limit=limit, kind=kind, source=source, since=since, until=until,
-                           about=about, include_archived=include_archived, track=not no_track).to_dict(),
+                           about=about, include_archived=include_archived, track=not no_track,
+                           scope=scope).to_dict(),
              render.search)
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 import graphmem.cli.render as render
-from graphmem.cli.common import JsonOpt, WideOpt, emit, errors, memory
+from graphmem.cli.common import JsonOpt, ScopesOpt, WideOpt, emit, errors, memory
 from graphmem.cli.evidence import AboutOpt, ArchivedOpt, KindOpt, NoTrackOpt, SinceOpt, SourceOpt, UntilOpt
 
 When = "ISO-8601 date or datetime, or 'now'."
@@ -33,6 +33,7 @@ def pack(
     about: AboutOpt = None,
     include_archived: ArchivedOpt = False,
     no_track: NoTrackOpt = False,
+    scope: ScopesOpt = None,
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -46,5 +47,5 @@ def pack(
     with errors(), memory(ctx, lookup=True, track=not no_track and as_of is None and known_at is None) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
                    trace=trace, kind=kind, source=source, since=since, until=until, about=about,
-                   include_archived=include_archived, track=not no_track)
+                   include_archived=include_archived, track=not no_track, scope=scope)
         emit(ctx, r.to_dict(), lambda d: render.pack(d, trace_on_stderr=True))

@@ -19,6 +19,7 @@ from graphmem.evidence.textfiles import blocks, file_format, source_name
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, no_progress
 from graphmem.model.records import Record
+from graphmem.model.scopes import in_scopes, one_scope
 from graphmem.model.times import format_instant, now_us
 from graphmem.notebook import HtmlRepr, plural, rows_of
 
@@ -201,14 +202,18 @@ def _is_json_text(source: Source) -> bool:
 
 
 def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars: int = MAX_CHARS,
-           fmt: str = "auto", progress: Progress = no_progress) -> IngestReport:
+           fmt: str = "auto", progress: Progress = no_progress, scope: str | None = None,
+           scopes: tuple[str, ...] | None = None) -> IngestReport:
     """Store every good line as a record; report bad lines; add nothing twice; ``progress`` hears how far
     it has got.
 
     ``source`` is a JSONL, Markdown or text file (a ``Path``, or a ``str`` that does not start with
     ``{``), JSONL text (a ``str`` starting with ``{``, or ``bytes``), one record as a dict, or an iterable
     or stream of lines (``bytes``, ``str`` or dicts). Lines are numbered from 1 in that order. ``fmt``:
-    jsonl, markdown or text, or auto (a path's extension: ``textfiles.file_format``; JSONL otherwise)."""
+    jsonl, markdown or text, or auto (a path's extension: ``textfiles.file_format``; JSONL otherwise).
+    ``scope`` is the scope of the records that carry none; with ``scopes``, a record of another scope
+    (or none) is a bad line (docs/scopes.md)."""
+    scope = one_scope(scope)
     t0 = time.perf_counter()
     now = now_us()
     form = "jsonl" if fmt == "auto" and _is_json_text(source) else file_format(source, fmt)
@@ -225,7 +230,13 @@ def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars
         try:
             if isinstance(obj, GraphmemError):
                 raise obj
-            parsed.append(parse_record(obj, now=now, redact_secrets=redact, max_chars=max_chars))
+            if scope is not None and isinstance(obj, dict) and obj.get("scope") is None:
+                obj = {**obj, "scope": scope}
+            rec = parse_record(obj, now=now, redact_secrets=redact, max_chars=max_chars)
+            if not in_scopes(rec.scope, scopes):
+                raise BadInput(f"scope {rec.scope!r} is outside the scopes this write may use: expected one of "
+                               f"{', '.join(scopes or ())}")
+            parsed.append(rec)
         except GraphmemError as e:
             errors.append((lineno, str(e)))
     keys = [r.key for r in parsed]

@@ -335,10 +335,16 @@ def plan_label(record: Any, ts: int, at: int) -> tuple[str, tuple[int, int]]:
     return label, (PLAN_ORDER[status], due if due is not None else -ts)
 
 
-def with_plans(store: Any, current: CurrentResult, known_given: bool, predicate: str | None) -> CurrentResult:
+def with_plans(store: Any, current: CurrentResult, known_given: bool, predicate: str | None,
+               scope: Any = None) -> CurrentResult:
     """``current`` (a CurrentResult) with the plans that mention its subject, when no predicate
-    narrows it (``known_given``: a known_at was asked for, so later plans are left out)."""
+    narrows it (``known_given``: a known_at was asked for, so later plans are left out); with a
+    ``scope`` (one or several), only the plans of those scopes (docs/scopes.md)."""
     rows = store.plans_mentioning(current.subject.ref) if predicate is None else []
+    if rows and scope is not None:
+        from graphmem.model.scopes import scope_list
+        scopes = scope_list(scope) or ()
+        rows = [r for r in rows if (rec := store.record(r[0])) is not None and rec.scope in scopes]
     if not rows:
         return current
     from graphmem.model.times import to_us

@@ -12,6 +12,7 @@ from typing import Any
 
 from graphmem.errors import BadInput
 from graphmem.model.records import Record
+from graphmem.model.scopes import check_scope
 from graphmem.model.text import check_text, find_bad_text, redact
 from graphmem.model.times import parse_instant
 
@@ -141,6 +142,8 @@ def parse_record(obj: Any, *, now: int, redact_secrets: bool = True, max_chars: 
     if caller_id is not None and not isinstance(caller_id, str | int):
         raise BadInput(f"bad id {caller_id!r}: expected a string or integer")
     source, scope = opt_str(obj, "source"), opt_str(obj, "scope")
+    if scope is not None:
+        check_scope(scope)
     for name, value in (("text", text), ("id", caller_id), ("source", source), ("scope", scope), ("meta", meta)):
         bad = find_bad_text(value)
         if bad is not None:

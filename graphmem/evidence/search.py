@@ -1,7 +1,7 @@
 """Search over evidence records with filters (docs/evidence.md): which records a filter allows, and
 BM25 ranking within them.
 
-A filter is kind, source, record time (the record's ``ts``) and the entities a record mentions;
+A filter is kind, source, scope (docs/scopes.md), record time (the record's ``ts``) and the entities a record mentions;
 values of one field are alternatives (any of them), fields combine (all of them). The full-text
 index ranks only the records the filter allows, so a filter never returns fewer hits than there
 are matching records (post-filtering a top-k would).
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
 from graphmem.evidence.query import content_words, search_terms, snippet
+from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
 from graphmem.results import SearchHit, SearchResult
@@ -63,14 +64,18 @@ class RecordFilter:
     until: int | None = None  # record time (ts), exclusive
     about: tuple[str, ...] = ()  # entity refs
     include_archived: bool = False  # archived records too (docs/lifecycle.md); by default they are left out
+    scopes: tuple[str, ...] | None = None  # None: every scope; else only records of these (unscoped left out)
 
     def __bool__(self) -> bool:
-        return bool(self.kinds or self.sources or self.about) or self.since is not None or self.until is not None
+        return (bool(self.kinds or self.sources or self.about) or self.since is not None or self.until is not None
+                or self.scopes is not None)
 
     def to_dict(self) -> dict[str, Any]:
         """The filter as given (normalized), for the documents that were filtered."""
         doc = {"kind": list(self.kinds), "source": list(self.sources), "since": format_instant(self.since),
                "until": format_instant(self.until), "about": list(self.about)}
+        if self.scopes is not None:
+            doc["scope"] = list(self.scopes)
         return doc | {"include_archived": True} if self.include_archived else doc
 
     def within(self, store: FilterStore) -> np.ndarray | None:
@@ -91,6 +96,11 @@ class RecordFilter:
         kept: np.ndarray = ids[~np.isin(ids, archived)]
         return kept
 
+    def lenders(self, store: FilterStore) -> np.ndarray | None:
+        """The records that may lend a record context in ranking (``rank_in_context``): those of the
+        filter's scopes, archived or not (None: every record)."""
+        return None if self.scopes is None else RecordFilter(scopes=self.scopes, include_archived=True).within(store)
+
     def _within(self, store: FilterStore) -> np.ndarray | None:
         """The ids the filter's fields allow, archived or not (None: every record).
 
@@ -99,11 +109,12 @@ class RecordFilter:
         if not self:
             return None
         import numpy as np
-        if self.about and not (self.kinds or self.sources) and self.since is None and self.until is None:
+        if (self.about and not (self.kinds or self.sources) and self.since is None and self.until is None
+                and self.scopes is None):
             only: np.ndarray = store.records_mentioning(self.about)  # no need for the records' columns
             return only
         f = store.record_facets()
-        key = (self.kinds, self.sources, self.since, self.until)
+        key = (self.kinds, self.sources, self.since, self.until, self.scopes)
         ids: np.ndarray | None = f.memo.get(key)
         if ids is None:
             keep = np.ones(len(f.ids), bool)
@@ -116,6 +127,10 @@ class RecordFilter:
                     wanted[[i for i, s in enumerate(f.sources) if any(source_matches(s, p) for p in self.sources)]] = True
                     f.memo[self.sources] = wanted
                 keep &= wanted[f.source]
+            if self.scopes is not None:
+                wanted_scopes = np.zeros(len(f.scopes) + 1, bool)  # the last entry: no scope (code -1), left out
+                wanted_scopes[[i for i, s in enumerate(f.scopes) if s in self.scopes]] = True
+                keep &= wanted_scopes[f.scope]
             if self.since is not None:
                 keep &= f.ts >= self.since
             if self.until is not None:
@@ -158,7 +173,8 @@ def _values(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
 
 def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iterable[str] | None = None,
                   since: str | None = None, until: str | None = None, about: str | Iterable[str] | None = None,
-                  resolve: Callable[..., Entity], include_archived: bool = False) -> RecordFilter:
+                  resolve: Callable[..., Entity], include_archived: bool = False,
+                  scope: str | Iterable[str] | None = None) -> RecordFilter:
     """A filter from what a user gave (each of kind, source and about: one value or several); entity
     names and aliases in ``about`` are resolved to refs by ``resolve``. Bad values raise BadInput."""
     kinds = _values(kind, "kind")
@@ -170,7 +186,8 @@ def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iter
     if lo is not None and hi is not None and hi <= lo:
         raise BadInput(f"bad until {until!r}: expected a time after since {since!r}")
     refs = tuple(dict.fromkeys(resolve(a, role="about").ref for a in _values(about, "about")))
-    return RecordFilter(kinds, _values(source, "source"), lo, hi, refs, include_archived=bool(include_archived))
+    return RecordFilter(kinds, _values(source, "source"), lo, hi, refs, include_archived=bool(include_archived),
+                        scopes=scope_list(scope))
 
 
 CONTEXT_SHARE = 0.5  # a record's score gains this share of the best score of the turns around it in its session
@@ -205,19 +222,21 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
     return f.ids, held
 
 
-def rank_in_context(store: RankStore, terms: list[str], limit: int,
-                    within: Any = None) -> list[tuple[int, float, float]]:
+def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any = None,
+                    lenders: Any = None) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
     that answers the turn the query's words find ranks with it. Only messages with a source have a
-    session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the filter, so a filter never changes
-    a score. (id, score, the part of the score its neighbour lent), best first, ties by id."""
+    session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the
+    filter, so a filter never changes a score, except a scope: ``lenders`` (the records of the scopes asked
+    for, None for all) are the only records that may lend, so a scoped read learns nothing from other
+    scopes. (id, score, the part of the score its neighbour lent), best first, ties by id."""
     import numpy as np
     pool = max(limit, CONTEXT_POOL)
     own = dict(store.rank_records(terms, pool, within))
     if not own:
         return []
-    own_all = dict(store.rank_records(terms, pool)) if within is not None else own  # all may lend context
+    own_all = dict(store.rank_records(terms, pool, lenders)) if within is not None else own  # who may lend
     ids, sess = sessions(store)
     seeds = np.array(sorted(set(own) | set(own_all)), np.int64)
     at = np.searchsorted(ids, seeds)
@@ -228,6 +247,8 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int,
         for j in (i - 1, i + 1):
             if 0 <= j < len(ids) and sess[j] == sess[i]:
                 near.add(int(ids[j]))
+    if lenders is not None:
+        near &= {int(x) for x in lenders[np.isin(lenders, list(near))]}
     if not near:
         return [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]]
     every = sorted(near | set(own) | set(own_all))
@@ -251,7 +272,7 @@ def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -
     """The ``limit`` best records for the words of ``query`` among those ``where`` allows."""
     from graphmem.model.textindex import query_terms
     terms = search_terms(check_text(query, "query"))
-    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store))
+    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store), where.lenders(store))
     many = getattr(store, "record_hits", None)  # one read for all the hits where the store can
     rows = many([i for i, _, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _, _ in ranked}
     hits = [(i, score, *row) for i, score, _ in ranked if (row := rows.get(i)) is not None]

@@ -23,6 +23,7 @@ from graphmem.memory.base import schema_dirs
 from graphmem.memory.entities import EntityFacade
 from graphmem.memory.evidence import EvidenceFacade
 from graphmem.memory.lifecycle import LifecycleFacade
+from graphmem.memory.query import QueryFacade
 from graphmem.memory.reads import ReadFacade
 from graphmem.memory.retrieval import RetrievalFacade
 from graphmem.memory.writes import WriteFacade
@@ -35,7 +36,7 @@ __all__ = ["EXTRACT_MAX_CHARS", "Memory", "migrate", "open", "parse_fact_ref", "
            "schema_dirs", "search_terms", "slug", "snippet"]
 
 
-class Memory(EntityFacade, WriteFacade, ReadFacade, EvidenceFacade, RetrievalFacade, LifecycleFacade):
+class Memory(EntityFacade, WriteFacade, ReadFacade, QueryFacade, EvidenceFacade, RetrievalFacade, LifecycleFacade):
     """An open store with its ontology and predicate registry.
 
     ``buffer_pool_mb`` sizes Kuzu's page cache (default: Kuzu's own, 80% of RAM). A smaller pool opens

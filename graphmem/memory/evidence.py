@@ -10,6 +10,7 @@ from graphmem.errors import BadInput, check_int
 from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
+from graphmem.model.scopes import scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.results import (
     ExtractResult,
@@ -31,7 +32,8 @@ class EvidenceFacade(MemoryBase):
     """Records: ingest, look up, search, extract; export."""
 
     def ingest(self, source: Any, *, redact: bool = True, extract: bool = False, format: str = "auto",
-               progress: Progress = no_progress) -> IngestReport:
+               progress: Progress = no_progress, scope: str | None = None,
+               scopes: str | list[str] | None = None) -> IngestReport:
         """Store evidence records: record dicts of the JSONL format, JSON lines, a JSONL file, or a Markdown
         or text file.
 
@@ -54,6 +56,10 @@ class EvidenceFacade(MemoryBase):
             anything else JSON lines.
         progress : Progress, optional
             Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
+        scope : str, optional
+            The scope of the records that carry none (docs/scopes.md).
+        scopes : str or list of str, optional
+            Only records of these scopes may be stored: another record (or an unscoped one) is a bad line.
 
         Returns
         -------
@@ -79,7 +85,8 @@ class EvidenceFacade(MemoryBase):
         >>> m.close()
         """
         from graphmem.evidence.ingest import ingest
-        report = ingest(self.store, source, redact=redact, fmt=format, progress=progress)
+        report = ingest(self.store, source, redact=redact, fmt=format, progress=progress, scope=scope,
+                        scopes=scope_list(scopes))
         if extract and report.stored:
             report = dataclasses.replace(report, extraction=self.extract_records(list(report.stored), apply=True,
                                                                                  progress=progress))
@@ -160,7 +167,8 @@ class EvidenceFacade(MemoryBase):
 
     def search(self, query: str, *, limit: int = 10, kind: str | list[str] | None = None,
                source: str | list[str] | None = None, since: str | None = None, until: str | None = None,
-               about: str | list[str] | None = None, track: bool = True, include_archived: bool = False) -> SearchResult:
+               about: str | list[str] | None = None, track: bool = True, include_archived: bool = False,
+               scope: str | list[str] | None = None) -> SearchResult:
         """BM25-ranked records for the words of ``query`` (quotes and operators are taken as plain words),
         among the records the filters allow (each: one value or a list of alternatives; together: all).
 
@@ -184,6 +192,8 @@ class EvidenceFacade(MemoryBase):
             Record that the records returned were found (docs/lifecycle.md; not on a read-only store).
         include_archived : bool, default False
             Search archived records too.
+        scope : str or list of str, optional
+            Only records of these scopes (unscoped records left out); BM25 ranks within them (docs/scopes.md).
 
         Returns
         -------
@@ -212,7 +222,7 @@ class EvidenceFacade(MemoryBase):
         check_int(limit, "limit", 1, 1000)
         from graphmem.evidence.search import record_filter, search
         where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
-                              include_archived=include_archived)
+                              include_archived=include_archived, scope=scope)
         r = search(self.store, query, limit=limit, where=where)
         if track and r.results:
             self._track("searched", [int(h.ref[4:]) for h in r.results], now_us())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from graphmem.bulk import gc_paused
 from graphmem.evidence.lifecycle import with_plans
@@ -16,9 +16,6 @@ from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResu
 from graphmem.store import ViewFiles
 from graphmem.view import rebuild as view_rebuild
 
-if TYPE_CHECKING:
-    from graphmem.view.adhoc import CypherResult
-
 R = TypeVar("R")
 
 
@@ -26,7 +23,7 @@ class ReadFacade(MemoryBase):
     """What holds and held (``graphmem.view.reads``), rebuild and lint."""
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
-                predicate: str | None = None) -> CurrentResult:
+                predicate: str | None = None, scope: str | Iterable[str] | None = None) -> CurrentResult:
         """What holds for ``subject`` at ``as_of`` as known at ``known_at``.
 
         Each defaults to now (SPEC 4: given only ``known_at``, the answer is what we believed then about now).
@@ -41,6 +38,8 @@ class ReadFacade(MemoryBase):
             The time of knowledge: statements recorded (or retracted) later are ignored.
         predicate : str, optional
             Only this predicate.
+        scope : str or iterable of str, optional
+            Only the statements of these scopes (unscoped ones left out); default every scope (docs/scopes.md).
 
         Returns
         -------
@@ -71,10 +70,12 @@ class ReadFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return with_plans(self.store, self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate),
-                          known_at is not None, predicate)  # plans mentioning the subject (docs/lifecycle.md)
+        return with_plans(self.store, self._reads.current(subject, as_of=as_of, known_at=known_at, predicate=predicate,
+                                                         scope=scope),
+                          known_at is not None, predicate, scope)  # plans mentioning the subject (docs/lifecycle.md)
 
-    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None,
+                 scope: str | Iterable[str] | None = None) -> TimelineResult:
         """Every interval of ``subject`` (by predicate, then start) and the events behind them.
 
         Parameters
@@ -85,6 +86,8 @@ class ReadFacade(MemoryBase):
             Only this predicate.
         known_at : str, optional
             The time of knowledge (default: now).
+        scope : str or iterable of str, optional
+            Only the statements of these scopes (unscoped ones left out); default every scope (docs/scopes.md).
 
         Returns
         -------
@@ -117,10 +120,10 @@ class ReadFacade(MemoryBase):
         [('assert', 'fact:1'), ('end', 'fact:2')]
         >>> m.close()
         """
-        return self._reads.timeline(subject, predicate=predicate, known_at=known_at)
+        return self._reads.timeline(subject, predicate=predicate, known_at=known_at, scope=scope)
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
-              as_of: str | None = None) -> FactsResult:
+              as_of: str | None = None, scope: str | Iterable[str] | None = None) -> FactsResult:
         """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start.
 
         Parameters
@@ -133,6 +136,8 @@ class ReadFacade(MemoryBase):
             Only subjects of this entity type.
         as_of : str, optional
             The time the facts hold at (default: now).
+        scope : str or iterable of str, optional
+            Only the statements of these scopes (unscoped ones left out); default every scope (docs/scopes.md).
 
         Returns
         -------
@@ -160,15 +165,17 @@ class ReadFacade(MemoryBase):
         [('project:atlas', 'tool:kuzu')]
         >>> m.close()
         """
-        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
+        return self._reads.facts(predicate=predicate, object=object, subject_type=subject_type, as_of=as_of, scope=scope)
 
-    def why(self, fact: str) -> WhyResult:
+    def why(self, fact: str, *, scope: str | Iterable[str] | None = None) -> WhyResult:
         """The receipts of one statement: sources, supersession, conflicts, ends, retraction.
 
         Parameters
         ----------
         fact : str
             The statement's ref, ``fact:N``.
+        scope : str or iterable of str, optional
+            Only a statement of these scopes (another is an unknown fact), read against their statements.
 
         Returns
         -------
@@ -192,7 +199,7 @@ class ReadFacade(MemoryBase):
         ('uses', 2024, 'project:atlas', ())
         >>> m.close()
         """
-        return self._reads.why(fact)
+        return self._reads.why(fact, scope)
 
     def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
         """Who asserted each statement: ``fact:N`` to operator, agent, extractor or import.
@@ -224,42 +231,6 @@ class ReadFacade(MemoryBase):
         >>> m.close()
         """
         return self._reads.asserted_by(facts)
-
-    def cypher(self, query: str) -> CypherResult:
-        """Run one read-only Cypher query of your own (Kuzu's dialect) on the store (``graphmem cypher``).
-
-        The engine runs it in a read-only transaction: a query that would write, or reach files or
-        settings outside the store, is refused and nothing changes.
-
-        Parameters
-        ----------
-        query : str
-            One query: MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN or CALL of a read-only function.
-
-        Returns
-        -------
-        CypherResult
-            ``columns``, ``types`` and ``rows``, each value JSON-safe.
-
-        Raises
-        ------
-        QueryRefused
-            The query would write (CREATE, MERGE, SET, DELETE, ...), holds several statements, or reads
-            files (LOAD FROM) or changes settings.
-        BadInput
-            The engine cannot parse or run it.
-
-        Examples
-        --------
-        >>> import tempfile, graphmem
-        >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
-        >>> r = m.cypher("RETURN 1 + 1 AS two, 'x' AS s")
-        >>> r.columns, r.rows
-        (('two', 's'), ((2, 'x'),))
-        >>> m.close()
-        """
-        from graphmem.view.adhoc import run_query  # loaded on first use, like the retrieval parts
-        return run_query(self.store, query)
 
     # rebuild (graphmem.view.rebuild) ----------------------------------------------------------
 

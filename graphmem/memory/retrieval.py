@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from graphmem.memory.base import MemoryBase
+from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.write.inputs import when
 
@@ -19,6 +20,14 @@ if TYPE_CHECKING:
 
 class RetrievalFacade(MemoryBase):
     """Linking, recommendations, paths, packs and the graph (``graphmem.retrieval``)."""
+
+    def _scoped(self, scope: str | list[str] | None) -> Any:
+        """The store, or (with ``scope``) the store as seen from those scopes (``retrieval.scoped``)."""
+        scopes = scope_list(scope)
+        if scopes is None:
+            return self.store
+        from graphmem.retrieval.scoped import ScopedStore
+        return ScopedStore(self.store, self.ontology, self.registry, scopes)
 
     def lexicon(self) -> Lexicon:
         """The entity side of linking (names, lemmas, descriptions), read from the store on first use.
@@ -84,7 +93,7 @@ class RetrievalFacade(MemoryBase):
         return link(Linker(self.lexicon, self.ontology, self.store), check_idea(text), records=records)
 
     def recommend(self, idea: str, *, top: int = 5, as_of: str | None = None, known_at: str | None = None,
-                  max_hops: int = 3, paths: int = 3) -> RecommendResult:
+                  max_hops: int = 3, paths: int = 3, scope: str | list[str] | None = None) -> RecommendResult:
         """The projects ``idea`` fits best at ``as_of`` (as known at ``known_at``).
 
         Each comes with the graph paths that carry its score (docs/recommend.md).
@@ -101,6 +110,8 @@ class RetrievalFacade(MemoryBase):
             The longest path from the idea's entities to a project.
         paths : int, default 3
             The paths kept per project.
+        scope : str or list of str, optional
+            Walk the fact view of these scopes only, and link through their records (docs/scopes.md).
 
         Returns
         -------
@@ -130,12 +141,14 @@ class RetrievalFacade(MemoryBase):
         from graphmem.retrieval.recommend import GraphParts, recommend
         check_text(idea, "idea")
         t = when(as_of, known_at)
-        return recommend(GraphParts(self.store, self.ontology, self.registry),
-                         Linker(self.lexicon, self.ontology, self.store), idea, top=top,
-                         as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, paths=paths)
+        store = self._scoped(scope)
+        r = recommend(GraphParts(store, self.ontology, self.registry),
+                      Linker(self.lexicon, self.ontology, store), idea, top=top,
+                      as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, paths=paths)
+        return r if store is self.store else dataclasses.replace(r, scopes=store.scopes)
 
     def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
-             known_at: str | None = None) -> PathResult:
+             known_at: str | None = None, scope: str | list[str] | None = None) -> PathResult:
         """The shortest explained paths between two entities over the edges valid at ``as_of``.
 
         Parameters
@@ -148,6 +161,8 @@ class RetrievalFacade(MemoryBase):
             At most this many paths.
         as_of, known_at : str, optional
             The time of the graph and of knowledge (default: now).
+        scope : str or list of str, optional
+            Only the fact view of these scopes (docs/scopes.md).
 
         Returns
         -------
@@ -180,15 +195,17 @@ class RetrievalFacade(MemoryBase):
         """
         from graphmem.retrieval.recommend import GraphParts, shortest_paths
         t = when(as_of, known_at)
-        return shortest_paths(GraphParts(self.store, self.ontology, self.registry),
-                              self.resolve(src, role="from"), self.resolve(dst, role="to"),
-                              as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, limit=limit)
+        store = self._scoped(scope)
+        r = shortest_paths(GraphParts(store, self.ontology, self.registry),
+                           self.resolve(src, role="from"), self.resolve(dst, role="to"),
+                           as_of=t.as_of, known_at=t.known_at, now=t.now, max_hops=max_hops, limit=limit)
+        return r if store is self.store else dataclasses.replace(r, scopes=store.scopes)
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
              known_at: str | None = None, trace: bool = False, tokenizer: Any = None,
              kind: str | list[str] | None = None, source: str | list[str] | None = None, since: str | None = None,
              until: str | None = None, about: str | list[str] | None = None, track: bool = True,
-             include_archived: bool = False) -> PackResult:
+             include_archived: bool = False, scope: str | list[str] | None = None) -> PackResult:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md).
 
         Parameters
@@ -212,6 +229,8 @@ class RetrievalFacade(MemoryBase):
             read-only store, or with ``as_of`` or ``known_at`` in the past.
         include_archived : bool, default False
             Let archived records in too.
+        scope : str or list of str, optional
+            Only the records and the fact view of these scopes, in every lane (docs/scopes.md).
 
         Returns
         -------
@@ -240,8 +259,8 @@ class RetrievalFacade(MemoryBase):
         check_text(query, "query")
         t = when(as_of, known_at)
         where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
-                              include_archived=include_archived)
-        r = pack(PackParts(self.store, self.ontology, self.registry, self.lexicon), query,
+                              include_archived=include_archived, scope=scope)
+        r = pack(PackParts(self._scoped(scope), self.ontology, self.registry, self.lexicon), query,
                  budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
                  known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where)
         past = t.as_of < t.now or (t.known_at is not None and t.known_at < t.now)

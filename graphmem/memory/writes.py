@@ -10,6 +10,7 @@ from typing import Any
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
+from graphmem.model.scopes import scope_list
 from graphmem.reports import ImportReport
 from graphmem.results import WriteResult
 
@@ -19,7 +20,7 @@ class WriteFacade(MemoryBase):
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None = None,
                 valid_to: str | None = None, sources: Iterable[str] = (), by: str = "operator",
-                recorded_at: str | None = None) -> WriteResult:
+                recorded_at: str | None = None, scope: str | None = None) -> WriteResult:
         """Record that ``subject predicate obj`` holds from ``valid_from`` (default: now).
 
         Parameters
@@ -38,6 +39,8 @@ class WriteFacade(MemoryBase):
             Who asserts it; with ``sources``, it sets the statement's trust.
         recorded_at : str, optional
             When it became known (default: now; not in the future).
+        scope : str, optional
+            The scope it belongs to (a user, an agent, a project, a session; docs/scopes.md); default unscoped.
 
         Returns
         -------
@@ -73,10 +76,10 @@ class WriteFacade(MemoryBase):
         >>> m.close()
         """
         return self._writer.assert_(subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
-                                    sources=sources, by=by, recorded_at=recorded_at)
+                                    sources=sources, by=by, recorded_at=recorded_at, scope=scope)
 
     def end(self, subject: str, predicate: str, obj: Any = None, *, at: str, sources: Iterable[str] = (),
-            by: str = "operator") -> WriteResult:
+            by: str = "operator", scope: str | None = None) -> WriteResult:
         """Close, at ``at``, what holds for (subject, predicate) or (subject, predicate, object).
 
         Parameters
@@ -93,6 +96,8 @@ class WriteFacade(MemoryBase):
             Record refs or URIs the end is based on.
         by : str, default "operator"
             Who records the end.
+        scope : str, optional
+            The end's scope: it closes what holds in that scope (docs/scopes.md); default unscoped.
 
         Returns
         -------
@@ -126,9 +131,9 @@ class WriteFacade(MemoryBase):
         ()
         >>> m.close()
         """
-        return self._writer.end(subject, predicate, obj, at=at, sources=sources, by=by)
+        return self._writer.end(subject, predicate, obj, at=at, sources=sources, by=by, scope=scope)
 
-    def retract(self, fact: str, reason: str | None = None) -> WriteResult:
+    def retract(self, fact: str, reason: str | None = None, *, scope: str | Iterable[str] | None = None) -> WriteResult:
         """Withdraw a statement from now on; it stays in the history.
 
         Parameters
@@ -137,6 +142,8 @@ class WriteFacade(MemoryBase):
             The statement's ref, ``fact:N``.
         reason : str, optional
             Why it is withdrawn (kept with it).
+        scope : str or iterable of str, optional
+            Only a statement of these scopes may be retracted (another is an unknown fact).
 
         Returns
         -------
@@ -162,9 +169,10 @@ class WriteFacade(MemoryBase):
         'entered by mistake'
         >>> m.close()
         """
-        return self._writer.retract(fact, reason)
+        return self._writer.retract(fact, reason, scope_list(scope))
 
-    def cite(self, fact: str, sources: Iterable[str], note: str | None = None, *, by: str = "operator") -> WriteResult:
+    def cite(self, fact: str, sources: Iterable[str], note: str | None = None, *, by: str = "operator",
+             scope: str | Iterable[str] | None = None) -> WriteResult:
         """Attach evidence to what an assertion already says, as a statement of its own (a cite).
 
         The assertion is not changed: from the cite's record time on, the fact view's intervals of the
@@ -181,6 +189,9 @@ class WriteFacade(MemoryBase):
             Why the sources support it (kept with the cite).
         by : str, default "operator"
             Who attaches them.
+        scope : str or iterable of str, optional
+            The assertion must be of one of these scopes (another is an unknown fact); a cite always
+            carries its assertion's scope.
 
         Returns
         -------
@@ -207,7 +218,7 @@ class WriteFacade(MemoryBase):
         ('https://example.org/minutes',)
         >>> m.close()
         """
-        return self._writer.cite(fact, sources, note, by)
+        return self._writer.cite(fact, sources, note, by, scope_list(scope))
 
     @contextmanager
     def write_group(self) -> Iterator[WriteGroup]:
@@ -245,7 +256,7 @@ class WriteFacade(MemoryBase):
             yield WriteGroup(self._writer.flush, self.store.writes_done)
 
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False,
-                     progress: Progress = no_progress) -> ImportReport:
+                     progress: Progress = no_progress, scope: str | None = None) -> ImportReport:
         """Entities, records and statements from JSONL lines (SPEC 5), each line checked before any is written.
 
         Parameters
@@ -256,6 +267,8 @@ class WriteFacade(MemoryBase):
             Write nothing when any line is invalid (else the valid lines are written).
         progress : Progress, optional
             Told how far the work has got (``graphmem.model.progress``; the CLI draws a bar with it).
+        scope : str, optional
+            The scope of the statement lines that carry none (record lines keep their own; docs/scopes.md).
 
         Returns
         -------
@@ -282,7 +295,7 @@ class WriteFacade(MemoryBase):
         from graphmem.transfer.importer import import_lines
         self._lexicon = None  # an import may add aliases and descriptions
         with gc_paused():
-            return import_lines(self.store, self._checks, source, strict=strict, progress=progress)
+            return import_lines(self.store, self._checks, source, strict=strict, progress=progress, scope=scope)
 
 
 class WriteGroup:

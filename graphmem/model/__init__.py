@@ -115,6 +115,8 @@ class Statement(NamedTuple):
         The cited record refs or URIs.
     asserted_by, trust : str
         Who asserted it (operator, agent, extractor, import) and its trust tier (low, medium, high).
+    scope : str or None
+        The scope it belongs to (a user, an agent, a project, a session); None: unscoped (docs/scopes.md).
 
     Examples
     --------
@@ -143,6 +145,7 @@ class Statement(NamedTuple):
     asserted_by: str = "operator"
     trust: str = "high"
     object_name: str | None = None
+    scope: str | None = None
 
     @property
     def ref(self) -> str:
@@ -203,6 +206,8 @@ class Statement(NamedTuple):
             "retract_reason": self.retract_reason,
             "sources": list(self.sources), "asserted_by": self.asserted_by, "trust": self.trust,
         })
+        if self.scope is not None:
+            d["scope"] = self.scope
         return d
 
 

@@ -117,6 +117,8 @@ class RecommendResult(HtmlRepr):
         The projects, best first: rank, project, score, status and the paths behind the score.
     message : str or None
         Why there is no result, when there is none.
+    scopes : tuple of str or None
+        The scopes the walk was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -138,12 +140,13 @@ class RecommendResult(HtmlRepr):
     seeds: tuple[Seed, ...]
     results: tuple[Recommendation, ...]
     message: str | None = None
+    scopes: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.recommend.v1", "idea": self.idea, "as_of": format_datetime(self.as_of),
                 "known_at": format_datetime(self.known_at), "top": self.top, "max_hops": self.max_hops,
                 "seeds": [s.to_dict() for s in self.seeds], "results": [r.to_dict() for r in self.results],
-                "message": self.message}
+                "message": self.message, **({} if self.scopes is None else {"scope": list(self.scopes)})}
 
     def _summary(self) -> str:
         return f"{self.idea!r} as of {day(self.as_of)}: {self.message or plural(len(self.results), 'project')}"
@@ -174,6 +177,8 @@ class PathResult(HtmlRepr):
         The shortest paths found; each step is a fact edge and cites its ``fact:N``.
     message : str or None
         Why there is no path, when there is none.
+    scopes : tuple of str or None
+        The scopes the walk was limited to (None: every scope; docs/scopes.md).
 
     Examples
     --------
@@ -194,13 +199,14 @@ class PathResult(HtmlRepr):
     max_hops: int
     paths: tuple[tuple[Step, ...], ...]
     message: str | None = None
+    scopes: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.path.v1", "from": self.src.brief(), "to": self.dst.brief(),
                 "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                 "max_hops": self.max_hops, "hops": len(self.paths[0]) if self.paths else None,
                 "paths": [{"steps": [s.to_dict() for s in p], "line": path_line(self.src.ref, p)} for p in self.paths],
-                "message": self.message}
+                "message": self.message, **({} if self.scopes is None else {"scope": list(self.scopes)})}
 
     def _summary(self) -> str:
         return (f"{self.src.ref} to {self.dst.ref} as of {day(self.as_of)}: "

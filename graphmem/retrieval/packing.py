@@ -198,6 +198,7 @@ class _Packer:
         self.mention_records = MENTION_RECORDS
         self.parts = parts
         self.within = where.within(parts.store) if where is not None else None  # the records the filter allows
+        self.lenders = where.lenders(parts.store) if where is not None else None  # the records of its scopes
         self.store = parts.store
         self.terms = search_terms(query)
         self.words = content_words(self.terms)  # what is looked up: no question or stop words
@@ -258,7 +259,7 @@ class _Packer:
         ``RECORD_POOL_MIN`` lines, plus 5 (at least ``RECORD_POOL_MIN``, at most ``pool_size``): a
         pool larger than the bundle, without reading records that could never fit."""
         from graphmem.model.textindex import query_terms
-        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within)
+        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within, self.lenders)
         if not hits:
             return []
         top = hits[0][1]

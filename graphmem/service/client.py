@@ -182,18 +182,22 @@ class Remote:
                     "entities": h.get("entities")})
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
-                predicate: str | None = None) -> Doc:
-        return self._get("/current", subject=subject, as_of=as_of, known_at=known_at, predicate=predicate)
+                predicate: str | None = None, scope: Iterable[str] | str | None = None) -> Doc:
+        return self._get("/current", subject=subject, as_of=as_of, known_at=known_at, predicate=predicate,
+                         scope=_scopes(scope))
 
-    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> Doc:
-        return self._get("/timeline", subject=subject, predicate=predicate, known_at=known_at)
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None,
+                 scope: Iterable[str] | str | None = None) -> Doc:
+        return self._get("/timeline", subject=subject, predicate=predicate, known_at=known_at, scope=_scopes(scope))
 
     def facts(self, *, predicate: str | None = None, object: str | None = None,  # noqa: A002  (as Memory.facts)
-              subject_type: str | None = None, as_of: str | None = None) -> Doc:
-        return self._get("/facts", predicate=predicate, object=object, subject_type=subject_type, as_of=as_of)
+              subject_type: str | None = None, as_of: str | None = None,
+              scope: Iterable[str] | str | None = None) -> Doc:
+        return self._get("/facts", predicate=predicate, object=object, subject_type=subject_type, as_of=as_of,
+                         scope=_scopes(scope))
 
-    def why(self, fact: str) -> Doc:
-        return self._get("/why", fact=fact)
+    def why(self, fact: str, *, scope: Iterable[str] | str | None = None) -> Doc:
+        return self._get("/why", fact=fact, scope=_scopes(scope))
 
     def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
         """Who asserted each statement (the tables' trust mark), from its receipts; an unknown one is left out."""
@@ -215,20 +219,22 @@ class Remote:
         return self._post("/entities", type=type_name, name=name, aliases=list(aliases), description=description)
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None = None,
-                valid_to: str | None = None, sources: Iterable[str] = (), by: str = "operator") -> Doc:
+                valid_to: str | None = None, sources: Iterable[str] = (), by: str = "operator",
+                scope: str | None = None) -> Doc:
         return self._post("/assert", subject=subject, predicate=predicate, object=obj, valid_from=valid_from,
-                          valid_to=valid_to, sources=list(sources), by=by)
+                          valid_to=valid_to, sources=list(sources), by=by, scope=scope)
 
     def end(self, subject: str, predicate: str, obj: Any = None, *, at: str, sources: Iterable[str] = (),
-            by: str = "operator") -> Doc:
+            by: str = "operator", scope: str | None = None) -> Doc:
         return self._post("/end", subject=subject, predicate=predicate, object=obj, at=at, sources=list(sources),
-                          by=by)
+                          by=by, scope=scope)
 
-    def retract(self, fact: str, reason: str | None = None) -> Doc:
-        return self._post("/retract", fact=fact, reason=reason)
+    def retract(self, fact: str, reason: str | None = None, *, scope: Iterable[str] | str | None = None) -> Doc:
+        return self._post("/retract", fact=fact, reason=reason, scope=_scopes(scope))
 
-    def cite(self, fact: str, sources: Iterable[str], note: str | None = None, *, by: str = "operator") -> Doc:
-        return self._post("/cite", fact=fact, sources=list(sources), note=note, by=by)
+    def cite(self, fact: str, sources: Iterable[str], note: str | None = None, *, by: str = "operator",
+             scope: Iterable[str] | str | None = None) -> Doc:
+        return self._post("/cite", fact=fact, sources=list(sources), note=note, by=by, scope=_scopes(scope))
 
     def rename_entity(self, ref: str, name: str) -> Doc:
         return self._post("/entities/rename", ref=ref, name=name)
@@ -249,17 +255,19 @@ class Remote:
         raise StoreUnavailable(f"store {str(self.store)!r} is in use by {self.holder}, which does not run ad-hoc "
                                "Cypher; expected the server stopped to run 'graphmem cypher'")
 
-    def import_jsonl(self, source: str | Path | IO[bytes], *, strict: bool = False, progress: Any = None) -> Doc:
-        return self._lines("/import", source, strict=strict)
+    def import_jsonl(self, source: str | Path | IO[bytes], *, strict: bool = False, progress: Any = None,
+                     scope: str | None = None) -> Doc:
+        return self._lines("/import", source, strict=strict, scope=scope)
 
     def ingest(self, source: str | Path | IO[bytes], *, redact: bool = True, extract: bool = False,
-               format: str = "auto", progress: Any = None) -> Doc:  # noqa: A002  (as Memory.ingest)
+               format: str = "auto", progress: Any = None,  # noqa: A002  (as Memory.ingest)
+               scope: str | None = None) -> Doc:
         from graphmem.evidence.textfiles import file_format
         if file_format(source, format) != "jsonl":
             raise StoreUnavailable(f"store {str(self.store)!r} is in use by {self.holder}, which takes records as "
                                    "JSON lines only: expected a JSONL file, or the server stopped to ingest "
                                    "Markdown or text")
-        return self._lines("/ingest", source, redact=redact, extract=extract)
+        return self._lines("/ingest", source, redact=redact, extract=extract, scope=scope)
 
     def note(self, text: str, *, kind: str | None = None, source: str | None = None, scope: str | None = None,
              ts: str | None = None, redact: bool = True, due: str | None = None) -> Doc:
@@ -292,14 +300,14 @@ class Remote:
         return ExportDoc(self.call("GET", "/export", {"format": fmt, "as_of": as_of}))
 
     def recommend(self, idea: str, *, top: int = 5, as_of: str | None = None, known_at: str | None = None,
-                  max_hops: int = 3, paths: int = 3) -> Doc:
+                  max_hops: int = 3, paths: int = 3, scope: Iterable[str] | str | None = None) -> Doc:
         return self._get("/recommend", idea=idea, top=top, as_of=as_of, known_at=known_at, max_hops=max_hops,
-                         paths=paths)
+                         paths=paths, scope=_scopes(scope))
 
     def paths(self, src: str, dst: str, *, max_hops: int = 4, limit: int = 3, as_of: str | None = None,
-              known_at: str | None = None) -> Doc:
+              known_at: str | None = None, scope: Iterable[str] | str | None = None) -> Doc:
         return self._get("/path", **{"from": src, "to": dst}, max_hops=max_hops, limit=limit, as_of=as_of,
-                         known_at=known_at)
+                         known_at=known_at, scope=_scopes(scope))
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
              known_at: str | None = None, trace: bool = False, **filters: Any) -> Doc:
@@ -311,6 +319,11 @@ class Remote:
 
     def revive(self, records: str | list[str]) -> Doc:
         return self._post("/revive", refs=[records] if isinstance(records, str) else list(records))
+
+
+def _scopes(scope: Iterable[str] | str | None) -> list[str] | None:
+    """Scopes as the server takes them: a list (None: every scope)."""
+    return None if scope is None else [scope] if isinstance(scope, str) else list(scope)
 
 
 def _query_value(v: Any) -> str:

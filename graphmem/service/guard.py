@@ -1,6 +1,7 @@
 """What the HTTP service refuses before a request reaches an endpoint: a missing or wrong bearer
 token, and what a page on another site can make a browser send (a foreign Host, DNS rebinding, or
-a foreign Origin). Also the checks of the --allow-host, --allow-origin and bind options."""
+a foreign Origin); and what a token bound to scopes may not do (``limit_to_scopes``, docs/scopes.md).
+Also the checks of the --allow-host, --allow-origin, --tokens, --scoped-token and bind options."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import reprlib
 from collections.abc import Callable
 from typing import Any
 
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, GraphmemError
+from graphmem.model.scopes import check_scope, scope_list
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as a Host header spells them
@@ -25,23 +27,115 @@ def show(v: Any) -> str:
     return _REPR.repr(v)
 
 
-class BearerAuth:
-    """Every request must carry ``Authorization: Bearer <token>`` (401 otherwise)."""
+SCOPES_KEY = "graphmem.scopes"  # where BearerAuth leaves a request's token scopes (None: the admin token)
 
-    def __init__(self, app: Any, token: str, error: Callable[[int, str, str], Any]) -> None:
+
+class BearerAuth:
+    """Every request must carry ``Authorization: Bearer <token>`` with one of ``tokens`` (401 otherwise).
+
+    ``tokens`` maps each token to the scopes it is bound to, or to None for the admin token (``--token``);
+    the request's scopes are left in the ASGI scope under ``SCOPES_KEY`` for the endpoint to apply."""
+
+    def __init__(self, app: Any, tokens: dict[str, tuple[str, ...] | None], error: Callable[[int, str, str], Any]) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = [(f"Bearer {t}".encode(), scopes) for t, scopes in tokens.items()]
         self.error = error
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         import hmac
         if scope["type"] == "http":
             got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
+            found = False
+            scopes: tuple[str, ...] | None = None
+            for expected, bound in self.expected:  # each compared in constant time, every one of them
+                if hmac.compare_digest(got, expected):
+                    found, scopes = True, bound
+            if not found:
                 resp = self.error(401, "unauthorized", "missing or wrong bearer token: expected 'Authorization: Bearer <token>'")
                 await resp(scope, receive, send)
                 return
+            scope[SCOPES_KEY] = scopes
         await self.app(scope, receive, send)
+
+
+class ScopeRefused(GraphmemError):
+    """A request whose token is bound to scopes asked for something outside them (HTTP 403)."""
+
+
+def limit_to_scopes(rule: str, params: dict[str, Any], allowed: tuple[str, ...] | None, where: str) -> dict[str, Any]:
+    """The parameters of an operation with scope rule ``rule`` (``operations.SCOPE_RULES``) for a request
+    whose token is bound to ``allowed`` (None: the admin token, or no token: left as they are).
+    ScopeRefused when the request reaches outside them; an operation without a known rule is refused."""
+    if allowed is None or rule == "shared":
+        return params
+    shown = ", ".join(allowed)
+    if rule in ("read", "target"):
+        asked = params.get("scope")
+        if asked is None:
+            return {**params, "scope": list(allowed)}
+        outside = [s for s in scope_list(asked) or () if s not in allowed]
+        if outside:
+            raise ScopeRefused(f"scope {outside[0]!r} is outside this token's scopes: expected one of {shown}")
+        return params
+    if rule in ("write", "records"):
+        asked = params.get("scope")
+        if asked is not None and check_scope(asked) not in allowed:
+            raise ScopeRefused(f"scope {asked!r} is outside this token's scopes: expected one of {shown} "
+                               "(a token bound to scopes writes only into them)")
+        out = {**params, "scope": asked or allowed[0]}
+        if rule == "records":
+            out["_scopes"] = list(allowed)
+        return out
+    raise ScopeRefused(f"{where} is refused for a token bound to scopes ({shown}): it "
+                       + ("reads or changes the whole store or its shared entities" if rule == "admin"
+                          else "has no scope rule") + "; expected the server's --token")
+
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
+
+
+def check_token(token: object, where: str) -> str:
+    """A bearer token: 8 to 512 characters of the token alphabet (RFC 6750: letters, digits, - . _ ~ + / =)."""
+    if not isinstance(token, str) or not 8 <= len(token) <= 512 or not set(token) <= _TOKEN_CHARS:
+        raise BadInput(f"bad token in {where}: expected 8 to 512 characters: letters, digits and - . _ ~ + / =")
+    return token
+
+
+def parse_scoped_token(value: str) -> tuple[str, tuple[str, ...]]:
+    """A --scoped-token value, TOKEN=SCOPE[,SCOPE...]."""
+    token, sep, scopes = value.partition("=")
+    if not sep or not scopes:
+        raise BadInput("bad --scoped-token: expected TOKEN=SCOPE[,SCOPE...] (e.g. s3cret-agent-7=agent:7,project:atlas)")
+    return check_token(token, "--scoped-token"), scope_list(scopes, "scope of --scoped-token") or ()
+
+
+def load_tokens(path: str) -> dict[str, tuple[str, ...]]:
+    """The scoped tokens of a --tokens file: TOML with ``[[token]]`` tables of ``token`` and ``scopes``."""
+    import tomllib
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except OSError as e:
+        raise BadInput(f"cannot read --tokens file {path!r}: {e.strerror}; expected a TOML file of [[token]] "
+                       "tables") from None
+    except tomllib.TOMLDecodeError as e:
+        raise BadInput(f"bad --tokens file {path!r}: {e}; expected TOML with [[token]] tables") from None
+    entries = doc.get("token")
+    if not isinstance(entries, list) or not entries or set(doc) != {"token"}:
+        raise BadInput(f"bad --tokens file {path!r}: expected only [[token]] tables, each with token and scopes")
+    out: dict[str, tuple[str, ...]] = {}
+    for i, entry in enumerate(entries, 1):
+        where = f"--tokens file {path!r}, entry {i}"
+        if not isinstance(entry, dict) or set(entry) != {"token", "scopes"}:
+            raise BadInput(f"bad {where}: expected exactly token and scopes")
+        token = check_token(entry["token"], where)
+        scopes = entry["scopes"]
+        if not isinstance(scopes, list) or not scopes:
+            raise BadInput(f"bad scopes in {where}: expected a list of at least one scope name")
+        if token in out:
+            raise BadInput(f"bad {where}: its token is given twice; expected each token once")
+        out[token] = scope_list(scopes, f"scope in {where}") or ()
+    return out
 
 
 def _split_host(value: str) -> tuple[str, int | None] | None:
@@ -165,6 +259,6 @@ class Guard:
         await self.app(scope, receive, send)
 
 
-def check_bind(host: str, token: str | None) -> None:
-    if host not in LOOPBACK and not token:
+def check_bind(host: str, token: str | None, scoped: bool = False) -> None:
+    if host not in LOOPBACK and not token and not scoped:
         raise BadInput(f"binding to {host!r} needs a token: expected --token or GRAPHMEM_TOKEN, or a loopback host")

@@ -23,7 +23,18 @@ from typing import Any
 from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.service.commits import Committer
-from graphmem.service.guard import BearerAuth, Guard, check_allow_host, check_allow_origin, check_bind, show, url_host
+from graphmem.service.guard import (
+    SCOPES_KEY,
+    BearerAuth,
+    Guard,
+    ScopeRefused,
+    check_allow_host,
+    check_allow_origin,
+    check_bind,
+    limit_to_scopes,
+    show,
+    url_host,
+)
 from graphmem.service.operations import OPERATIONS, Operation, check, document
 
 MAX_BODY = 16 * 2**20
@@ -51,7 +62,8 @@ def openapi() -> dict[str, Any]:
         op: dict[str, Any] = {"operationId": ep.name, "summary": ep.summary, "responses": {
             "200": {"description": "The same JSON document as the CLI's --json"},
             "400": {"description": "Bad input (graphmem.error.v1)"}, "404": {"description": "Unknown entity or fact"},
-            "403": {"description": "A Host or Origin that is not the server's (cross-site protection)"},
+            "403": {"description": "A Host or Origin that is not the server's (cross-site protection), "
+                                    "or a scope outside the token's (ScopeRefused, docs/scopes.md)"},
             "503": {"description": "The store cannot be used"}}}
         if ep.guide:
             op["description"] = ep.guide
@@ -90,6 +102,8 @@ def docs_page() -> str:
 
 
 def error_status(e: GraphmemError) -> int:
+    if isinstance(e, ScopeRefused):
+        return 403
     if isinstance(e, StoreUnavailable):
         return 503
     if isinstance(e, UnknownEntity) or str(e).startswith(("unknown fact", "unknown record")):
@@ -99,11 +113,13 @@ def error_status(e: GraphmemError) -> int:
 
 def create_app(store: str | Path, *, token: str | None = None, max_body: int = MAX_BODY,
                memory_kwargs: dict[str, Any] | None = None, url: str | None = None, host: str = "127.0.0.1",
-               port: int = 8765, allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> Any:
+               port: int = 8765, allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
+               scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> Any:
     """The Starlette application over the store at ``store`` (opened when the app starts; with
     ``url``, a marker file in the store names this server while it holds the store). ``host`` and
     ``port`` are where it is bound: the Host headers it answers are those, the loopback names and
-    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``Guard``)."""
+    ``allow_hosts``; the Origins, its own and ``allow_origins`` (see ``Guard``). ``token`` is the admin
+    token; ``scoped_tokens`` maps more tokens to the scopes each is bound to (docs/scopes.md)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -166,6 +182,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
                         raise BadInput(f"request body {show(text[:60])} is not a JSON object: expected an object of "
                                        "parameters")
                     params = check(ep, raw, "http", from_text=False)
+            params = limit_to_scopes(ep.scope, params, request.scope.get(SCOPES_KEY), f"{ep.method} {ep.path}")
             if ep.write:  # answered once committed, with the writes of other requests (commits.py)
                 result = await committer.write(ep.name, lambda m: document(ep.call(m, params)))
             else:
@@ -201,6 +218,9 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
         return resp
 
     async def health(request: Request) -> Response:
+        if request.scope.get(SCOPES_KEY) is not None:  # the store's counts span every scope
+            return JSONResponse({"schema": "graphmem.health.v1", "status": "ok",
+                                 "scope": list(request.scope[SCOPES_KEY])})
         try:
             info = await run_in_threadpool(run, lambda m: m.info().to_dict(), False)
         except GraphmemError as e:
@@ -240,8 +260,13 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     for path, eps in by_path.items():
         routes.append(Route(path, endpoint(eps), methods=list(eps)))
     app: Any = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    tokens: dict[str, tuple[str, ...] | None] = dict(scoped_tokens or {})
     if token:
-        app = BearerAuth(app, token, error)
+        if token in tokens:
+            raise BadInput("the --token is also given as a scoped token: expected a token to be one or the other")
+        tokens[token] = None
+    if tokens:
+        app = BearerAuth(app, tokens, error)
     if allow_origins:  # a page at an allowed origin may read the answers (and ask before it writes)
         app = CORSMiddleware(app, allow_origins=list(allow_origins), allow_methods=["GET", "POST"],
                              allow_headers=["Content-Type", "Authorization"])
@@ -296,14 +321,15 @@ def check_servable(store: Path) -> None:
 
 
 def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
-          allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = ()) -> None:
+          allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
+          scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> None:
     """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
     import uvicorn
-    check_bind(host, token)
+    check_bind(host, token, bool(scoped_tokens))
     check_servable(store)
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
-                     allow_origins=tuple(check_allow_origin(o) for o in allow_origins))
+                     allow_origins=tuple(check_allow_origin(o) for o in allow_origins), scoped_tokens=scoped_tokens)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
     server.run()  # a failed start (the port in use) exits with SystemExit once the app has opened the store

@@ -67,6 +67,7 @@ class Operation:
     surfaces: tuple[str, ...] = BOTH  # HTTP only: the MCP server offers no tool for it
     guide: str = ""  # more for an agent: when to use it, an example
     text: Callable[[dict[str, Any]], str] | None = None  # the tool's answer as text (format=text, its default)
+    scope: str = ""  # what a token bound to scopes may do with it: one of SCOPE_RULES (docs/scopes.md)
 
     def offered(self, surface: str) -> tuple[Param, ...]:
         params = tuple(p for p in self.params if surface in p.surfaces)
@@ -107,8 +108,26 @@ LIFECYCLE = (
 
 
 def _filters(p: dict[str, Any]) -> dict[str, Any]:
-    return {k: p.get(k) for k in ("kind", "source", "since", "until", "about")} | {
+    return {k: p.get(k) for k in ("kind", "source", "since", "until", "about", "scope")} | {
         k: p[k] for k in ("include_archived", "track") if k in p}
+
+
+# What a request with a token bound to scopes may do with an operation (service/guard.py, docs/scopes.md):
+SCOPE_RULES = {
+    "read": "reads only its token's scopes: a scope parameter outside them is refused; none given, all of them",
+    "write": "writes into one of its token's scopes: another is refused; none given, the token's first scope",
+    "target": "changes only a statement of its token's scopes (a scope parameter narrows them)",
+    "records": "stores records of its token's scopes only (a record of another scope is a bad line); a record "
+               "without one gets the scope parameter, or the token's first scope",
+    "shared": "entities are a shared vocabulary: reading them and adding one are open to every token",
+    "admin": "reads or changes the whole store: refused for a token bound to scopes",
+}
+SCOPES = Param("scope", "array", description="Only these scopes (a user, agent, project or session; comma-separated "
+                                             "in a query string); default every scope, or all of the token's")
+SCOPE = Param("scope", description="The scope it belongs to (a user, agent, project or session); default unscoped, "
+                                   "or the token's first scope")
+TARGET = Param("scope", "array", description="Only a statement of these scopes may be changed (default any, or "
+                                             "the token's scopes)")
 
 
 FORMAT = Param("format", default="text", choices=("text", "json"), description=(
@@ -122,7 +141,7 @@ def document(r: Any) -> dict[str, Any]:
 
 
 def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
-    r = m.import_jsonl(p["_lines"], strict=p["strict"])
+    r = m.import_jsonl(p["_lines"], strict=p["strict"], scope=p.get("scope"))
     doc = document(r)
     doc["errors"] = [{"line": n, "reason": why} for n, why in r.errors[:100]]
     return doc
@@ -130,7 +149,8 @@ def _import(m: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 def _ingest(m: Any, p: dict[str, Any]) -> Any:
     lines = p["_lines"] if "_lines" in p else [json.dumps(r) for r in p["records"]]
-    return m.ingest([line.encode("utf-8") for line in lines], extract=p["extract"], redact=p.get("redact") is not False)
+    return m.ingest([line.encode("utf-8") for line in lines], extract=p["extract"], redact=p.get("redact") is not False,
+                    scope=p.get("scope"), scopes=p.get("_scopes"))
 
 
 def _extract(m: Any, p: dict[str, Any]) -> Any:
@@ -184,93 +204,100 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("current", "GET", "/current", "What holds for a subject at as_of, as known at known_at "
               "(graphmem.current.v1)",
               lambda m, p: m.current(p["subject"], as_of=p.get("as_of"), known_at=p.get("known_at"),
-                                     predicate=p.get("predicate")),
-              (SUBJECT, AS_OF, KNOWN_AT, PREDICATE),
+                                     predicate=p.get("predicate"), scope=p.get("scope")),
+              (SUBJECT, AS_OF, KNOWN_AT, PREDICATE, SCOPES), scope="read",
               guide="Use it for 'what does Atlas use now' or, with as_of, 'what did it use in June 2025'."),
     Operation("timeline", "GET", "/timeline", "Every interval of a subject over time and the statements behind them "
               "(graphmem.timeline.v1)",
-              lambda m, p: m.timeline(p["subject"], predicate=p.get("predicate"), known_at=p.get("known_at")),
-              (SUBJECT, PREDICATE, KNOWN_AT)),
+              lambda m, p: m.timeline(p["subject"], predicate=p.get("predicate"), known_at=p.get("known_at"),
+                                      scope=p.get("scope")),
+              (SUBJECT, PREDICATE, KNOWN_AT, SCOPES), scope="read"),
     Operation("facts", "GET", "/facts", "Facts holding at as_of, filtered by predicate, object or subject type "
               "(graphmem.facts.v1)",
               lambda m, p: m.facts(predicate=p.get("predicate"), object=p.get("object"),
-                                   subject_type=p.get("subject_type"), as_of=p.get("as_of")),
+                                   subject_type=p.get("subject_type"), as_of=p.get("as_of"), scope=p.get("scope")),
               (PREDICATE, Param("object", "value", description="Only facts with this object: an entity (ref, name or "
                                                               "alias) or a value"),
-               Param("subject_type", description="Only subjects of this entity type (Project, Tool, ...)"), AS_OF),
+               Param("subject_type", description="Only subjects of this entity type (Project, Tool, ...)"), AS_OF,
+               SCOPES), scope="read",
               guide="For example predicate=uses, object=kuzu: which projects use Kuzu."),
     Operation("why", "GET", "/why", "The receipts of one statement: its sources, what it superseded, conflicts, "
-              "retraction (graphmem.why.v1)", lambda m, p: m.why(p["fact"]),
+              "retraction (graphmem.why.v1)", lambda m, p: m.why(p["fact"], scope=p.get("scope")),
               (Param("fact", required=True, description="A statement id, fact:N (as current, timeline and pack "
-                                                        "cite them)"),)),
+                                                        "cite them)"), SCOPES), scope="read"),
     Operation("entity", "GET", "/entity", "One entity found by its ref, name or alias, with its type, names and "
               "description (graphmem.entity.v1)", lambda m, p: m.show_entity(p["ref"]),
               (Param("ref", required=True, description="An entity ref (tool:kuzu), a name or an alias; case does "
-                                                       "not matter"),)),
+                                                       "not matter"),), scope="shared"),
     Operation("entities", "GET", "/entities", "Entities by type then ref: of one type, or whose name, alias or ref "
               "contains a text (graphmem.entities.v1)",
               lambda m, p: _first(document(m.list_entities(p.get("type"), p.get("match"))), "entities", p.get("limit")),
               (Param("type", description="Only entities of this type (Project, Tool, Person, ...)"),
                Param("match", description="Text the name, an alias or the ref contains (case does not matter)"),
-               Param("limit", "integer", minimum=0, description="At most this many entities (default all)"))),
+               Param("limit", "integer", minimum=0, description="At most this many entities (default all)")),
+              scope="shared"),
     Operation("add_entity", "POST", "/entities", "Add an entity (or aliases to an existing one) (graphmem.entity.v1)",
               lambda m, p: m.add_entity(p["type"], p["name"], p.get("aliases") or [], p.get("description") or ""),
               (Param("type", required=True, description="Its entity type (Project, Tool, ...)"),
                Param("name", required=True, description="Its name; the ref is type:slug of the name"),
                Param("aliases", "array", description="Other names it goes by"),
-               Param("description", description="What it is, in a sentence")), write=True, surfaces=HTTP),
+               Param("description", description="What it is, in a sentence")), write=True, surfaces=HTTP,
+              scope="shared"),
     Operation("entity_rename", "POST", "/entities/rename", "Give an entity another name; its ref stays "
               "(graphmem.entity-rename.v1)", lambda m, p: m.rename_entity(p["ref"], p["name"]),
               (Param("ref", required=True, description="The entity: a ref, name or alias"),
-               Param("name", required=True, description="Its new name")), write=True),
+               Param("name", required=True, description="Its new name")), write=True, scope="admin"),
     Operation("entity_alias_add", "POST", "/entities/aliases", "Add aliases to an entity; those it has stay "
               "(graphmem.entity-alias-add.v1)", lambda m, p: m.add_aliases(p["ref"], p["aliases"]),
               (Param("ref", required=True, description="The entity: a ref, name or alias"),
-               Param("aliases", "array", required=True, description="The names to add")), write=True),
+               Param("aliases", "array", required=True, description="The names to add")), write=True, scope="admin"),
     Operation("entity_alias_remove", "POST", "/entities/aliases/remove", "Take aliases off an entity "
               "(graphmem.entity-alias-remove.v1)", lambda m, p: m.remove_aliases(p["ref"], p["aliases"]),
               (Param("ref", required=True, description="The entity: a ref, name or alias"),
                Param("aliases", "array", required=True, description="The aliases to take off (each must be one)")),
-              write=True),
+              write=True, scope="admin"),
     Operation("entity_merge", "POST", "/entities/merge", "Merge one entity into another: its facts, the facts "
               "naming it and its mentions are carried over by new statements; its ref then resolves to the other "
               "(graphmem.entity-merge.v1)", lambda m, p: m.merge_entities(p["into"], p["merged"]),
               (Param("into", required=True, description="The entity that stays"),
-               Param("merged", required=True, description="The entity merged into it")), write=True),
+               Param("merged", required=True, description="The entity merged into it")), write=True, scope="admin"),
     Operation("entity_unmerge", "POST", "/entities/unmerge", "Take back a merge: the copies it made are retracted "
               "and the originals copied back (graphmem.entity-unmerge.v1)", lambda m, p: m.unmerge_entity(p["merged"]),
-              (Param("merged", required=True, description="The entity that was merged"),), write=True),
+              (Param("merged", required=True, description="The entity that was merged"),), write=True, scope="admin"),
     Operation("assert", "POST", "/assert", "Record that subject predicate object holds (graphmem.assert.v1)",
               lambda m, p: m.assert_(p["subject"], p["predicate"], p["object"], valid_from=p.get("valid_from"),
                                      valid_to=p.get("valid_to"), sources=p.get("sources") or [],
-                                     by=p.get("by") or "agent"),
+                                     by=p.get("by") or "agent", scope=p.get("scope")),
               (SUBJECT, Param("predicate", required=True, description="The predicate (a name or alias, e.g. uses)"),
                Param("object", "value", required=True, description="The object: an entity (ref, name or alias) or a "
                                                                    "value, as the predicate expects"),
                Param("valid_from", description=f"When it starts holding (default now). {T}"),
-               Param("valid_to", description=f"When it stops holding (default: open). {T}"), SOURCES, BY),
-              write=True, guide="Returns the new statement's id (fact:N)."),
+               Param("valid_to", description=f"When it stops holding (default: open). {T}"), SOURCES, BY, SCOPE),
+              write=True, scope="write", guide="Returns the new statement's id (fact:N)."),
     Operation("end", "POST", "/end", "Close what holds for subject predicate [object] at a time (graphmem.end.v1)",
               lambda m, p: m.end(p["subject"], p["predicate"], p.get("object"), at=p["at"],
-                                 sources=p.get("sources") or [], by=p.get("by") or "agent"),
+                                 sources=p.get("sources") or [], by=p.get("by") or "agent", scope=p.get("scope")),
               (SUBJECT, Param("predicate", required=True, description="The predicate (a name or alias)"),
                Param("object", "value", description="Only the fact with this object (default: what holds)"),
-               Param("at", required=True, description=f"When it stops holding. {T}"), SOURCES, BY), write=True),
+               Param("at", required=True, description=f"When it stops holding. {T}"), SOURCES, BY, SCOPE), write=True,
+              scope="write"),
     Operation("cite", "POST", "/cite", "Attach evidence to an assertion, as a recorded cite of its own "
               "(graphmem.cite.v1)",
-              lambda m, p: m.cite(p["fact"], p["sources"], p.get("note"), by=p.get("by") or "agent"),
+              lambda m, p: m.cite(p["fact"], p["sources"], p.get("note"), by=p.get("by") or "agent",
+                                  scope=p.get("scope")),
               (Param("fact", required=True, description="The assertion the evidence supports, fact:N"),
                Param("sources", "array", required=True, description="The evidence: URIs or record refs (rec:N)"),
-               Param("note", description="Why it supports the assertion"), BY), write=True),
+               Param("note", description="Why it supports the assertion"), BY, TARGET), write=True, scope="target"),
     Operation("retract", "POST", "/retract", "Withdraw a statement that was wrong, from now on; history keeps it "
-              "(graphmem.retract.v1)", lambda m, p: m.retract(p["fact"], p.get("reason")),
+              "(graphmem.retract.v1)", lambda m, p: m.retract(p["fact"], p.get("reason"), scope=p.get("scope")),
               (Param("fact", required=True, description="The statement to withdraw, fact:N"),
-               Param("reason", description="Why it was wrong")), write=True),
+               Param("reason", description="Why it was wrong"), TARGET), write=True, scope="target"),
     Operation("import", "POST", "/import", "Bulk entities and statements; the body is JSON lines (docs/formats.md) "
               "(graphmem.import.v1)", _import,
               (Param("strict", "boolean", default=False, description="Load nothing if any line is bad (default: "
-                                                                      "load the good lines and report the bad)"),),
-              write=True, body="jsonl", surfaces=HTTP),
+                                                                      "load the good lines and report the bad)"),
+               Param("scope", description="The scope of the statement lines that carry none (default unscoped)")),
+              write=True, body="jsonl", surfaces=HTTP, scope="admin"),
     Operation("ingest", "POST", "/ingest", "Store evidence records (graphmem.ingest.v1); over HTTP the body is "
               "JSON lines", _ingest,
               (Param("records", "records", required=True, surfaces=MCP, description=(
@@ -278,12 +305,15 @@ OPERATIONS: tuple[Operation, ...] = (
                   "(an idempotence key), as in docs/formats.md")),
                Param("extract", "boolean", default=False, description="Also extract from the new records and apply "
                                                                       "it (statements by: extractor)"),
-               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)")),
-              write=True, body="jsonl"),
+               Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)"),
+               Param("scope", description="The scope of the records that carry none (default unscoped, or the "
+                                          "token's first scope)")),
+              write=True, body="jsonl", scope="records"),
     Operation("search", "GET", "/search", "BM25-ranked full-text search over the evidence records "
               "(graphmem.search.v1)", lambda m, p: m.search(p["q"], limit=p["limit"], **_filters(p)),
               (Param("q", required=True, alias="query", description="The words to look for"),
-               Param("limit", "integer", default=10, description="At most this many records"), *FILTERS, *LIFECYCLE)),
+               Param("limit", "integer", default=10, description="At most this many records"), *FILTERS, *LIFECYCLE,
+               SCOPES), scope="read"),
     Operation("note", "POST", "/note", "Store one evidence record and give its rec:N; the same note again writes "
               "nothing (graphmem.note.v1)",
               lambda m, p: m.note(p["text"], kind=p.get("kind"), source=p.get("source"), scope=p.get("scope"),
@@ -295,7 +325,7 @@ OPERATIONS: tuple[Operation, ...] = (
                Param("ts", description=f"When it was written (default now). {T}"),
                Param("redact", "boolean", surfaces=HTTP, description="Mask secrets before storing (default true)"),
                Param("due", description=f"Makes the note a plan (intended work, never a fact) due then. {T}")),
-              write=True),
+              write=True, scope="write"),
     Operation("extract", "POST", "/extract", "Mentions and proposed assertions in a text, a record or the records "
               "not extracted yet (exactly one), written only with apply (graphmem.extract.v1)", _extract,
               (Param("text", description=f"At most {EXTRACT_MAX_CHARS:,} characters"),
@@ -304,7 +334,7 @@ OPERATIONS: tuple[Operation, ...] = (
                Param("pending", "boolean", description="Every record not extracted yet"),
                Param("apply", "boolean", default=False, description="Store the text as a record and write the "
                                                                     "proposals, citing it")),
-              write=True, surfaces=HTTP),
+              write=True, surfaces=HTTP, scope="admin"),
     Operation("lint", "GET", "/lint", "Check the store: conflicts, missing or dangling sources, stale facts, view "
               "drift (graphmem.lint.v1)", _lint,
               (Param("fail_on", default="error", choices=("error", "warning"),
@@ -313,29 +343,30 @@ OPERATIONS: tuple[Operation, ...] = (
                                          "single_value_conflict); counts and summary cover every issue"),
                Param("limit", "integer", minimum=0, description="At most this many issues (default all); counts cover every "
                                                      "issue")),
-              guide="On a large store, read counts.by_code first, then ask for one code with a limit."),
+              scope="admin", guide="On a large store, read counts.by_code first, then ask for one code with a limit."),
     Operation("rebuild_check", "GET", "/rebuild-check", "Compare the view with a rebuild, without writing "
-              "(graphmem.rebuild.v1)", lambda m, p: m.rebuild(check=True), surfaces=HTTP),
+              "(graphmem.rebuild.v1)", lambda m, p: m.rebuild(check=True), surfaces=HTTP, scope="admin"),
     Operation("export", "GET", "/export", "The store as JSONL or GraphML (graphmem.export.v1)",
               lambda m, p: m.export_doc(p["format"], p.get("as_of")),
-              (Param("format", default="jsonl", description="jsonl or graphml"), AS_OF), surfaces=HTTP),
+              (Param("format", default="jsonl", description="jsonl or graphml"), AS_OF), surfaces=HTTP, scope="admin"),
     Operation("recommend", "GET", "/recommend", "The projects an idea fits best, each with graph paths whose every "
               "step cites a fact (graphmem.recommend.v1)",
               lambda m, p: m.recommend(p["idea"], top=p["top"], as_of=p.get("as_of"), known_at=p.get("known_at"),
-                                       max_hops=p["max_hops"], paths=p["paths"]),
+                                       max_hops=p["max_hops"], paths=p["paths"], scope=p.get("scope")),
               (Param("idea", required=True, description="The idea, in words"),
                Param("top", "integer", default=5, description="At most this many projects"), AS_OF, KNOWN_AT,
                Param("max_hops", "integer", default=3, description="The longest path followed"),
-               Param("paths", "integer", default=3, description="At most this many paths shown per project"))),
+               Param("paths", "integer", default=3, description="At most this many paths shown per project"), SCOPES),
+              scope="read"),
     Operation("path", "GET", "/path", "The shortest explained paths between two entities, each step citing a fact "
               "(graphmem.path.v1)",
               lambda m, p: m.paths(p["from"], p["to"], max_hops=p["max_hops"], limit=p["limit"],
-                                   as_of=p.get("as_of"), known_at=p.get("known_at")),
+                                   as_of=p.get("as_of"), known_at=p.get("known_at"), scope=p.get("scope")),
               (Param("from", required=True, description="One end: an entity ref, name or alias"),
                Param("to", required=True, description="The other end: an entity ref, name or alias"),
                Param("max_hops", "integer", default=4, description="The longest path"),
-               Param("limit", "integer", default=3, description="At most this many paths"), AS_OF, KNOWN_AT),
-              guide="For example from=quill, to=kuzu: how Quill is connected to Kuzu."),
+               Param("limit", "integer", default=3, description="At most this many paths"), AS_OF, KNOWN_AT, SCOPES),
+              scope="read", guide="For example from=quill, to=kuzu: how Quill is connected to Kuzu."),
     Operation("pack", "GET", "/pack", "A cited context bundle for a question within a token budget "
               "(graphmem.context-pack.v1)",
               lambda m, p: m.pack(p["q"], budget_tokens=p["budget_tokens"], max_items=p["max_items"],
@@ -345,7 +376,7 @@ OPERATIONS: tuple[Operation, ...] = (
                Param("max_items", "integer", default=40, description="At most this many items"), AS_OF, KNOWN_AT,
                Param("trace", "boolean", default=False, description="Also list every candidate considered, kept or "
                                                                     "not, with its reason (in the JSON)"), *FILTERS,
-               *LIFECYCLE),
+               *LIFECYCLE, SCOPES), scope="read",
               guide="The text answer is the bundle, ready to put in a prompt, then the refs it cites with their "
                     "sources.", text=pack_text),
     Operation("lifecycle", "POST", "/lifecycle", "Soft-archive the records the lifecycle policy lets go, as recorded "
@@ -353,12 +384,13 @@ OPERATIONS: tuple[Operation, ...] = (
               lambda m, p: m.lifecycle(at=p.get("at"), dry_run=p["dry_run"]),
               (Param("at", description=f"Apply the policy as of this time (default now). {T}"),
                Param("dry_run", "boolean", default=False, description="Count what would be archived; write nothing")),
-              write=True, guide="Archived records leave search and pack (include_archived brings them back in one "
+              write=True, scope="admin", guide="Archived records leave search and pack (include_archived brings them "
+                                                "back in one "
                                 "call); revive undoes the archiving."),
     Operation("revive", "POST", "/revive", "Bring archived records back into search and pack (graphmem.revive.v1)",
               lambda m, p: m.revive(p["refs"]),
               (Param("refs", "array", required=True, description="Archived record refs, rec:N"),),
-              write=True),
+              write=True, scope="admin"),
 )
 
 

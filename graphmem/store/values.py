@@ -65,7 +65,7 @@ class WriteUndo:
 @dataclasses.dataclass(frozen=True)
 class RecordFacets:
     """The fields search filters look at, for every record, as columns in id order: ids, times
-    (microseconds), kinds and sources (each an index into the distinct values; source -1: none).
+    (microseconds), kinds, sources and scopes (each an index into the distinct values; source or scope -1: none).
     Built from the store's records once and extended as records are added (``Store.record_facets``)."""
 
     ids: Any  # numpy int64, rising
@@ -74,25 +74,32 @@ class RecordFacets:
     source: Any  # numpy int32, index into sources, -1 for none
     kinds: tuple[str, ...]
     sources: tuple[str, ...]
+    scope: Any = None  # numpy int32, index into scopes, -1 for none
+    scopes: tuple[str, ...] = ()
     memo: dict[Any, Any] = dataclasses.field(default_factory=dict, compare=False)  # what readers derive from them
 
     @classmethod
     def of(cls, rows: Any, base: RecordFacets | None = None) -> RecordFacets:
-        """The facets of ``base`` (if any) followed by ``rows``: (id, ts, kind, source or None), ids rising."""
+        """The facets of ``base`` (if any) followed by ``rows``: (id, ts, kind, source or None, scope or
+        None), ids rising."""
         import numpy as np
         kinds = {k: i for i, k in enumerate(base.kinds)} if base else {}
         sources = {s: i for i, s in enumerate(base.sources)} if base else {}
+        scopes = {s: i for i, s in enumerate(base.scopes)} if base else {}
         ids: list[int] = []
         ts: list[int] = []
         kind: list[int] = []
         source: list[int] = []
-        for rid, t, k, s in rows:
+        scope: list[int] = []
+        for rid, t, k, s, sc in rows:
             ids.append(rid)
             ts.append(t)
             kind.append(kinds.setdefault(k, len(kinds)))
             source.append(sources.setdefault(s, len(sources)) if s else -1)
-        cols = (np.array(ids, np.int64), np.array(ts, np.int64), np.array(kind, np.int32), np.array(source, np.int32))
+            scope.append(scopes.setdefault(sc, len(scopes)) if sc else -1)
+        cols = (np.array(ids, np.int64), np.array(ts, np.int64), np.array(kind, np.int32), np.array(source, np.int32),
+                np.array(scope, np.int32))
         if base is not None:
             cols = tuple(np.concatenate([old, new]) for old, new in zip(  # type: ignore[assignment]
-                (base.ids, base.ts, base.kind, base.source), cols, strict=True))
-        return cls(*cols, tuple(kinds), tuple(sources))
+                (base.ids, base.ts, base.kind, base.source, base.scope), cols, strict=True))
+        return cls(*cols[:4], tuple(kinds), tuple(sources), cols[4], tuple(scopes))

@@ -75,6 +75,8 @@ def export_lines(store: ExportStore) -> list[dict[str, Any]]:
             line["at"] = format_instant(s.valid_from)
         line.update({"sources": list(s.sources), "recorded_at": format_instant(s.recorded_at),
                      "asserted_by": s.asserted_by})
+        if s.scope is not None:  # unscoped lines are written as before
+            line["scope"] = s.scope
         out.append(line)
         if s.retracted_at is not None:
             retracted.append(s)

@@ -24,6 +24,7 @@ from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.model.records import Record
+from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
@@ -50,8 +51,9 @@ class _Reader:
     """One import's state while its lines are read and validated (nothing is written yet)."""
 
     def __init__(self, store: Store, checks: Checks, now: int, resolve: Resolver, next_id: int, next_record: int,
-                 sink: StatementFile | None, stored: Held | None = None) -> None:
+                 sink: StatementFile | None, stored: Held | None = None, scope: str | None = None) -> None:
         self.store, self.checks, self.now, self.resolve, self.sink = store, checks, now, resolve, sink
+        self.scope = scope  # the scope of statement lines that carry none
         self.stored = stored  # what the store holds already (None: no statements)
         self.unchanged = 0  # lines equal to what the store holds: nothing written
         self.heads = array("q")  # streamed: hash of (op, subject, predicate) of each statement, by id - first id
@@ -116,11 +118,12 @@ class _Reader:
                                 raise BadInput(f"bad object {obj['object']!r}: expected a ref, name or literal value")
                             st = checks.assertion(next_id, obj["subject"], obj["predicate"], obj["object"],
                                                   opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
-                                                  opt_str(obj, "recorded_at"), now, resolve, record_refs)
+                                                  opt_str(obj, "recorded_at"), now, resolve, record_refs,
+                                                  opt_str(obj, "scope") or self.scope)
                         else:
                             st = checks.ending(next_id, obj["subject"], obj["predicate"], obj.get("object"),
                                             opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
-                                            record_refs)
+                                            record_refs, opt_str(obj, "scope") or self.scope)
                     if op == "assert" or op == "end" or op == "cite":
                         if self.stored is not None:
                             same = self.stored.match(st, declared_id(declared), obj.get("recorded_at") is not None,
@@ -256,7 +259,8 @@ class _Reader:
             raise BadInput(f"bad cite of {ref}: its 'subject' and 'predicate' are not those of that assertion")
         note = obj.get("note")
         return self.checks.citation(next_id, ref, target, srcs, note, obj.get("asserted_by") or "import",
-                                    opt_str(obj, "recorded_at"), self.now, self.record_refs)
+                                    opt_str(obj, "recorded_at"), self.now, self.record_refs,
+                                    None if obj.get("scope") is None else scope_list(opt_str(obj, "scope")))
 
     def _attach(self, ref: str, st: Statement, next_id: int) -> None:
         """A new cite's sources are not attached to its assertion yet (by the store or this import)."""
@@ -273,9 +277,10 @@ class _Reader:
 
 
 def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
-                 strict: bool = False, progress: Progress = no_progress) -> ImportReport:
+                 strict: bool = False, progress: Progress = no_progress, scope: str | None = None) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``); ``progress``
-    hears how far it has got."""
+    hears how far it has got; ``scope`` is the scope of statement lines that carry none."""
+    scope = one_scope(scope)
     store.check_writable("import")  # before reading the whole file
     t0 = time.perf_counter()
     # a file is read as a stream; a large one preloads the name index (one scan beats many lookups)
@@ -295,7 +300,7 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     # smaller imports keep them, and an import into an empty store computes the view from them
     sink = store.statement_file() if size > STREAM_BYTES else None
     stored = held(store, large)
-    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored)
+    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
     try:
         # two cores only into a store without entities: the child process must not query the store
         run = (_plain_run(path) if path is not None and sink is not None and resolve.store_empty and stored is None

@@ -20,7 +20,7 @@ Key = tuple[object, ...]
 def key(s: Statement) -> Key:
     """What makes a statement line equal to a stored one (``type`` keeps 1 and True apart)."""
     return (s.op, s.predicate, type(s.object).__name__, s.object, s.object_kind, s.valid_from, s.valid_to,
-            frozenset(s.sources))
+            frozenset(s.sources), s.scope)
 
 
 class Held:

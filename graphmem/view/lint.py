@@ -103,7 +103,7 @@ class _Checker:
         entity_types, preds, record_ts = self.entity_types, self.preds, self.record_ts
         seen: dict[tuple[object, ...], int] = {}
         cited = _cited(log)
-        for fid, op, _, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _ in log:
+        for fid, op, _, pred, obj, kind, vf, vt, rec, retracted, _, sources, _, _, _, _ in log:
             ref = fact_ref(fid)
             if op == "cite":  # its sources are checked; its object is a note, its valid_from an id
                 for src in sources:

@@ -10,6 +10,7 @@ from typing import Any
 from graphmem.bulk import gc_paused
 from graphmem.errors import BadInput
 from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
+from graphmem.model.scopes import in_scopes, scope_list
 from graphmem.model.times import format_instant, utc
 from graphmem.model.words import moment
 from graphmem.ontology.schema import Ontology, Registry
@@ -37,15 +38,19 @@ class Reads:
         self.resolve = checks.resolve
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
-                predicate: str | None = None) -> CurrentResult:
+                predicate: str | None = None, scope: str | Iterable[str] | None = None) -> CurrentResult:
         """What holds for ``subject`` at ``as_of`` as known at ``known_at`` (each defaults to now, SPEC 4:
-        given only ``known_at``, the answer is what we believed then about now)."""
+        given only ``known_at``, the answer is what we believed then about now); with ``scopes``, the
+        fact view of the subject's statements of those scopes (docs/scopes.md)."""
         t = when(as_of, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
+        scopes = scope_list(scope)
         e, view = self._subject_and_view(subject, t.known_at if t.past else None)
         message = None
+        if scopes is not None:
+            view = view_for_subject(self._scoped_log(e.ref, scopes), self.registry, t.known_at if t.past else None)
         if t.past:
-            log = self.store.subject_log(e.ref)
+            log = self._scoped_log(e.ref, scopes)
             view = view_for_subject(log, self.registry, t.known_at)
             e = self._named_as_known(e, t.known)
             first = min((s.recorded_at for s in log), default=None)
@@ -53,7 +58,12 @@ class Reads:
                 message = (f"nothing about {e.ref} was recorded by {moment(t.known)}: its first statement was "
                            f"recorded at {format_instant(first)}")
         facts = [iv for iv in holding(view, t.as_of) if pred is None or iv.predicate == pred]
-        return CurrentResult(e, utc(t.as_of), utc(t.known), tuple(facts), message)
+        return CurrentResult(e, utc(t.as_of), utc(t.known), tuple(facts), message, scopes=scopes)
+
+    def _scoped_log(self, ref: str, scopes: tuple[str, ...] | None) -> list[Statement]:
+        """The subject's statements, only those of ``scopes`` when given."""
+        log = self.store.subject_log(ref)
+        return log if scopes is None else [s for s in log if in_scopes(s.scope, scopes)]
 
     def _subject_and_view(self, text: str, at: int | None = None) -> tuple[Entity, list[Interval]]:
         """The subject and its stored view; a ref with statements takes one key lookup (the hot path).
@@ -83,11 +93,17 @@ class Reads:
         e = self.resolve(text, role="subject", at=at)
         return (e, *self.store.subject_log_and_view(e.ref))
 
-    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None) -> TimelineResult:
-        """Every interval of ``subject`` (by predicate, then start) and the events behind them."""
+    def timeline(self, subject: str, *, predicate: str | None = None, known_at: str | None = None,
+                 scope: str | Iterable[str] | None = None) -> TimelineResult:
+        """Every interval of ``subject`` (by predicate, then start) and the events behind them (with
+        ``scopes``: of the statements of those scopes)."""
         t = when(None, known_at)
         pred = self.checks.predicate(predicate).name if predicate else None
+        scopes = scope_list(scope)
         e, log, view = self._subject_log_and_view(subject, t.known_at if t.past else None)
+        if scopes is not None:
+            log = [s for s in log if in_scopes(s.scope, scopes)]
+            view = view_for_subject(log, self.registry)
         if t.past:
             view = view_for_subject(log, self.registry, t.known_at)
             e = self._named_as_known(e, t.known)
@@ -105,12 +121,14 @@ class Reads:
                 events.append((s.retracted_at, s.id, "retract", s))
         events.sort(key=lambda x: (x[0], x[1], x[2] == "retract"))
         mine = tuple(ev for ev in self.store.entity_events(e.ref) if ev.recorded_at <= kk)  # renames, merges
-        return TimelineResult(e, utc(kk), tuple(intervals), tuple((ev, s) for _, _, ev, s in events), mine)
+        return TimelineResult(e, utc(kk), tuple(intervals), tuple((ev, s) for _, _, ev, s in events), mine, scopes)
 
     def facts(self, *, predicate: str | None = None, object: str | None = None, subject_type: str | None = None,
-              as_of: str | None = None) -> FactsResult:
-        """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start."""
+              as_of: str | None = None, scope: str | Iterable[str] | None = None) -> FactsResult:
+        """Field filters over the view at ``as_of`` (default now), ordered by subject, predicate, start;
+        with ``scopes``, over the fact view of the statements of those scopes (each subject recomputed)."""
         a = when(as_of).as_of
+        scopes = scope_list(scope)
         p = self.checks.predicate(predicate) if predicate else None
         stype = self.checks.entity_type(subject_type) if subject_type else None
         filters: dict[str, Any] = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
@@ -119,7 +137,20 @@ class Reads:
         views: dict[str, list[Interval]] = {}
         out: list[tuple[Entity, Interval]] = []
         prefix = self.ontology.entity_types[stype].prefix + ":" if stype else None
-        if object is not None and (p is None or p.entity_valued):
+        if scopes is not None:
+            value: Any = None
+            if object is not None and (p is None or p.entity_valued):
+                value = self.resolve(object, role="object").ref
+            elif object is not None and p is not None:
+                value = literal(p, object)
+            if object is not None:
+                filters["object"] = value
+            every = self.store.entity_names()  # one read of every name beats a lookup per subject and object
+            for ref, view in self._scoped_views(scopes, prefix, every):
+                names[ref] = every.get(ref, ref)
+                rows.extend((ref, iv) for iv in holding(view, a)
+                            if (p is None or iv.predicate == p.name) and (object is None or iv.object == value))
+        elif object is not None and (p is None or p.entity_valued):
             o = self.resolve(object, role="object")
             filters["object"] = o.ref
             preds = [p] if p else [q for q in self.registry.predicates.values() if q.entity_valued]
@@ -162,7 +193,20 @@ class Reads:
         for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
             etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
             out.append((Entity(ref, etype, names.get(ref, ref)), iv))
-        return FactsResult(utc(a), filters, tuple(out))
+        return FactsResult(utc(a), filters, tuple(out), scopes)
+
+    def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None,
+                      names: dict[str, str]) -> list[tuple[str, list[Interval]]]:
+        """Each subject's fact view computed from its statements of ``scopes`` (Kuzu reads only those);
+        ``names`` names entity objects."""
+        name_of = names.get
+        out = []
+        for ref, text in self.store.subject_logs(scopes=list(scopes)):
+            if prefix and not ref.startswith(prefix):
+                continue
+            log = self.store.statements_from_log(ref, text, name_of)[0]
+            out.append((ref, view_for_subject(log, self.registry)))
+        return out
 
     def asserted_by(self, facts: Iterable[str]) -> dict[str, str]:
         """Who asserted each statement (``fact:N`` to operator, agent, extractor or import); a fact that
@@ -170,13 +214,18 @@ class Reads:
         ids = [parse_fact_ref(f) for f in facts]
         return {fact_ref(i): by for i, by in sorted(self.store.asserters(ids).items())}
 
-    def why(self, fact: str) -> WhyResult:
-        """The receipts of one statement: sources, supersession, conflicts, ends, retraction."""
+    def why(self, fact: str, scope: str | Iterable[str] | None = None) -> WhyResult:
+        """The receipts of one statement: sources, supersession, conflicts, ends, retraction (with
+        ``scopes``: a statement of those scopes, read against their statements only)."""
         fid = parse_fact_ref(fact)
+        scopes = scope_list(scope)
         st = self.store.statement(fid)
         if st is None:
             raise BadInput(f"unknown fact {fact!r}: no statement has that id")
-        log = [s for s in self.store.subject_log(st.subject) if s.predicate == st.predicate]
+        if not in_scopes(st.scope, scopes):
+            raise BadInput(f"unknown fact {fact!r} in scope {', '.join(scopes or ())}: no statement of "
+                           f"{'that scope' if len(scopes or ()) == 1 else 'those scopes'} has that id")
+        log = [s for s in self._scoped_log(st.subject, scopes) if s.predicate == st.predicate]
         p = self.registry.predicates.get(st.predicate)
         ivs = intervals_for(log, p.cardinality, None) if p else []
         mine = [iv for iv in ivs if (st.cited if st.op == "cite" else fid) in iv.assertions]
@@ -212,7 +261,7 @@ class Reads:
             return tuple(map(fact_ref, sorted(ids)))
         return WhyResult(st, subject, records, tuple(mine), refs(supersedes), refs(superseded_by),
                          refs(conflicts - {fid}), refs(set(ended_by)), cited_by,
-                         self._events_of_fact(st))
+                         self._events_of_fact(st), scopes)
 
     def _events_of_fact(self, st: Statement) -> tuple[EntityEvent, ...]:
         """The merges and unmerges that carried ``st`` away, made it as a copy, or retracted it."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model.scopes import in_scopes
 from graphmem.model.times import format_instant, now_us
 from graphmem.results import WriteResult
 from graphmem.view.temporal import attached_sources, view_for_subject
@@ -148,9 +149,9 @@ class Writer:
         return self._pending[-1].id + 1 if self._pending else self.store.next_fact_id()
 
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
-                sources: Iterable[str], by: str, recorded_at: str | None) -> WriteResult:
+                sources: Iterable[str], by: str, recorded_at: str | None, scope: str | None = None) -> WriteResult:
         st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
-                                   sources, by, recorded_at, now_us(),
+                                   sources, by, recorded_at, now_us(), scope=scope,
                                    resolve=self._resolve if self._pending is not None else None)
         if self._pending is not None:
             self._pending.append(st)
@@ -158,34 +159,47 @@ class Writer:
             apply(self.store, self.registry, [st])
         return WriteResult("assert", (st.ref,), {"fact": st.to_dict()})
 
-    def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str) -> WriteResult:
+    def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str,
+            scope: str | None = None) -> WriteResult:
         self.flush()
-        st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us())
-        held = _held(self.store.subject_view(st.subject), st)
+        st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us(),
+                                scope=scope)
+        if st.scope is None:
+            view = self.store.subject_view(st.subject)
+        else:  # what holds in the end's own scope
+            view = view_for_subject([s for s in self.store.subject_log(st.subject) if s.scope == st.scope],
+                                    self.registry)
+        held = _held(view, st)
         if not held:
             what = f"{st.subject} {st.predicate}" + ("" if st.object is None else f" {st.object}")
-            raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}; expected a value that "
-                           "holds then (see 'graphmem timeline')")
+            raise BadInput(f"nothing holds for {what} at {format_instant(st.valid_from)}"
+                           + ("" if st.scope is None else f" in scope {st.scope!r}")
+                           + "; expected a value that holds then (see 'graphmem timeline')")
         apply(self.store, self.registry, [st])
         return WriteResult("end", (st.ref,), {"fact": st.to_dict(), "closed": [iv.to_dict() for iv in held]})
 
-    def retract(self, fact: str, reason: str | None) -> WriteResult:
+    def retract(self, fact: str, reason: str | None, scopes: tuple[str, ...] | None = None) -> WriteResult:
         self.flush()
         fid = parse_fact_ref(fact)
         now = now_us()
         st = self.store.statement(fid)
+        if st is not None and not in_scopes(st.scope, scopes):
+            raise BadInput(f"unknown fact {fact!r} in scope {', '.join(scopes or ())}: no statement of "
+                           f"{'that scope' if len(scopes or ()) == 1 else 'those scopes'} has that id")
         r = check_retraction(fact, fid, None if st is None else st.recorded_at, None if st is None else st.retracted_at,
                              False, now, None, now, None if reason is None else str(reason))
         assert st is not None
         apply(self.store, self.registry, [], [r])
         return WriteResult("retract", (st.ref,), {"retracted_at": format_instant(r.at), "reason": r.reason})
 
-    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str) -> WriteResult:
+    def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str,
+             scopes: tuple[str, ...] | None = None) -> WriteResult:
         self.flush()
         fid = parse_fact_ref(fact)
         target = self.store.statement(fid)
         log = self.store.subject_log(target.subject) if target is not None else []
-        st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us())
+        st = self.checks.citation(self.store.next_fact_id(), fact, target, sources, note, by, None, now_us(),
+                                  scopes=scopes)
         assert target is not None
         not_attached(fact, st, attached_sources(log, target))
         # the subject's row only: fact edges carry no sources, so a cite leaves them as they are
@@ -195,12 +209,19 @@ class Writer:
 
     def extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
         """MENTIONS edges, new assertions and ends (by the extractor, citing the record); known facts are
-        skipped, so is an end of what does not hold at its time, and so is a proposal the store would refuse."""
+        skipped, so is an end of what does not hold at its time, and so is a proposal the store would refuse.
+        Each statement carries the scope of the record it cites (what the whole view knows is still skipped,
+        so a fact is not proposed again for each scope a record of it belongs to)."""
         self.flush()
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []
         views: dict[str, list[Interval]] = {}
+
+        def view_of(subject: str) -> list[Interval]:
+            if subject not in views:
+                views[subject] = self.store.subject_view(subject)
+            return views[subject]
         entities: dict[str, Entity] = {}
 
         def resolved(text: str, role: str = "entity") -> Entity:  # the live resolver's wording, looked up once
@@ -210,32 +231,29 @@ class Writer:
 
         for rec, ex in items:
             for p in ex.assertions:
-                if p.subject not in views:
-                    views[p.subject] = self.store.subject_view(p.subject)
                 if any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
-                       for iv in views[p.subject]):
+                       for iv in view_of(p.subject)):
                     continue
                 if any(s.subject == p.subject and s.predicate == p.predicate and s.object == p.object for s in stmts):
                     continue
                 try:  # the same checks and text rule as every other write
                     st = self.checks.assertion(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
-                                               None, (rec.ref,), "extractor", None, now, resolve=resolved)
+                                               None, (rec.ref,), "extractor", None, now, resolve=resolved,
+                                               scope=rec.scope)
                 except GraphmemError:
                     continue
                 stmts.append(st)
                 fid += 1
             for p in ex.ends:  # what the text says stopped holding, when the store holds it then
-                if p.subject not in views:
-                    views[p.subject] = self.store.subject_view(p.subject)
                 if not any(iv.predicate == p.predicate and iv.object == p.object and iv.contains(p.valid_from)
-                           for iv in views[p.subject]):
+                           for iv in view_of(p.subject)):
                     continue
                 if any(s.op == "end" and s.subject == p.subject and s.predicate == p.predicate and s.object == p.object
                        for s in stmts):
                     continue
                 try:
                     st = self.checks.ending(fid, p.subject, p.predicate, p.object, format_instant(p.valid_from),
-                                            (rec.ref,), "extractor", None, now, resolve=resolved)
+                                            (rec.ref,), "extractor", None, now, resolve=resolved, scope=rec.scope)
                 except GraphmemError:
                     continue
                 stmts.append(st)

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, Protocol
 
 from graphmem.errors import AmbiguousEntity, BadInput, BadTime, TypeMismatch, UnknownEntity, UnknownPredicate
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Statement, Value
+from graphmem.model.scopes import in_scopes, one_scope
 from graphmem.model.text import clean
 from graphmem.model.times import format_instant, parse_date_value, parse_instant
 from graphmem.model.words import did_you_mean, max_distance, near
@@ -373,7 +374,8 @@ class Checks:
 
     def assertion(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
                   valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
-                  resolve: Callable[..., Entity] | None = None, records: dict[str, int] | None = None) -> Statement:
+                  resolve: Callable[..., Entity] | None = None, records: dict[str, int] | None = None,
+                  scope: str | None = None) -> Statement:
         """An ``assert`` statement with id ``fid``, every part checked (``resolve``: a batch's resolver)."""
         resolve = resolve or self.resolve
         rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
@@ -390,11 +392,11 @@ class Checks:
             raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
         srcs = self.sources(sources, records)
         return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
-                         trust_for(by, srcs), oname)
+                         trust_for(by, srcs), oname, one_scope(scope))
 
     def ending(self, fid: int, subject: str, predicate: str, obj: Any, at: str | None, sources: Iterable[str],
                by: str, recorded_at: str | None, now: int, resolve: Callable[..., Entity] | None = None,
-               records: dict[str, int] | None = None) -> Statement:
+               records: dict[str, int] | None = None, scope: str | None = None) -> Statement:
         """An ``end`` statement with id ``fid``: what holds stops at ``at``."""
         resolve = resolve or self.resolve
         if at is None:
@@ -411,16 +413,21 @@ class Checks:
         t = parse_instant(at, now=now, what="at")
         srcs = self.sources(sources, records)
         return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
-                         trust_for(by, srcs), oname)
+                         trust_for(by, srcs), oname, one_scope(scope))
 
     def citation(self, fid: int, ref: str, target: Statement | None, sources: Iterable[str], note: str | None,
-                 by: str, recorded_at: str | None, now: int, records: dict[str, int] | None = None) -> Statement:
+                 by: str, recorded_at: str | None, now: int, records: dict[str, int] | None = None,
+                 scopes: tuple[str, ...] | None = None) -> Statement:
         """A ``cite`` statement with id ``fid``: ``sources`` attached to the assertion ``target`` (``ref`` as the
         caller wrote it), which is neither an end, a cite, nor retracted (see also ``not_attached``)."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
         if target is None:
             raise BadInput(f"unknown fact {ref!r}: no statement has that id")
+        if not in_scopes(target.scope, scopes):
+            raise BadInput(f"unknown fact {ref!r} in scope {', '.join(scopes or ())}: no assertion of "
+                           f"{'that scope' if len(scopes or ()) == 1 else 'those scopes'} has that id "
+                           "(a cite carries the scope of the assertion it supports)")
         if target.op != "assert":
             raise BadInput(f"fact {ref!r} is {'an end' if target.op == 'end' else 'a cite'}: expected an assertion "
                            "(only what an assertion says can be cited)")
@@ -442,7 +449,7 @@ class Checks:
                 raise BadInput(f"bad note {note!r}: expected text")
             text = clean(note, "note").strip() or None
         return Statement(fid, "cite", target.subject, target.predicate, text, "literal" if text else "",
-                         target.id, None, rec, None, None, srcs, by, trust_for(by, srcs), None)
+                         target.id, None, rec, None, None, srcs, by, trust_for(by, srcs), None, target.scope)
 
 
 def not_attached(ref: str, cite: Statement, attached: Iterable[str]) -> None:

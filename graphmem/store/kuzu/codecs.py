@@ -86,16 +86,19 @@ def decode_literal(text: str, literal_type: str) -> Value:
 
 def _stmt_row(s: Statement) -> tuple[Any, ...]:
     """A statement as a row of its subject's log: without its subject and its object's name
-    (id, op, predicate, object, kind, from, to, recorded, retracted, reason, sources, by, trust)."""
-    return s[:2] + s[3:14]
+    (id, op, predicate, object, kind, from, to, recorded, retracted, reason, sources, by, trust), and
+    for a scoped statement, null and its scope as 14th and 15th items (the 14th is where the first
+    version of the log kept the object's name)."""
+    row = s[:2] + s[3:14]
+    return row if s.scope is None else (*row, None, s.scope)
 
 
 def _stmt_from_row(subject: str, r: list[Any], name_of: Any) -> Statement:
     """A log row back as a statement; ``name_of(ref)`` names entity objects. Rows written before the
-    log dropped names carry the name as a 14th item."""
-    name = (r[13] if len(r) > 13 else name_of(r[3])) if r[4] == "entity" else None
+    log dropped names carry the name as a 14th item; a scoped statement's row has its scope as a 15th."""
+    name = (r[13] if len(r) > 13 and r[13] is not None else name_of(r[3])) if r[4] == "entity" else None
     return Statement(r[0], r[1], subject, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], tuple(r[10] or ()),
-                     r[11], r[12], name)
+                     r[11], r[12], name, r[14] if len(r) > 14 else None)
 
 
 def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], bool]:
@@ -108,8 +111,11 @@ def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Sta
     ordered = True
     for r in loads(text):
         if len(r) != 13:
-            append(_stmt_from_row(subject, r, name_of))
-            ordered = False  # an older row form: rewritten by the next rebuild
+            st = _stmt_from_row(subject, r, name_of)
+            if len(r) != 15 or st.id <= last:
+                ordered = False  # len 14: an older row form, rewritten by the next rebuild
+            last = st.id
+            append(st)
             continue
         i, op, pred, obj, kind, vf, vt, rec, retr, reason, srcs, by, trust = r
         if i <= last:
@@ -117,7 +123,7 @@ def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Sta
         last = i
         append(new(Statement, (i, op, subject, pred, obj, kind, vf, vt, rec, retr, reason,
                                tuple(srcs) if srcs else (), by, trust,
-                               name_of(obj) if kind == "entity" else None)))
+                               name_of(obj) if kind == "entity" else None, None)))
     if not ordered:
         out.sort()
     return out, ordered

@@ -38,6 +38,7 @@ from graphmem.store.kuzu.base import (
     LEXICON_LAYOUT,
     MIGRATION_MARK,
     SCHEMA_VERSION,
+    SCOPES_LAYOUT,
     open_database,
     write_mark,
 )
@@ -186,9 +187,22 @@ def stored_lexicon(conn: Any) -> None:
     _q(conn, "COMMIT")
 
 
+# layout SCOPES_LAYOUT - 1 -> SCOPES_LAYOUT ------------------------------------------------
+
+
+def statement_scopes(conn: Any) -> None:
+    """Layout ``SCOPES_LAYOUT``: a statement may carry a scope (``Assertion.scope``; the statements of
+    earlier layouts carry none, so they stay unscoped, docs/scopes.md)."""
+    _q(conn, "BEGIN TRANSACTION")
+    _q(conn, "ALTER TABLE Assertion ADD scope STRING")
+    _set_version(conn, SCOPES_LAYOUT)
+    _q(conn, "COMMIT")
+
+
 MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds,
                                                 3: entity_events, RECORD_EVENTS_LAYOUT - 1: record_events,
-                                                LEXICON_LAYOUT - 1: stored_lexicon}
+                                                LEXICON_LAYOUT - 1: stored_lexicon,
+                                                SCOPES_LAYOUT - 1: statement_scopes}
 """The function that takes a store of layout N to layout N+1, by N."""
 
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"

@@ -27,7 +27,7 @@ _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 # there is a rest) and the microseconds within the minute
 _FACETS = ("MATCH (r:Record) WITH r, date_part('microsecond', r.ts) % 1000 AS us "
            "RETURN r.id, (CASE WHEN us > 0 AND r.ts < timestamp('1970-01-01') THEN to_epoch_ms(r.ts) - 1 "
-           "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source ORDER BY r.id")
+           "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source, r.scope ORDER BY r.id")
 
 
 class RecordTables(Schema):
@@ -79,10 +79,10 @@ class RecordTables(Schema):
         self._note_plans([r.id for r in records if r.kind == "plan"])  # docs/lifecycle.md
         self._index_texts([(r.id, r.text) for r in records])
         if self._facets is not None:  # a rollback drops them (forget_postings)
-            self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source) for r in records), self._facets)
+            self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source, r.scope) for r in records), self._facets)
 
     def record_facets(self) -> RecordFacets:
-        """Every record's id, ts, kind and source as columns (read once, then kept up to date)."""
+        """Every record's id, ts, kind, source and scope as columns (read once, then kept up to date)."""
         if self._facets is None:
             self._facets = RecordFacets.of(self._iter(_FACETS))
         return self._facets

@@ -49,7 +49,7 @@ class Schema(StoreBase):
                     "CREATE NODE TABLE Assertion(id INT64 PRIMARY KEY, op STRING, subject STRING, "
                     "predicate STRING, object STRING, object_type STRING, valid_from INT64, "
                     "valid_to INT64, recorded_at INT64, retracted_at INT64, "
-                    "retract_reason STRING, sources STRING, asserted_by STRING, trust STRING)"
+                    "retract_reason STRING, sources STRING, asserted_by STRING, trust STRING, scope STRING)"
                 )
                 self._q(_SUBJECT_DDL)
                 self._q(_RECORD_DDL)

@@ -39,7 +39,9 @@ _LOG_ROW = ("concat('[', CAST(a.id AS STRING), ',\"', a.op, '\",', CAST(to_json(
             "WHEN a.object_type IS NULL OR a.object_type = '' THEN ',\"\",' ELSE ',\"literal\",' END, "
             f"{_json_int('a.valid_from')}, ',', {_json_int('a.valid_to')}, ',', {_json_int('a.recorded_at')}, ',', "
             f"{_json_int('a.retracted_at')}, ',', coalesce(CAST(to_json(a.retract_reason) AS STRING), 'null'), ',', "
-            "a.sources, ',\"', a.asserted_by, '\",\"', a.trust, '\"]')")
+            "a.sources, ',\"', a.asserted_by, '\",\"', a.trust, '\"', "
+            # a scoped statement's row has null and its scope as 14th and 15th items (scope names never need escaping)
+            "CASE WHEN a.scope IS NULL THEN ']' ELSE concat(',null,\"', a.scope, '\"]') END)")
 
 
 class StatementFile:
@@ -64,7 +66,7 @@ class StatementFile:
         vt, retracted = s.valid_to, s.retracted_at
         self._pending.append([s.id, s.op, s.subject, s.predicate, obj, otype, s.valid_from, "" if vt is None else vt,
                               s.recorded_at, "" if retracted is None else retracted, s.retract_reason or "",
-                              _sources_json(s.sources), s.asserted_by, s.trust])
+                              _sources_json(s.sources), s.asserted_by, s.trust, s.scope or ""])
         if len(self._pending) == _CHUNK:
             self._bulk.write(self._pending)
             self._pending = []
@@ -103,14 +105,15 @@ class StatementFile:
                     rows = (line.rstrip("\n").split("\t") if '\t"' not in line else
                             next(csv.reader([line], delimiter="\t", strict=True))
                             for line in fh if line.split("\t", 3)[2] in subjects)
-                for fid, op, subject, predicate, obj, otype, vf, vt, rec, retr, reason, sources, by, trust in rows:
+                for fid, op, subject, predicate, obj, otype, vf, vt, rec, retr, reason, sources, by, trust, scope \
+                        in rows:
                     value, kind = _object(obj, otype)
                     name = name_of(obj) if kind == "entity" else None
                     i = int(fid)
                     retracted = retractions.get(i)
                     at, why = retracted if retracted else (int(retr) if retr else None, reason or None)
                     yield new(Statement, (i, op, subject, predicate, value, kind, int(vf), int(vt) if vt else None,
-                                          int(rec), at, why, _sources(sources), by, trust, name))
+                                          int(rec), at, why, _sources(sources), by, trust, name, scope or None))
 
     def load(self) -> int:
         """COPY the statements (in the caller's transaction) and remove the files; the row count."""
@@ -162,6 +165,7 @@ class StatementTables(Schema):
             "o": None if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object)),
             "ot": self._object_type(s), "vf": s.valid_from, "vt": s.valid_to,
             "rec": s.recorded_at, "src": dumps(list(s.sources)), "by": s.asserted_by, "tr": s.trust,
+            "sc": s.scope,
         }
 
     def _object_type(self, s: Statement) -> str | None:
@@ -180,7 +184,7 @@ class StatementTables(Schema):
         self._q(
             "CREATE (:Assertion {id: $id, op: $op, subject: $s, predicate: $p, object: $o, "
             "object_type: $ot, valid_from: $vf, valid_to: $vt, recorded_at: $rec, sources: $src, "
-            "asserted_by: $by, trust: $tr})",
+            "asserted_by: $by, trust: $tr, scope: $sc})",
             {"id": s.id, **self._assertion_params(s)}, hot=True,
         )
 
@@ -253,7 +257,7 @@ class StatementTables(Schema):
         return out
 
     _COLS = ("a.id, a.op, a.subject, a.predicate, a.object, a.object_type, a.valid_from, a.valid_to, "
-             "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust")
+             "a.recorded_at, a.retracted_at, a.retract_reason, a.sources, a.asserted_by, a.trust, a.scope")
 
     def all_statements(self) -> list[Statement]:
         """Every statement in id order, object names not filled (export reads them this way;
@@ -264,10 +268,11 @@ class StatementTables(Schema):
         """
         stmts: list[Statement] = []
         append = stmts.append
-        for fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust in self._iter(
+        for fid, op, subj, pred, obj, otype, vf, vt, rec, retr, reason, src, by, trust, scope in self._iter(
                 f"MATCH (a:Assertion) RETURN {self._COLS}"):
             value, kind = _object(obj, otype)
-            append(Statement(fid, op, subj, pred, value, kind, vf, vt, rec, retr, reason, _sources(src), by, trust))
+            append(Statement(fid, op, subj, pred, value, kind, vf, vt, rec, retr, reason, _sources(src), by, trust,
+                             None, scope))
         # statements are appended with rising ids, so the scan order is normally id order
         if any(a.id > b.id for a, b in zip(stmts, stmts[1:], strict=False)):  # noqa: SIM110
             stmts.sort()
@@ -282,16 +287,18 @@ class StatementTables(Schema):
         return list(zip(bounds, bounds[1:], strict=False))
 
     def subject_logs(self, lo: str | None = None, hi: str | None = None,
-                     refs: list[str] | None = None) -> Iterator[tuple[str, str]]:
+                     refs: list[str] | None = None, scopes: list[str] | None = None) -> Iterator[tuple[str, str]]:
         """Each subject's log, grouped and written as JSON by Kuzu: (ref, log text).
 
         Rebuild, lint and large imports read the statements this way: Kuzu groups a million
         rows and writes their JSON in C++, so Python decodes one string per subject instead
         of building a row object per statement. ``lo``/``hi`` bound the subject refs (a range
-        read keeps Kuzu's grouping small), ``refs`` lists them.
+        read keeps Kuzu's grouping small), ``refs`` lists them; ``scopes``: only the statements of these
+        scopes (a scoped ``facts``).
         """
         # no ORDER BY: sorting a million rows first costs more than sorting the few logs that come out of order
-        conditions = (("a.subject >= $lo", "lo", lo), ("a.subject < $hi", "hi", hi), ("a.subject IN $refs", "refs", refs))
+        conditions = (("a.subject >= $lo", "lo", lo), ("a.subject < $hi", "hi", hi), ("a.subject IN $refs", "refs", refs),
+                      ("a.scope IN $scopes", "scopes", scopes))
         where = " AND ".join(w for w, _, v in conditions if v is not None)
         params = {k: v for _, k, v in conditions if v is not None}
         query = (f"MATCH (a:Assertion) {'WHERE ' + where if where else ''} WITH a.subject AS ref, "
