@@ -122,15 +122,18 @@ def name_term(key: str) -> str:
     return NAME_PREFIX + _NOT_WORD.sub("_", key)
 
 
-def name_terms(text: str) -> list[str]:
+def name_terms(text: str, speaker: bool = True) -> list[str]:
     """The distinct name terms of ``text``, in order (what the index keeps for it): ``@`` for a
-    name, ``^`` for a run that only starts a sentence (``INITIAL_PREFIX``).
+    name, ``^`` for a run that only starts a sentence (``INITIAL_PREFIX``); without ``speaker``,
+    only the names the text speaks of, not who speaks it.
 
     >>> name_terms("Melanie: Did Caroline go? Caroline said so. Sweden, too.")
     ['@melanie', '@caroline', '^sweden']
+    >>> name_terms("Melanie: Did Caroline go?", speaker=False)
+    ['@caroline']
     """
     return list(dict.fromkeys((INITIAL_PREFIX if n.rule == "initial" else NAME_PREFIX) + name_term(n.key)[1:]
-                              for n in names(text)))
+                              for n in names(text) if speaker or n.rule != "speaker"))
 
 
 def lookup_terms(term: str) -> list[str]:
