@@ -29,9 +29,9 @@ january february march april may june july august september october november dec
 today tomorrow yesterday tonight
 """.split())
 _SPEAKER = re.compile(r"\A\s*([^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2}):\s")
-_WORD = re.compile(r"[^\W_](?:[\w’'-]*[^\W_])?")
+_TOKEN = re.compile(r"(?P<word>[^\W_](?:[\w’'-]*[^\W_])?)|(?P<end>[.!?:;\n\[\]()\"“”])")
+_POSSESSIVE = ("'s", "’s")
 _NOT_WORD = re.compile(r"[\W_]+")
-_SENTENCE_END = re.compile(r"[.!?:;\n\[\]()\"“”]")
 
 
 class Name(NamedTuple):
@@ -44,10 +44,6 @@ class Name(NamedTuple):
     start: int
     end: int
     rule: str
-
-
-def _capitalized(word: str) -> bool:
-    return word[0].isupper() and not word.isdigit()
 
 
 def _strip_possessive(word: str) -> str:
@@ -76,14 +72,20 @@ def names(text: str) -> list[Name]:
     if m and m.group(1).lower() not in _NOT_NAMES:
         out.append(Name(m.group(1).lower(), m.group(1), m.start(1), m.end(1), "speaker"))
         at = m.end()
-    words = [(w.group(), w.start(), w.end()) for w in _WORD.finditer(text, at)]
-    initial: list[bool] = []
-    last = at
-    for i, (_w, s, _e) in enumerate(words):
-        initial.append(i == 0 or bool(_SENTENCE_END.search(text, last, s)))
-        last = s
-    inside = {_strip_possessive(w) for (w, _s, _e), first in zip(words, initial, strict=True)
-              if not first and _capitalized(w)}
+    # one pass: each word with whether it starts a sentence; a lower-case word only breaks a run
+    words: list[tuple[str, int, bool]] = []
+    first = True
+    for t in _TOKEN.finditer(text, at):
+        w = t.group()
+        if t.lastgroup == "end":
+            first = True
+            continue
+        if w[0].isupper() and not w.isdigit():
+            words.append((w, t.start(), first))
+        elif words and words[-1][0]:
+            words.append(("", 0, False))
+        first = False
+    inside = {_strip_possessive(w) for w, _s, first in words if w and not first}
     run: list[tuple[str, int, int]] = []
     rule = "capitalized"
 
@@ -96,17 +98,21 @@ def names(text: str) -> list[Name]:
             out.append(Name(key, text[parts[0][1]:end], parts[0][1], end, rule))
             run.clear()
 
-    for (w, s, e), first in zip(words, initial, strict=True):
-        if first:
+    for w, s, first in words:
+        if first and run:
             close()
-        bare = _strip_possessive(w)
-        if _capitalized(w) and bare.lower() not in _NOT_NAMES and len(bare) > 1:
+        if not w:
+            if run:
+                close()
+            continue
+        bare = w[:-2] if w[-2:] in _POSSESSIVE and len(w) > 2 else w
+        if len(bare) > 1 and bare.lower() not in _NOT_NAMES:
             if not run:
                 rule = "initial" if first and bare not in inside else "capitalized"
-            run.append((w, s, e))
-            if bare != w or rule == "initial":  # "Melanie's mum", "Did Caroline ...": the name ends here
+            run.append((w, s, s + len(w)))
+            if bare is not w or rule == "initial":  # "Melanie's mum", "Did Caroline ...": the name ends here
                 close()
-        else:
+        elif run:
             close()
     close()
     return out
