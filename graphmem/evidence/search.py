@@ -48,10 +48,6 @@ class RankStore(FilterStore, Protocol):
 
     def record_hit(self, rec_id: int) -> tuple[str, int, str, str | None, str | None, float] | None: ...
 
-    def terms_postings(self, terms: list[str]) -> list[Any]: ...  # (Postings, weights) or None per term
-
-    def index_stats(self) -> tuple[int, int]: ...
-
 
 class SearchStore(RankStore, Protocol):
     def search_records(self, terms: list[str], limit: int, within: Any = None) -> list[tuple[Any, ...]]: ...
@@ -179,7 +175,6 @@ def record_filter(*, kind: str | Iterable[str] | None = None, source: str | Iter
 
 CONTEXT_SHARE = 0.5  # a record's score gains this share of the best score of the turns around it in its session
 CONTEXT_POOL = 50  # the records ranked by their own words whose session neighbours are ranked too
-NAME_MISS = 0.8  # a record that names none of the names the query names, when it names some the index holds
 
 
 def session_key(source: str) -> str:
@@ -210,30 +205,13 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
     return f.ids, held
 
 
-def named_records(store: RankStore, query: str) -> np.ndarray | None:
-    """The records that name a name ``query`` names (``model/names.py``; a question's "Caroline"
-    finds her turns and the turns that name her), ids rising; None when the query names nothing
-    the index holds as a name, or when every record names it (nothing to prefer)."""
-    import numpy as np
-
-    from graphmem.model.names import lookup_terms, name_terms
-    looked = list(dict.fromkeys(x for t in name_terms(query) for x in lookup_terms(t)))
-    lists = [got[0].ids for got in store.terms_postings(looked) if got is not None] if looked else []
-    if not lists:
-        return None
-    ids = np.unique(np.concatenate(lists).astype(np.int64))
-    return None if len(ids) >= store.index_stats()[0] else ids
-
-
 def rank_in_context(store: RankStore, terms: list[str], limit: int,
-                    within: Any = None, query: str | None = None) -> list[tuple[int, float, float]]:
+                    within: Any = None) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
     that answers the turn the query's words find ranks with it. Only messages with a source have a
     session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the filter, so a filter never changes
-    a score. With ``query`` (its text as written), a record that names none of the names it names
-    scores ``NAME_MISS`` x that (``named_records``). (id, score, the part of the score its neighbour
-    lent), best first, ties by id."""
+    a score. (id, score, the part of the score its neighbour lent), best first, ties by id."""
     import numpy as np
     pool = max(limit, CONTEXT_POOL)
     own = dict(store.rank_records(terms, pool, within))
@@ -250,17 +228,8 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int,
         for j in (i - 1, i + 1):
             if 0 <= j < len(ids) and sess[j] == sess[i]:
                 near.add(int(ids[j]))
-    named = named_records(store, query) if query else None
-
-    def prefer(rid: int, score: float) -> float:
-        if named is None:
-            return score
-        at = int(np.searchsorted(named, rid))
-        return score if at < len(named) and int(named[at]) == rid else NAME_MISS * score
-
     if not near:
-        ranked = [(i, prefer(i, v), 0.0) for i, v in own.items()]
-        return sorted(ranked, key=lambda x: (-x[1], x[0]))[:limit]
+        return [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -271,9 +240,9 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int,
             continue
         ctx = max((scored.get(int(ids[j]), 0.0) for j in (i - 1, i + 1)
                    if sess[i] >= 0 and 0 <= j < len(ids) and sess[j] == sess[i]), default=0.0)
-        score = prefer(rid, scored.get(rid, 0.0) + CONTEXT_SHARE * ctx)
+        score = scored.get(rid, 0.0) + CONTEXT_SHARE * ctx
         if score > 0:
-            out.append((rid, score, prefer(rid, CONTEXT_SHARE * ctx)))
+            out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
     return out[:limit]
 
@@ -282,7 +251,7 @@ def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -
     """The ``limit`` best records for the words of ``query`` among those ``where`` allows."""
     from graphmem.model.textindex import query_terms
     terms = search_terms(check_text(query, "query"))
-    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store), query)
+    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store))
     many = getattr(store, "record_hits", None)  # one read for all the hits where the store can
     rows = many([i for i, _, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _, _ in ranked}
     hits = [(i, score, *row) for i, score, _ in ranked if (row := rows.get(i)) is not None]
