@@ -27,7 +27,7 @@ hi hey hello oh wow yes yeah no ok okay thanks thank please sure well dear
 monday tuesday wednesday thursday friday saturday sunday
 january february march april may june july august september october november december
 today tomorrow yesterday tonight
-""".split())
+""".split())  # noqa: SIM905 (a word list reads best as words)
 _SPEAKER = re.compile(r"\A\s*([^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2}):\s")
 _TOKEN = re.compile(r"(?P<word>[^\W_](?:[\w’'-]*[^\W_])?)|(?P<end>[.!?:;\n\[\]()\"“”])")
 _POSSESSIVE = ("'s", "’s")

@@ -160,8 +160,8 @@ def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
 def named_neighbours(p: Any, hits: list[tuple[int, float]], offer: Any) -> None:
     """Offer, for each hit, up to ``SHARED_LIMIT`` records that name a name it speaks of (not its
     speaker; the index's name terms, ``model/names.py``: ``lookup_terms``; a turn by that name
-    counts), most shared names first, then the nearest in time. A name in more than ``RARE_NAME`` of the records (a conversation's speakers) is left out:
-    it tells none apart."""
+    counts), most shared names first, then the nearest in time. A name in more than ``RARE_NAME``
+    of the records (a conversation's speakers) is left out: it tells none apart."""
     import numpy as np
     rows = [(rid, score, p.record(rid)) for rid, score in hits]
     wanted = {rid: name_terms(row[0], speaker=False) for rid, _, row in rows if row is not None}
