@@ -52,6 +52,7 @@ class RecordStore(Protocol):
 
 NAME_RULE = "name"  # the rule of a MENTIONS edge ingest writes for a name an entity has
 _NAME_LOOKUPS = 300  # more distinct names than this read the whole name index once
+_FEW_NAMES = 8  # up to this many distinct names (a note) are looked up without counting the entities first
 
 
 def name_links(store: RecordStore, records: list[Record]) -> list[tuple[int, list[tuple[str, int, int, str]]]]:
@@ -61,8 +62,8 @@ def name_links(store: RecordStore, records: list[Record]) -> list[tuple[int, lis
     from graphmem.model.names import names
     found = [(r.id, names(r.text)) for r in records]
     keys = {n.key for _, ns in found for n in ns}
-    if not keys or store.entity_count() == 0:
-        return []
+    if not keys or (len(keys) > _FEW_NAMES and store.entity_count() == 0):
+        return []  # a few names are looked up at once: cheaper than counting the entities
     if len(keys) > _NAME_LOOKUPS:
         index = store.all_names()
         refs = {k: index.get(k, []) for k in keys}
