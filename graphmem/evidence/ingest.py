@@ -42,6 +42,45 @@ class RecordStore(Protocol):
 
     def add_records(self, records: list[Any]) -> None: ...
 
+    def entity_count(self) -> int: ...
+
+    def refs_named(self, key: str) -> list[str]: ...
+
+    def all_names(self) -> dict[str, list[str]]: ...
+
+    def replace_mentions(self, items: list[tuple[int, list[tuple[str, int, int, str]]]]) -> int: ...
+
+
+NAME_RULE = "name"  # the rule of a MENTIONS edge ingest writes for a name an entity has
+_NAME_LOOKUPS = 300  # more distinct names than this read the whole name index once
+_FEW_NAMES = 8  # up to this many distinct names (a note) are looked up without counting the entities first
+
+
+def name_links(store: RecordStore, records: list[Record]) -> list[tuple[int, list[tuple[str, int, int, str]]]]:
+    """The MENTIONS of each record from its names (``model/names.py``) that name exactly one entity
+    of the store (its name or an alias, any case, a possessive dropped): (record id, [(ref, span
+    start, span end, rule)]). A name two entities share links to neither; extraction decides those."""
+    from graphmem.model.names import names
+    found = [(r.id, names(r.text)) for r in records]
+    keys = {n.key for _, ns in found for n in ns}
+    if not keys or (len(keys) > _FEW_NAMES and store.entity_count() == 0):
+        return []  # a few names are looked up at once: cheaper than counting the entities
+    if len(keys) > _NAME_LOOKUPS:
+        index = store.all_names()
+        refs = {k: index.get(k, []) for k in keys}
+    else:
+        refs = {k: store.refs_named(k) for k in sorted(keys)}
+    out = []
+    for rid, ns in found:
+        links = {}
+        for n in ns:
+            one = refs.get(n.key) or []
+            if len(one) == 1 and one[0] not in links:
+                links[one[0]] = (one[0], n.start, n.end, NAME_RULE)
+        if links:
+            out.append((rid, sorted(links.values(), key=lambda m: (m[1], m[0]))))
+    return out
+
 
 @dataclass(frozen=True, repr=False)
 class IngestReport(HtmlRepr):
@@ -257,7 +296,10 @@ def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars
         for k, v in r.redactions.items():
             redactions[k] = redactions.get(k, 0) + v
     progress("writing records and their index", 0, None)
+    links = name_links(store, fresh)  # read before the write: the names the store has now
     with store.transaction():
         store.add_records(fresh)
+        if links:
+            store.replace_mentions(links)
     return IngestReport(text_lines or n, tuple(r.ref for r in fresh), duplicates, tuple(sorted(errors)), redactions,
                         sum(r.truncated for r in fresh), time.perf_counter() - t0, format=form)

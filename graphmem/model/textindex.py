@@ -87,7 +87,11 @@ class Postings(NamedTuple):
 
 
 def postings_of(records: Iterable[tuple[int, str]]) -> tuple[dict[str, Postings], int, int]:
-    """The postings of a batch of records (rising ids), with the number of records and of terms in them."""
+    """The postings of a batch of records (rising ids), with the number of records and of terms in them.
+
+    Each record's names (``model/names.py``) are posted too, as name terms (``@anna_lee``) with a
+    count of 1; they are not counted in the record's length or the terms, so BM25 is unchanged."""
+    from graphmem.model.names import name_terms
     cols: dict[str, tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     docs = tokens = 0
     for rid, text in records:
@@ -99,6 +103,11 @@ def postings_of(records: Iterable[tuple[int, str]]) -> tuple[dict[str, Postings]
             c = cols[t]
             c[0].append(rid)
             c[1].append(min(tf, 65535))
+            c[2].append(dl)
+        for t in name_terms(text):
+            c = cols[t]
+            c[0].append(rid)
+            c[1].append(1)
             c[2].append(dl)
     out = {t: Postings(np.array(i, "<u4"), np.array(f, "<u2"), np.array(d, "<u2")) for t, (i, f, d) in cols.items()}
     return out, docs, tokens

@@ -12,6 +12,7 @@ from typing import Any
 
 from graphmem.evidence.query import snippet
 from graphmem.evidence.search import session_key, sessions
+from graphmem.model.names import lookup_terms, name_terms
 from graphmem.model.times import format_instant
 
 GUIDANCE_KINDS = ("rule", "constraint")
@@ -20,6 +21,9 @@ NEIGHBOUR_HITS = 5  # the best records whose neighbourhood (same session, shared
 SESSION_FACTOR = 0.6  # a turn just before or after a hit in its session, against the hit
 SHARED_FACTOR = 0.4  # a record mentioning an entity a hit mentions, against the hit
 SHARED_LIMIT = 3  # such records per hit (the nearest in time to it)
+NAME_HITS = 3  # the best records whose names' other records are candidates (one postings read per name)
+RARE_NAME = 0.05  # a name in more records than this share of the index (and more than NAME_FLOOR) tells none apart
+NAME_FLOOR = 3
 SNIPPET_CHARS = 200
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
@@ -86,8 +90,9 @@ def record_text(text: str, ts: int, terms: list[str], kind: str | None = None) -
 
 def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
     """The graph neighbourhood of the best records: the turns just before and after each in its
-    session (the same session key: the source up to ``#``), and the records that mention an entity
-    it mentions (MENTIONS), the nearest in time first. Each scores a share of its hit's score.
+    session (the same session key: the source up to ``#``), the records that mention an entity
+    it mentions (MENTIONS) and those that name a rare name it names (``named_neighbours``), the
+    nearest in time first. Each scores a share of its hit's score.
     ``p`` is the packer: its record cache, the filter, the query's words and its weights."""
     best = records[:NEIGHBOUR_HITS]
     out: list[Candidate] = []
@@ -134,6 +139,7 @@ def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
             order = np.lexsort((others, np.abs(f.ts[at] - row[1])))[:SHARED_LIMIT]
             for other in others[order].tolist():
                 offer(int(other), SHARED_FACTOR * score, f"shares an entity with rec:{rid}")
+    named_neighbours(p, best[:NAME_HITS], offer)
     p.prefetch(sorted(found))
     for rid in sorted(found):
         row = p.record(rid)
@@ -149,3 +155,43 @@ def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
             c.reasons.append("after_as_of")
         out.append(c)
     return out
+
+
+def named_neighbours(p: Any, hits: list[tuple[int, float]], offer: Any) -> None:
+    """Offer, for each hit, up to ``SHARED_LIMIT`` records that name a name it speaks of (not its
+    speaker; the index's name terms, ``model/names.py``: ``lookup_terms``; a turn by that name
+    counts), most shared names first, then the nearest in time. A name in more than ``RARE_NAME``
+    of the records (a conversation's speakers) is left out: it tells none apart."""
+    import numpy as np
+    rows = [(rid, score, p.record(rid)) for rid, score in hits]
+    wanted = {rid: name_terms(row[0], speaker=False) for rid, _, row in rows if row is not None}
+    looked = sorted({x for ts in wanted.values() for t in ts for x in lookup_terms(t)})
+    if not looked:
+        return
+    found = {t: got[0].ids for t, got in zip(looked, p.store.terms_postings(looked), strict=True) if got is not None}
+    cap = max(NAME_FLOOR, RARE_NAME * p.store.index_stats()[0])
+    lists: dict[str, np.ndarray] = {}
+    for t in {t for ts in wanted.values() for t in ts}:
+        parts = [found[x] for x in lookup_terms(t) if x in found]
+        ids = np.unique(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
+        if 1 < len(ids) <= cap:
+            lists[t] = ids
+    if not lists:
+        return
+    f = p.store.record_facets()
+    for rid, score, row in rows:
+        mine = [t for t in wanted.get(rid, []) if t in lists]
+        if not mine or row is None or not len(f.ids):
+            continue
+        ids, counts = np.unique(np.concatenate([lists[t] for t in mine]), return_counts=True)
+        keep = ids != rid
+        if p.within is not None:
+            keep &= np.isin(ids, p.within)
+        ids, counts = ids[keep], counts[keep]
+        at = np.minimum(np.searchsorted(f.ids, ids), len(f.ids) - 1)
+        ok = f.ids[at] == ids
+        ids, counts, at = ids[ok], counts[ok], at[ok]
+        order = np.lexsort((ids, np.abs(f.ts[at] - row[1]), -counts))[:SHARED_LIMIT]
+        for other in ids[order].tolist():
+            shared = [t[1:].replace("_", " ") for t in mine if other in set(lists[t].tolist())]
+            offer(int(other), SHARED_FACTOR * score, f"names {', '.join(shared)} as rec:{rid} does")

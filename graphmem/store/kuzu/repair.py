@@ -31,6 +31,7 @@ class Repair(Schema):
         exist, id counters behind the ids in use, record keys and the full-text index out of step with
         the records, and times no reader can hold. Each problem: ``code``, ``message`` and what it is
         about; at most ``limit`` of a kind."""
+        from graphmem.model.names import INITIAL_PREFIX, NAME_PREFIX, name_terms
         from graphmem.model.textindex import terms
         from graphmem.model.times import MAX_US, MIN_US
 
@@ -58,12 +59,13 @@ class Repair(Schema):
         records: dict[str, int] = {}
         docs = tokens = 0
         df: dict[str, int] = {}
+        with_names = self.meta("index_names") == "1"  # a store indexed before names were posted has none
         for key, rid, text in self._iter("MATCH (r:Record) RETURN r.key, r.id, r.text"):  # one scan for both checks
             records[key] = rid
             words = terms(text)
             docs += 1
             tokens += len(words)
-            for t in set(words):
+            for t in set(words) | (set(name_terms(text)) if with_names else set()):
                 df[t] = df.get(t, 0) + 1
         top = max(records.values(), default=None)
         if top is not None and top >= self.next_record_id():
@@ -77,7 +79,8 @@ class Repair(Schema):
         if (docs, tokens) != counted:
             add("index_stats_mismatch", f"the full-text index counts {counted[0]} records of {counted[1]} terms; "
                 f"the records are {docs} of {tokens}")
-        stored = {t: sum(int(n) for n in b.split(",") if n) for t, b in self._iter("MATCH (t:Term) RETURN t.term, t.blocks")}
+        stored = {t: sum(int(n) for n in b.split(",") if n) for t, b in self._iter("MATCH (t:Term) RETURN t.term, t.blocks")
+                  if with_names or not t.startswith((NAME_PREFIX, INITIAL_PREFIX))}
         for t in sorted(set(df) | set(stored)):
             if df.get(t, 0) != stored.get(t, 0):
                 add("index_term_mismatch", f"term {t!r} is in {df.get(t, 0)} records but the index lists "
@@ -270,6 +273,7 @@ class Repair(Schema):
         self._bulk_written = True
         self._set_meta("index_docs", "0")
         self._set_meta("index_terms", "0")
+        self._set_meta("index_names", "1")  # rebuilt with the records' names (model/names.py)
         self._index_stats = (0, 0)
         texts = [(i, t) for i, t in self._iter("MATCH (r:Record) RETURN r.id, r.text ORDER BY r.id")]
         for at in range(0, len(texts), _INDEX_BATCH):

@@ -63,6 +63,7 @@ class Schema(StoreBase):
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")
+                self._set_meta("index_names", "1")  # the full-text index posts records' names (model/names.py)
                 self._set_meta("ontology", dumps(self.ontology.fingerprint()))
                 self._set_meta("registry", dumps(self.registry.fingerprint()))
             tables = self._tables()
