@@ -89,8 +89,10 @@ def tail_lane(p: Any, part: Partition, max_items: int) -> tuple[list[Candidate],
         codes = [i for i, s in enumerate(f.sources) if session_key(s) == part.session]
         mine = (sess >= 0) & np.isin(f.source, codes)
         if not mine.any():
-            raise BadInput(f"bad session {part.session!r}: no message record has it as its session key "
-                           "(the source up to '#')")
+            known = sorted({session_key(f.sources[int(c)]) for c in np.unique(f.source[(sess >= 0)])})
+            raise BadInput(f"bad session {part.session!r}: expected the session key of message records (a source "
+                           f"up to '#')" + (f"; known: {', '.join(known[:5])}" + (", ..." if len(known) > 5 else "")
+                                            if known else "; the store has none"))
         ok &= mine
         what = f"session {part.session}"
     elif (turns := ok & (sess >= 0)).any():
