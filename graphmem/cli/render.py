@@ -315,8 +315,8 @@ def _trace(doc: dict[str, Any], rows: int | None) -> None:
                                      for x in parts))
     policy = doc["trace"].get("trust_policy") or {}
     if policy.get("min_trust"):
-        left = policy.get("left_out") or []
-        out(f"  trust policy: at least {policy['min_trust']}; left out: {', '.join(left) if left else 'none'}")
+        dropped = policy.get("left_out") or []
+        out(f"  trust policy: at least {policy['min_trust']}; left out: {', '.join(dropped) if dropped else 'none'}")
     refreshed = doc["trace"].get("refreshed") or []
     out(f"  use recorded for: {', '.join(refreshed)}" if refreshed else "  use recorded for: none")
 
