@@ -504,7 +504,7 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
     p = _Packer(parts, query, as_of, past, where, budget_tokens)
     tail_what = "no tail asked (--tail N or --tail-budget T)"
     if part.wants_tail:
-        tail, tail_what = tail_lane(p, part, max_items)
+        tail, tail_what = tail_lane(p, part, max_items, count)
         p.lanes["tail"].extend(tail)
     records = p.records()
     p.lanes["neighbours"].extend(neighbour_lane(p, records))

@@ -27,6 +27,7 @@ GROUPS = (("guidance", "Guidance:"), ("plans", "Plans (intended work, not facts;
           ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"), ("evidence", "Evidence:"),
           ("tail", "Recent (oldest first):"))
 TAIL_MAX = 1000  # the most records a tail may ask for (as --max-items)
+TAIL_READS = 8  # with a tail budget, the records read at a time until their lines pass it
 RECORD_TRUST = {"quarantined": -1, **TRUST_RANK}  # a record's meta.trust; any other value is unrated
 
 
@@ -74,11 +75,12 @@ class Partition:
                 "min_trust": self.min_trust}
 
 
-def tail_lane(p: Any, part: Partition, max_items: int) -> tuple[list[Candidate], str]:
+def tail_lane(p: Any, part: Partition, max_items: int, count: Callable[[str], int]) -> tuple[list[Candidate], str]:
     """The tail's candidates, the most recent first, and what it searched: the ``part.tail`` (else
     ``max_items``) most recent records, by time then id, written at or before ``as_of`` among those the
     filter allows, of the named session, else of the current session (that of the most recent message
-    with a source), else of every record the filter allows when none is a message of a session."""
+    with a source), else of every record the filter allows when none is a message of a session. With a
+    tail budget, records are read a few at a time until their lines (by ``count``) pass it."""
     import numpy as np
     ids, sess = sessions(p.store)
     f = p.store.record_facets()
@@ -105,17 +107,25 @@ def tail_lane(p: Any, part: Partition, max_items: int) -> tuple[list[Candidate],
     at = np.flatnonzero(ok)
     n = part.tail or max_items
     newest = [int(r) for r in ids[at[np.lexsort((ids[at], f.ts[at]))[::-1][:n]]]]
-    p.prefetch(newest)
     out: list[Candidate] = []
-    for k, rid in enumerate(newest, 1):
-        row = p.record(rid)
-        if row is None:
-            continue
-        text, ts, kind, _source, _scope, _importance = row
-        out.append(Candidate("tail", "tail", f"rec:{rid}", "record",
-                             record_text(text, ts, p.terms, kind if kind in GUIDANCE_KINDS else None), 0.0,
-                             {"position": float(k)}, (f"rec:{rid}",), f"record {k} of the most recent of {what}",
-                             order=(ts, rid)))
+    cost = count(GROUPS[-1][1])
+    step = TAIL_READS if part.tail_budget is not None else len(newest)
+    for start in range(0, len(newest), max(1, step)):
+        if part.tail_budget is not None and cost > part.tail_budget:
+            break  # the lines so far pass the tail budget: older records could not fit
+        batch = newest[start:start + step]
+        p.prefetch(batch)
+        for k, rid in enumerate(batch, start + 1):
+            row = p.record(rid)
+            if row is None:
+                continue
+            text, ts, kind, _source, _scope, _importance = row
+            c = Candidate("tail", "tail", f"rec:{rid}", "record",
+                          record_text(text, ts, p.terms, kind if kind in GUIDANCE_KINDS else None), 0.0,
+                          {"position": float(k)}, (f"rec:{rid}",), f"record {k} of the most recent of {what}",
+                          order=(ts, rid))
+            out.append(c)
+            cost += count(c.line)
     return out, f"the {plural(n, 'most recent record')} of {what}"
 
 
