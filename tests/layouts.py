@@ -6,6 +6,7 @@ into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 4), 
 - layout 2: records keyed by ``rec:N`` and graphmem's own full-text index; statement times as TIMESTAMP.
 - layout 3: statement times as INT64 microseconds; no ``EntityEvent`` table.
 - layout 4: entity events; no ``RecordEvent`` table.
+- layout 5 (``LEXICON_LAYOUT - 1``): record events; no ``LexiconChange`` table (the stored linking lexicon).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import kuzu
+
+from graphmem.store.kuzu.base import LEXICON_LAYOUT
 
 _TIMES = ("valid_from", "valid_to", "recorded_at", "retracted_at")
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -40,7 +43,7 @@ def _timestamp(us: int | None) -> datetime.datetime | None:
 
 def write_old_layout(src: Path, dst: Path, version: int) -> None:
     """Write the store at ``src`` (closed, current layout) as a store of layout ``version`` at ``dst``."""
-    assert version in (1, 2, 3, 4)
+    assert version in (1, 2, 3, 4, LEXICON_LAYOUT - 1)
     sdb = kuzu.Database(str(src / "graph.kuzu"), read_only=True)
     s = kuzu.Connection(sdb)
     dst.mkdir(parents=True)
@@ -52,8 +55,8 @@ def write_old_layout(src: Path, dst: Path, version: int) -> None:
     keys: dict[str, str] = {}
     d.execute("BEGIN TRANSACTION")
     for table in nodes:
-        if version == 1 and table in ("Term", "Posting") or table == "EntityEvent" and version < 4 \
-                or table == "RecordEvent":
+        if (version == 1 and table in ("Term", "Posting") or table == "EntityEvent" and version < 4
+                or table == "RecordEvent" and version < 5 or table == "LexiconChange" and version < LEXICON_LAYOUT):
             continue
         cols = _columns(s, table)
         names = [c for c, _, _ in cols]

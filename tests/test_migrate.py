@@ -22,7 +22,7 @@ from graphmem.store import SCHEMA_VERSION
 AWKWARD = ["0001-01-01T00:00:00Z", "1850-03-01T00:00:00.000250Z", "1969-12-31T23:59:59.999500Z",
            "1969-12-31T23:59:58.000001Z", "1970-01-01T00:00:00.500000Z", "2021-01-09T00:00:00.000001Z"]
 QUERIES = ["kuzu", "migration latency", "ledger budget"]
-STEPS = ["records_keyed_by_ref", "statement_times_as_microseconds", "entity_events", "record_events"]
+STEPS = ["records_keyed_by_ref", "statement_times_as_microseconds", "entity_events", "record_events", "stored_lexicon"]
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def _layout(path: Path) -> int:
         db.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
 def test_migrate_keeps_everything(source: Path, tmp_path: Path, version: int) -> None:
     expected = _state(source)
     old = tmp_path / "old"
@@ -88,6 +88,8 @@ def test_migrate_keeps_everything(source: Path, tmp_path: Path, version: int) ->
     assert _state(old) == expected
     with graphmem.open(old) as m:
         assert m.rebuild(check=True).ok
+        # the migration stored the linking lexicon (LEXICON_LAYOUT)
+        assert m.store.lexicon_parts([0]) and not m.store.lexicon_changes()
         m.assert_("Old Works", "status", "active", valid_from="2026-01-01")  # it takes writes as any store does
         m.ingest([json.dumps({"id": "after-migrate", "ts": "2026-03-01T00:00:00Z", "kind": "note",
                               "text": "Old Works now runs on zeppelins"}).encode()])

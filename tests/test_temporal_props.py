@@ -45,7 +45,7 @@ from strategies import (
 import graphmem
 from graphmem.errors import BadInput, BadTime
 from graphmem.model import Interval, Statement
-from graphmem.model.times import format_datetime, format_instant, parse_instant
+from graphmem.model.times import format_datetime, format_instant, parse_instant, to_us
 from graphmem.ontology.schema import load_ontology, load_registry
 from graphmem.view.temporal import holding, intervals_for, view_for_subject
 
@@ -686,3 +686,26 @@ def impossible_dates(draw: st.DrawFn) -> str:
 def test_impossible_dates_are_bad_time(text: str) -> None:
     with pytest.raises(BadTime):
         parse_instant(text)
+
+
+def _facts_slow(m: graphmem.Memory, predicate: str | None, at: int, prefix: str | None) -> list[tuple[str, Interval]]:
+    """``facts`` the slow way: every subject's whole view, ``holding``, one sort (what the scan replaced)."""
+    rows = [(ref, iv) for ref, _, view in m.store.all_subject_rows(prefix) for iv in holding(view, at)
+            if predicate is None or iv.predicate == predicate]
+    return sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object)))
+
+
+@STORE
+@given(ops=api_histories, times=st.lists(st.sampled_from(STORE_TIME_TEXT), min_size=4, max_size=4, unique=True))
+def test_store_facts_scan_equals_the_whole_view_filtered(ops: list[Op], times: list[str]) -> None:
+    """The predicate scan (only the predicate's rows of each view parsed) gives what filtering whole views gives."""
+    with fresh_store() as m:
+        apply_history(m, ops)
+        preds = sorted({p for choices in STORE_CHOICES.values() for p in choices})
+        for text in [*times, "now"]:
+            for pred in [None, *preds]:
+                for stype, prefix in ((None, None), ("Project", "project:")):
+                    got = m.facts(predicate=pred, subject_type=stype, as_of=text)
+                    want = _facts_slow(m, pred, to_us(got.as_of), prefix)
+                    assert [(e.ref, iv) for e, iv in got.view] == want, (text, pred, stype)
+                    assert all(e.name == m.entity(e.ref).name for e, _ in got.view)

@@ -3,11 +3,12 @@ graphmem a method hands its call to, and entity resolution."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.runs import ExtractorCache
 from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_registry
@@ -79,7 +80,17 @@ class MemoryBase:
         >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> m.close()
         """
+        if not self.store.read_only and self.store.entity_writes:
+            self._keep_lexicon()
+            self.store.entity_writes = 0
         self.store.close()
+
+    def _keep_lexicon(self) -> None:
+        """Store the linking lexicon as the entities now are, when this object wrote entities (the stored
+        one and its changes stay as they were if that fails: a reader patches them, ``rebuild`` makes it)."""
+        from graphmem.retrieval.linking import stored_lexicon
+        with contextlib.suppress(GraphmemError):
+            stored_lexicon(self.store, keep=True)
 
     def __enter__(self) -> Self:
         return self

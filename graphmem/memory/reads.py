@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -291,8 +292,8 @@ class ReadFacade(MemoryBase):
         (True, (), 1)
         >>> m.close()
         """
-        return view_rebuild.rebuild(self.store, self.registry, check=check, forget=self._forget_lexicon,
-                                    progress=progress)
+        return _with_lexicon(self.store, view_rebuild.rebuild(self.store, self.registry, check=check,
+                                                              forget=self._forget_lexicon, progress=progress), check)
 
     def finish_migration(self, up: view_rebuild.Upgrade) -> MigrateReport:
         """After ``migrations.upgrade_layout``: the derived data made by the current code, the mark removed.
@@ -320,7 +321,7 @@ class ReadFacade(MemoryBase):
         (2, {'entities': 0, 'statements': 0, 'records': 0})
         >>> m.close()
         """
-        return view_rebuild.finish_migration(self.store, self.registry, self.path, up)
+        return _with_lexicon(self.store, view_rebuild.finish_migration(self.store, self.registry, self.path, up), False)
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
@@ -421,3 +422,13 @@ class ReadFacade(MemoryBase):
         from graphmem.view.lint import LintParts, lint
         with gc_paused():
             return lint(LintParts(self.store, self.registry, self.compare_views, self.drift_entry, progress))
+
+
+def _with_lexicon(store: Any, report: R, check: bool) -> R:
+    """``report`` after the stored linking lexicon is made again (``check``: compared, ``lexicon_drift``)."""
+    from graphmem.retrieval.stored_lexicon import rebuild_lexicon
+    counts, problems = rebuild_lexicon(store, check)
+    if isinstance(report, RebuildReport):
+        return dataclasses.replace(report, counts={**report.counts, **counts},
+                                   problems=(*report.problems, *problems))
+    return report

@@ -21,10 +21,11 @@ class RetrievalFacade(MemoryBase):
     """Linking, recommendations, paths, packs and the graph (``graphmem.retrieval``)."""
 
     def lexicon(self) -> Lexicon:
-        """The entity side of linking (names, lemmas, descriptions), built on first use.
+        """The entity side of linking (names, lemmas, descriptions), read from the store on first use.
 
-        It is kept until an entity is written through this object (Kuzu's lock means no other process
-        writes meanwhile).
+        The store keeps it (``graphmem.retrieval.linking.stored_lexicon``: the stored lexicon patched with
+        the entities written since; built whole when none is stored). This object keeps it until an
+        entity is written through it (Kuzu's lock means no other process writes meanwhile).
 
         Returns
         -------
@@ -42,10 +43,10 @@ class RetrievalFacade(MemoryBase):
         False
         >>> m.close()
         """
-        from graphmem.retrieval.linking import Lexicon
+        from graphmem.retrieval.linking import stored_lexicon
         writes = self.store.entity_writes
         if self._lexicon is None or self._lexicon[0] != writes:
-            self._lexicon = (writes, Lexicon(self.store.all_entities()))
+            self._lexicon = (writes, stored_lexicon(self.store, keep=not self.read_only)[0])
         return self._lexicon[1]
 
     def link(self, text: str, *, records: bool = True) -> tuple[Seed, ...]:

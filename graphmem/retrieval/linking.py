@@ -20,28 +20,33 @@ a ``Linker``: that lexicon, the ontology and the records' full-text ranking.
 
 from __future__ import annotations
 
-import gzip
-import json
-import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from graphmem.errors import BadInput
 from graphmem.evidence.query import search_terms
-from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology
+
+# re-exported: linking's names before lexicon.py and stored_lexicon.py
+from graphmem.retrieval.lexicon import MAX_NAME_WORDS as MAX_NAME_WORDS
+from graphmem.retrieval.lexicon import TEXT_FLOOR as TEXT_FLOOR
+from graphmem.retrieval.lexicon import Lexicon as Lexicon
+from graphmem.retrieval.lexicon import lemma_key as lemma_key
+from graphmem.retrieval.lexicon import lemma_table as lemma_table
+from graphmem.retrieval.lexicon import words as words
+from graphmem.retrieval.stored_lexicon import PATCH_MAX as PATCH_MAX
+from graphmem.retrieval.stored_lexicon import LexiconStore as LexiconStore
+from graphmem.retrieval.stored_lexicon import StoredLexicon as StoredLexicon
+from graphmem.retrieval.stored_lexicon import fresh_lexicon as fresh_lexicon
+from graphmem.retrieval.stored_lexicon import stored_lexicon as stored_lexicon
 
 MATCH_WEIGHTS = {"name": 1.0, "alias": 0.9, "lemma": 0.8, "text": 0.5, "record": 0.3}
 MATCH_ORDER = tuple(MATCH_WEIGHTS)
-MAX_NAME_WORDS = 8  # longer names are matched by their first words only through ``text``
 TEXT_SEEDS = 50  # at most this many entities from the ``text`` way (a bound for speed; TEXT_FLOOR decides which)
 RECORD_HITS = 5  # records whose mentions the ``record`` way may add
 RECORD_SEEDS = 5
-TEXT_FLOOR = 0.25  # a ``text`` match scores at least this share of the best one
-_WORD = re.compile(r"[^\W_]+")
-_lemmas: dict[str, str] | None = None
 _stop_words: frozenset[str] | None = None
 
 
@@ -99,20 +104,6 @@ class Seed:
         return d
 
 
-def lemma_table() -> dict[str, str]:
-    """spaCy's English lookup lemmatizer table (spacy-lookups-data), read once.
-
-    This is the table spaCy's ``lemmatizer`` uses in ``lookup`` mode; it is read straight from
-    the package's data file because importing spaCy costs 0.6-1 s and a lookup is a dict get.
-    """
-    global _lemmas
-    if _lemmas is None:
-        from importlib import resources
-        data = resources.files("spacy_lookups_data").joinpath("data", "en_lemma_lookup.json.gz")
-        _lemmas = json.loads(gzip.decompress(data.read_bytes()))
-    return _lemmas
-
-
 def stop_words() -> frozenset[str]:
     """spaCy's English stop words, read from their module without importing spaCy (which costs 0.6-1 s)."""
     global _stop_words
@@ -124,137 +115,6 @@ def stop_words() -> frozenset[str]:
         path = f"{list(spec.submodule_search_locations)[0]}/lang/en/stop_words.py"
         _stop_words = frozenset(runpy.run_path(path)["STOP_WORDS"])
     return _stop_words
-
-
-def words(text: str) -> list[tuple[str, int, int]]:
-    """The words of ``text``, lower-cased, with their character spans."""
-    return [(m[0].lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
-
-
-def lemma_key(ws: Iterable[str]) -> str:
-    table = lemma_table()
-    return " ".join(table.get(w, w) for w in ws)
-
-
-class Lexicon:
-    """The entity side of linking: names and aliases by their words, by their lemmas, and a small
-    BM25 index over names, aliases and descriptions.
-
-    ``Memory.lexicon()`` builds it from the store's entities (and keeps it until an entity changes);
-    ``Memory.link`` matches text against it.
-
-    Attributes
-    ----------
-    entities : list of Entity
-        By ref.
-    by_ref : dict of str to Entity
-        Each entity by its ref.
-    names : dict of str to list of (str, str)
-        The words of each name and alias to (ref, ``name`` or ``alias``).
-    lemmas : dict of str to list of str
-        The lemmas of each name and alias to refs.
-    longest : int
-        The most words a name or alias has.
-
-    Examples
-    --------
-    >>> import tempfile, graphmem
-    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
-    >>> _ = m.add_entity("Tool", "Kuzu", description="an embedded graph database")
-    >>> lx = m.lexicon()
-    >>> lx.names["kuzu"], [(e.ref, words) for e, _, words in lx.describe(["graph"], set(), 3)]
-    ([('tool:kuzu', 'name')], [('tool:kuzu', ['graph'])])
-    >>> m.close()
-    """
-
-    def __init__(self, entities: Iterable[Entity]) -> None:
-        from graphmem.model.textindex import postings_of
-        self.entities: list[Entity] = sorted(entities, key=lambda e: e.ref)
-        self.by_ref = {e.ref: e for e in self.entities}
-        self.index = {e.ref: i for i, e in enumerate(self.entities)}
-        self.names: dict[str, list[tuple[str, str]]] = defaultdict(list)  # word key -> (ref, name|alias)
-        self.lemmas: dict[str, list[str]] = defaultdict(list)
-        self.longest = 1
-        for e in self.entities:
-            for kind, label in [("name", e.name)] + [("alias", a) for a in e.aliases]:
-                ws = [w for w, _, _ in words(label)]
-                if not ws or len(ws) > MAX_NAME_WORDS:
-                    continue
-                self.longest = max(self.longest, len(ws))
-                key = " ".join(ws)
-                if (e.ref, "name") not in self.names[key] and (e.ref, kind) not in self.names[key]:
-                    self.names[key].append((e.ref, kind))
-                lk = lemma_key(ws)
-                if e.ref not in self.lemmas[lk]:
-                    self.lemmas[lk].append(e.ref)
-        docs = ((i, " ".join([e.name, *e.aliases, e.description])) for i, e in enumerate(self.entities))
-        self.postings, self.n_docs, self.n_tokens = postings_of(docs)
-
-    @staticmethod
-    def _by_term(ws: list[str]) -> dict[str, list[str]]:
-        from graphmem.model.textindex import terms
-        by_term: dict[str, list[str]] = defaultdict(list)
-        for w in ws:
-            stems = terms(w)
-            if stems and w not in by_term[stems[0]]:
-                by_term[stems[0]].append(w)
-        return by_term
-
-    def text_scores(self, ws: list[str], refs: Iterable[str]) -> dict[str, float]:
-        """BM25 of each of ``refs`` (its name, aliases and description) against the words ``ws``,
-        with the same index and weights as ``describe``; 0.0 for an entity sharing none of them.
-
-        Returns
-        -------
-        dict of str to float
-        """
-        import numpy as np
-
-        from graphmem.model.textindex import weights
-        known = sorted({self.index[r] for r in refs if r in self.index})
-        out = dict.fromkeys(refs, 0.0)
-        if not known:
-            return out
-        cand = np.asarray(known, dtype=np.int64)
-        total = np.zeros(len(cand))
-        for term in sorted(self._by_term(ws)):
-            p = self.postings.get(term)
-            if p is None or not len(p.ids):
-                continue
-            w = weights(p, self.n_docs, self.n_tokens)
-            pos = np.minimum(np.searchsorted(p.ids, cand), len(p.ids) - 1)
-            total += np.where(p.ids[pos] == cand, w[pos], 0.0)
-        for i, score in zip(known, total.tolist(), strict=True):
-            out[self.entities[i].ref] = score
-        return out
-
-    def describe(self, ws: list[str], exclude: set[str], limit: int) -> list[tuple[Entity, float, list[str]]]:
-        """Entities whose names, aliases or descriptions share some of the words ``ws``, by BM25:
-        (entity, score, the words that matched), best first, ties by ref; each scores at least
-        TEXT_FLOOR of the best, and at most ``limit`` of them.
-
-        Returns
-        -------
-        list of (Entity, float, list of str)
-            None of ``exclude``.
-        """
-        from graphmem.model.textindex import bm25_top, terms, weights
-        by_term = self._by_term(ws)
-        lists = []
-        for term in sorted(by_term):
-            p = self.postings.get(term)
-            if p is not None:
-                lists.append((p.ids, weights(p, self.n_docs, self.n_tokens)))
-        out: list[tuple[Entity, float, list[str]]] = []
-        for i, score in bm25_top(lists, limit + len(exclude)):
-            e = self.entities[i]
-            if e.ref in exclude or (out and score < TEXT_FLOOR * out[0][1]):
-                continue
-            doc_terms = set(terms(" ".join([e.name, *e.aliases, e.description])))
-            out.append((e, score, [w for term in sorted(by_term) if term in doc_terms for w in by_term[term]]))
-            if len(out) == limit:
-                break
-        return out
 
 
 class RecordMentions(Protocol):
@@ -287,6 +147,9 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
     taken = [False] * len(ws)
     table = lemma_table()
     lemmas = [table.get(w, w) for w, _, _ in ws]
+    spans = [(i, n) for i in range(len(ws)) for n in range(1, min(lex.longest, len(ws) - i) + 1)]
+    lex.prefetch(names=[" ".join(w for w, _, _ in ws[i:i + n]) for i, n in spans],
+                 lemmas=[" ".join(lemmas[i:i + n]) for i, n in spans])
     for i in range(len(ws)):
         if taken[i]:
             continue
@@ -300,6 +163,7 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
             if not hits:
                 continue
             span = (ws[i][1], ws[i + n - 1][2])
+            lex.prefetch(refs=[ref for ref, _ in hits])
             for ref, kind in hits:
                 e = lex.by_ref[ref]
                 if ref not in seeds or MATCH_WEIGHTS[kind] > seeds[ref].weight:
@@ -317,7 +181,9 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
             seeds[e.ref] = Seed(e.ref, e.type, e.name, "text", (first[1], first[2]) if first else None, " ".join(dict.fromkeys(matched)),
                                 MATCH_WEIGHTS["text"] * score / top)
     if records and ws:
-        for ref, weight, via in _record_seeds(linker.store, text, set(seeds)):
+        found_records = _record_seeds(linker.store, text, set(seeds))
+        lex.prefetch(refs=[ref for ref, _, _ in found_records])
+        for ref, weight, via in found_records:
             mentioned = lex.by_ref.get(ref)
             if mentioned is not None:
                 seeds[ref] = Seed(ref, mentioned.type, mentioned.name, "record", None, " ".join(via), weight, tuple(via))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from graphmem.bulk import gc_paused
 from graphmem.errors import BadInput
 from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, utc
@@ -17,6 +18,15 @@ from graphmem.store import Store
 from graphmem.view.temporal import cites_of, holding, intervals_for, view_for_subject
 from graphmem.write.inputs import parse_fact_ref, parse_record_ref, when
 from graphmem.write.validate import Checks, literal
+
+
+def _first(row: tuple[Any, ...]) -> Any:
+    return row[0]
+
+
+def _order(iv: Interval) -> tuple[Any, ...]:
+    """The order of a subject's facts in ``facts``: predicate, start, object (as text)."""
+    return iv.predicate, iv.valid_from, str(iv.object)
 
 
 class Reads:
@@ -107,6 +117,7 @@ class Reads:
         rows: list[tuple[str, Interval]] = []
         names: dict[str, str] = {}
         views: dict[str, list[Interval]] = {}
+        out: list[tuple[Entity, Interval]] = []
         prefix = self.ontology.entity_types[stype].prefix + ":" if stype else None
         if object is not None and (p is None or p.entity_valued):
             o = self.resolve(object, role="object")
@@ -127,11 +138,27 @@ class Reads:
             value = literal(p, object) if (object is not None and p is not None) else None
             if object is not None:
                 filters["object"] = value
-            for ref, name, view in self.store.all_subject_rows(prefix):
-                names[ref] = name or ref
-                rows.extend((ref, iv) for iv in holding(view, a)
-                            if (p is None or iv.predicate == p.name) and (object is None or iv.object == value))
-        out: list[tuple[Entity, Interval]] = []
+            # a subject's rows are its own (refs are unique): sorted by ref, each sorted by the same key
+            # (the sort is stable), which gives the order of one sort over all rows at a tenth of its cost
+            with gc_paused():  # an interval and an entity per row kept: no collections meanwhile
+                subjects = []
+                for ref, name, view in self.store.subject_rows_holding(a, p.name if p else None, prefix):
+                    if object is not None:
+                        view = [iv for iv in view if iv.object == value]
+                    if view:
+                        subjects.append((ref, name, view))
+                subjects.sort(key=_first)
+                types: dict[str, str] = {}
+                for ref, name, view in subjects:
+                    pre = ref.partition(":")[0]
+                    etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
+                    e = Entity(ref, etype, name or ref)
+                    if len(view) == 1:
+                        out.append((e, view[0]))
+                    else:
+                        view.sort(key=_order)
+                        out.extend([(e, iv) for iv in view])
+                return FactsResult(utc(a), filters, tuple(out))
         for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
             etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
             out.append((Entity(ref, etype, names.get(ref, ref)), iv))

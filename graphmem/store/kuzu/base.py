@@ -37,8 +37,10 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
     from graphmem.model.textindex import Postings
 
 
-SCHEMA_VERSION = 5  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
-# 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive)
+LEXICON_LAYOUT = 6  # the layout that stores the linking lexicon (store/kuzu/lexicon.py)
+SCHEMA_VERSION = 6  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
+# 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive); LEXICON_LAYOUT: the stored
+# linking lexicon
 DB_FILE = "graph.kuzu"
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
@@ -179,8 +181,9 @@ class StoreBase:
         self._threads: threading.local | None = None  # set by per_thread_connections()
         self._plan_generation = 0  # bumped when tables are recreated: every connection's plans are stale
         self._all_conns: list[Any] = []
-        self._node_refs: dict[int, list[str]] = {}  # entity table id -> ref by node offset (see _ref_of)
-        self._node_refs_by_type: dict[str, list[str]] = {}
+        self._node_refs: dict[int, dict[int, str]] = {}  # entity table id -> node offset -> ref (see _refs_of)
+        self._node_counts: dict[str, int] = {}
+        self._node_tables: dict[int, str] | None = None
         self._pairs: set[tuple[str, str, str]] | None = None  # (edge label, from type, to type) with an edge
         self.entity_writes = 0  # entities written through this object (what caches of entities key on)
         # decoded postings by term, with the block sizes they were read at; a write drops what it touches
@@ -450,6 +453,8 @@ class StoreBase:
         def all_record_keys(self) -> dict[str, int]: ...
         def add_mentions(self, rec_id: int, mentions: Iterable[tuple[str, int, int, str]]) -> int: ...
         def _ref_of(self, node: dict[str, int]) -> str: ...
+        def _refs_of(self, nodes: list[dict[str, int]]) -> list[str]: ...
+        def _lexicon_drop(self) -> None: ...
         def forget_redirects(self) -> None: ...
         def _note_plans(self, rec_ids: list[int]) -> None: ...
         _plan_mentions: dict[str, list[int]] | None

@@ -11,12 +11,12 @@ from graphmem.model import Entity
 from graphmem.model.words import squash
 from graphmem.store.kuzu.base import WAL_ROWS, _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
-from graphmem.store.kuzu.schema import Schema
+from graphmem.store.kuzu.lexicon import LexiconTables
 
 _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"
 
 
-class EntityTables(Schema):
+class EntityTables(LexiconTables):
     """Entities and their names."""
 
     def entity(self, ref: str) -> Entity | None:
@@ -73,6 +73,7 @@ class EntityTables(Schema):
 
     def add_entity(self, e: Entity, created_at: int) -> None:
         self.entity_writes += 1
+        self._lexicon_touch([e.ref])
         self._undo.entities.append(e.ref)
         self._q(f"CREATE (:{e.type} {{ref: $r, name: $n, aliases: $a, description: $d, created_at: $c}})",
                 {"r": e.ref, "n": e.name, "a": dumps(list(e.aliases)), "d": e.description,
@@ -81,6 +82,7 @@ class EntityTables(Schema):
 
     def add_aliases(self, e: Entity, new_aliases: tuple[str, ...], description: str | None) -> None:
         self.entity_writes += 1
+        self._lexicon_touch([e.ref])
         aliases = list(e.aliases) + [a for a in new_aliases if a not in e.aliases]
         self._remember_entity(e)
         params: dict[str, Any] = {"r": e.ref, "a": dumps(aliases)}
@@ -99,6 +101,7 @@ class EntityTables(Schema):
     def rename_entity(self, e: Entity, name: str) -> None:
         """Give a stored entity another name (its ref stays); the name index follows."""
         self.entity_writes += 1
+        self._lexicon_touch([e.ref])
         self._remember_entity(e)
         self._q(f"MATCH (e:{e.type} {{ref: $r}}) SET e.name = $n", {"r": e.ref, "n": name})
         self._unindex_names(e, [e.name], keep=[name, *e.aliases])
@@ -107,6 +110,7 @@ class EntityTables(Schema):
     def remove_aliases(self, e: Entity, gone: tuple[str, ...]) -> None:
         """Take aliases off a stored entity; the name index follows."""
         self.entity_writes += 1
+        self._lexicon_touch([e.ref])
         self._remember_entity(e)
         kept = [a for a in e.aliases if a not in gone]
         self._q(f"MATCH (e:{e.type} {{ref: $r}}) SET e.aliases = $a", {"r": e.ref, "a": dumps(kept)})
@@ -136,6 +140,8 @@ class EntityTables(Schema):
         """Many new entities at once (refs must be new): COPY, then merge the name index. Up to
         WAL_ROWS go row by row, through Kuzu's log (see bulk_add_statements)."""
         self.entity_writes += 1
+        if len(entities) > WAL_ROWS:
+            self._lexicon_drop()
         if len(entities) <= WAL_ROWS:
             for e in entities:
                 self.add_entity(e, created_at)

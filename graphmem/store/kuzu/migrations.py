@@ -32,7 +32,15 @@ import kuzu
 
 from graphmem.errors import StoreUnavailable
 from graphmem.reports import MigrateReport
-from graphmem.store.kuzu.base import COMMIT_MARK, DB_FILE, MIGRATION_MARK, SCHEMA_VERSION, open_database, write_mark
+from graphmem.store.kuzu.base import (
+    COMMIT_MARK,
+    DB_FILE,
+    LEXICON_LAYOUT,
+    MIGRATION_MARK,
+    SCHEMA_VERSION,
+    open_database,
+    write_mark,
+)
 
 MARKER = MIGRATION_MARK
 
@@ -163,8 +171,24 @@ def record_events(conn: Any) -> None:
     _q(conn, "COMMIT")
 
 
+# layout LEXICON_LAYOUT - 1 -> LEXICON_LAYOUT ------------------------------------------------
+
+_LEXICON_TABLES = ("CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)",)
+
+
+def stored_lexicon(conn: Any) -> None:
+    """Layout ``LEXICON_LAYOUT``: the table of entities changed since the linking lexicon was stored
+    (``store/kuzu/lexicon.py``), empty; ``finish_migration`` then stores the lexicon."""
+    _q(conn, "BEGIN TRANSACTION")
+    for ddl in _LEXICON_TABLES:
+        _q(conn, ddl)
+    _set_version(conn, LEXICON_LAYOUT)
+    _q(conn, "COMMIT")
+
+
 MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds,
-                                                3: entity_events, RECORD_EVENTS_LAYOUT - 1: record_events}
+                                                3: entity_events, RECORD_EVENTS_LAYOUT - 1: record_events,
+                                                LEXICON_LAYOUT - 1: stored_lexicon}
 """The function that takes a store of layout N to layout N+1, by N."""
 
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"

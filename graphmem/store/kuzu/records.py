@@ -233,9 +233,9 @@ class RecordTables(Schema):
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
         """The entities each record mentions (sorted refs), in one query (``_by_keys``)."""
         out: dict[int, set[str]] = {i: set() for i in rec_ids}
-        for rid, node in self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, id(e)",
-                                       [f"rec:{_int(i)}" for i in out]):
-            out[rid].add(self._ref_of(node))
+        rows = list(self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, id(e)", [f"rec:{_int(i)}" for i in out]))
+        for (rid, _), ref in zip(rows, self._refs_of([node for _, node in rows]), strict=True):
+            out[rid].add(ref)
         return {i: sorted(refs) for i, refs in out.items()}
 
     def mentions_naming(self, ref: str) -> dict[int, list[tuple[str, int, int, str]]]:

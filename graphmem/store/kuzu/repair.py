@@ -195,7 +195,8 @@ class Repair(Schema):
             self._bulk_written = True
         self._pairs = None
         self._node_refs.clear()
-        self._node_refs_by_type.clear()
+        self._node_counts.clear()
+        self._node_tables = None
         self.forget_postings()
         return rows
 
@@ -237,6 +238,7 @@ class Repair(Schema):
             self.forget_redirects()
         if undo.entities or undo.entities_before:
             self.entity_writes += 1
+            self._lexicon_drop()
         if undo.counters.get("next_fact", 0) > self.next_fact_id():
             self.set_next_fact_id(undo.counters["next_fact"])
         if undo.counters.get("next_record", 0) > self.next_record_id():

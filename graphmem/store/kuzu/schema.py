@@ -24,6 +24,8 @@ _EVENT_DDL = ("CREATE NODE TABLE EntityEvent(id INT64 PRIMARY KEY, op STRING, re
               "recorded_at INT64)")
 _RECORD_EVENT_DDL = ("CREATE NODE TABLE RecordEvent(id INT64 PRIMARY KEY, op STRING, recs STRING, detail STRING, "
                      "recorded_at INT64)")
+# the entities changed since the linking lexicon was stored (LEXICON_LAYOUT; store/kuzu/lexicon.py)
+_LEXICON_DDL = ("CREATE NODE TABLE LexiconChange(ref STRING PRIMARY KEY)",)
 _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 
 
@@ -56,6 +58,8 @@ class Schema(StoreBase):
                     self._q(ddl)
                 self._q(_EVENT_DDL)
                 self._q(_RECORD_EVENT_DDL)
+                for ddl in _LEXICON_DDL:
+                    self._q(ddl)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")
