@@ -14,7 +14,9 @@ question with evidence turns:
   stop list) over the same turns, written here;
 - ``pack @B``: the share of evidence turns ``Memory.pack(q, budget_tokens=B)`` cites;
 - ``search @B``: search's hits in rank order as evidence lines formatted as pack formats them
-  (``benchmarks/pack_quality.py``'s ``search_bundle``), as many as fit the same budget.
+  (``benchmarks/pack_quality.py``'s ``search_bundle``), as many as fit the same budget;
+- with ``--tail N``, ``tail @B``: the same for ``Memory.pack(q, budget_tokens=B, tail=N)``, the budget
+  partitioned (guidance, the last N turns of the current session, then retrieval; docs/packing.md).
 
 Figures are averaged per question, per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
 5 adversarial) and overall; ``bench-results/locomo.json`` keeps them with the per-question ranks.
@@ -110,7 +112,7 @@ def recall(gold: set[str], got: set[str] | list[str]) -> float:
 
 
 def run_conversation(sample: dict[str, Any], budgets: list[int], root: Path, rows: list[dict[str, Any]],
-                     timings: dict[str, list[float]]) -> None:
+                     timings: dict[str, list[float]], tail: int = 0) -> None:
     import graphmem
     from graphmem.model.times import now_us
     lines = turns(sample)
@@ -151,15 +153,25 @@ def run_conversation(sample: dict[str, Any], budgets: list[int], root: Path, row
                 row[f"cut_{b}"] = recall(gold, base)
                 row[f"pack_items_{b}"] = len(doc.items)
                 row[f"pack_used_{b}"] = doc.used_tokens
+                if tail:
+                    t0 = time.perf_counter()
+                    with_tail = m.pack(q, budget_tokens=b, tail=tail)
+                    timings.setdefault(f"pack_tail_ms_{b}", []).append((time.perf_counter() - t0) * 1e3)
+                    if with_tail.used_tokens > b:
+                        raise SystemExit(f"pack over budget with a tail: {with_tail.used_tokens} > {b} for {q!r}")
+                    row[f"tail_{b}"] = recall(gold, {dia[c] for item in with_tail.items for c in item.citations
+                                                     if c in dia})
+                    row[f"tail_items_{b}"] = sum(item.lane == "tail" for item in with_tail.items)
             rows.append(row)
     finally:
         m.close()
 
 
-def table(rows: list[dict[str, Any]], budgets: list[int]) -> tuple[list[str], list[list[Any]]]:
-    cols = ["search_r5", "search_r10", "bm25_r5", "bm25_r10", *(f"{k}_{b}" for b in budgets for k in ("pack", "cut"))]
+def table(rows: list[dict[str, Any]], budgets: list[int], tail: int = 0) -> tuple[list[str], list[list[Any]]]:
+    kinds = ("pack", "cut", "tail") if tail else ("pack", "cut")
+    cols = ["search_r5", "search_r10", "bm25_r5", "bm25_r10", *(f"{k}_{b}" for b in budgets for k in kinds)]
     head = ["category", "n", "srch@5", "srch@10", "bm25@5", "bm25@10",
-            *(f"{k}@{b}" for b in budgets for k in ("pack", "cut"))]
+            *(f"{k}@{b}" for b in budgets for k in kinds)]
     out = []
     groups = [(f"{c} {CATEGORIES[c]}", [r for r in rows if r["category"] == c]) for c in sorted(CATEGORIES)]
     for name, rs in [*groups, ("all", rows)]:
@@ -174,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--budgets", type=int, nargs="+", default=[200, 500, 1000])
     ap.add_argument("--limit", type=int, default=0, help="only the first N conversations (0: all)")
     ap.add_argument("--out", default=str(REPO / "bench-results"))
+    ap.add_argument("--tail", type=int, default=0, metavar="N",
+                    help="also pack with a tail of the current session's last N turns (tail@B columns)")
     a = ap.parse_args(argv)
     if not a.data.is_file():
         raise SystemExit(f"bad --data {str(a.data)!r}: expected the LoCoMo JSON file")
@@ -184,12 +198,14 @@ def main(argv: list[str] | None = None) -> None:
     timings: dict[str, list[float]] = {"ingest_s": [], "search_ms": [], **{f"pack_ms_{b}": [] for b in a.budgets}}
     with tempfile.TemporaryDirectory() as tmp:
         for s in samples:
-            run_conversation(s, a.budgets, Path(tmp), rows, timings)
-    head, body = table(rows, a.budgets)
+            run_conversation(s, a.budgets, Path(tmp), rows, timings, a.tail)
+    head, body = table(rows, a.budgets, a.tail)
     p50 = {k: sorted(v)[len(v) // 2] for k, v in timings.items() if v}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "locomo.json").write_text(json.dumps({"table": [head, *body], "p50": p50, "rows": rows}, indent=1) + "\n")
+    name = f"locomo-tail{a.tail}.json" if a.tail else "locomo.json"
+    (out / name).write_text(json.dumps({"table": [head, *body], "p50": p50, "tail": a.tail, "rows": rows},
+                                       indent=1) + "\n")
     print(f"{len(samples)} conversations, {len(rows)} questions with evidence; turn-level evidence recall")
     print(f"{head[0]:<16}{head[1]:>5}" + "".join(f"{h:>9}" for h in head[2:]))
     for r in body:

@@ -31,6 +31,16 @@ def pack(
     since: SinceOpt = None,
     until: UntilOpt = None,
     about: AboutOpt = None,
+    tail: Annotated[int, typer.Option("--tail", metavar="N", help=(
+        "Keep room for the N most recent records of the current session (or of the records the filter "
+        "allows), after guidance and before retrieval (0-1000)."))] = 0,
+    tail_budget: Annotated[int | None, typer.Option("--tail-budget", metavar="T", help=(
+        "The most tokens the tail may take (at most the budget); alone, as many recent records as fit."))] = None,
+    session: Annotated[str | None, typer.Option("--session", metavar="KEY", help=(
+        "The session of the tail: a session key, a source up to '#' (default: the current one)."))] = None,
+    min_trust: Annotated[str | None, typer.Option("--min-trust", metavar="LEVEL", help=(
+        "Leave out records and facts below this trust: low, medium or high (quarantined records are below "
+        "low; unrated records stay)."))] = None,
     include_archived: ArchivedOpt = False,
     no_track: NoTrackOpt = False,
     scope: ScopesOpt = None,
@@ -41,11 +51,14 @@ def pack(
 
     Prints the bundle text alone on stdout, ready to pipe (graphmem pack -q "..." | llm); --trace
     adds every candidate considered, on stderr; --json prints one graphmem.context-pack.v1 document
-    instead (with the trace in it). The records packed have their use recorded (not with --no-track,
-    nor --as-of or --known-at in the past); --trace names them.
+    instead (with the trace in it). The budget goes to guidance first, then to a protected tail of the
+    most recent records (--tail, --tail-budget), then to retrieval; --min-trust leaves low-trust and
+    quarantined records out. The records packed have their use recorded (not with --no-track, nor
+    --as-of or --known-at in the past); --trace names them.
     """
     with errors(), memory(ctx, lookup=True, track=not no_track and as_of is None and known_at is None) as m:
         r = m.pack(query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of, known_at=known_at,
                    trace=trace, kind=kind, source=source, since=since, until=until, about=about,
-                   include_archived=include_archived, track=not no_track, scope=scope)
+                   include_archived=include_archived, track=not no_track, tail=tail, tail_budget=tail_budget,
+                   session=session, min_trust=min_trust, scope=scope)
         emit(ctx, r.to_dict(), lambda d: render.pack(d, trace_on_stderr=True))

@@ -309,6 +309,14 @@ def _trace(doc: dict[str, Any], rows: int | None) -> None:
     if rows is not None:
         lines = sorted(lines, key=lambda r: r[3] != "yes")[:rows]
     table([Col("lane"), Col("ref"), Col("score"), Col("in"), Col("reasons", LIST, drop=1), Col("text", TEXT)], lines)
+    parts = doc["trace"].get("parts") or []
+    if parts:
+        out("  budget: " + "; ".join(f"{x['part']} {x['used']} of {x['budget']} ({plural(x['items'], 'item')})"
+                                     for x in parts))
+    policy = doc["trace"].get("trust_policy") or {}
+    if policy.get("min_trust"):
+        dropped = policy.get("left_out") or []
+        out(f"  trust policy: at least {policy['min_trust']}; left out: {', '.join(dropped) if dropped else 'none'}")
     refreshed = doc["trace"].get("refreshed") or []
     out(f"  use recorded for: {', '.join(refreshed)}" if refreshed else "  use recorded for: none")
 

@@ -205,7 +205,9 @@ class RetrievalFacade(MemoryBase):
              known_at: str | None = None, trace: bool = False, tokenizer: Any = None,
              kind: str | list[str] | None = None, source: str | list[str] | None = None, since: str | None = None,
              until: str | None = None, about: str | list[str] | None = None, track: bool = True,
-             include_archived: bool = False, scope: str | list[str] | None = None) -> PackResult:
+             include_archived: bool = False, tail: int = 0, tail_budget: int | None = None,
+             session: str | None = None, min_trust: str | None = None,
+             scope: str | list[str] | None = None) -> PackResult:
         """A cited context bundle for ``query`` within ``budget_tokens`` (docs/packing.md).
 
         Parameters
@@ -229,6 +231,17 @@ class RetrievalFacade(MemoryBase):
             read-only store, or with ``as_of`` or ``known_at`` in the past.
         include_archived : bool, default False
             Let archived records in too.
+        tail : int, default 0
+            Keep the budget for this many of the most recent records of the current session (or of the
+            records the filter allows), after guidance and before retrieval (docs/packing.md).
+        tail_budget : int, optional
+            The most tokens the tail may take (at most ``budget_tokens``); alone, the tail is as many of
+            the most recent records as fit it.
+        session : str, optional
+            The session whose tail it is (a session key: a source up to '#'); default the current one.
+        min_trust : str, optional
+            ``low``, ``medium`` or ``high``: leave out records and facts of lower trust (a record's
+            ``meta.trust``, quarantined below low; unrated records stay).
         scope : str or list of str, optional
             Only the records and the fact view of these scopes, in every lane (docs/scopes.md).
 
@@ -240,7 +253,7 @@ class RetrievalFacade(MemoryBase):
         Raises
         ------
         BadInput
-            Empty query text, or a bad number.
+            Empty query text, a bad number, a tail budget over the budget, an unknown trust level or session.
         BadTime
             ``as_of`` or ``known_at`` is not an ISO-8601 date or datetime (or ``"now"``).
 
@@ -252,17 +265,25 @@ class RetrievalFacade(MemoryBase):
         >>> print(m.pack("kuzu").bundle_text)
         Evidence:
         - 2024-03-01: Atlas moved from SQLite to Kuzu. [rec:1]
+        >>> _ = m.ingest([b'{"text": "Lunch at noon?", "ts": "2024-03-02", "kind": "message", "source": "chat#2"}'])
+        >>> print(m.pack("kuzu", tail=1).bundle_text)
+        Evidence:
+        - 2024-03-01: Atlas moved from SQLite to Kuzu. [rec:1]
+        Recent (oldest first):
+        - 2024-03-02: Lunch at noon? [rec:2]
         >>> m.close()
         """
         from graphmem.evidence.search import record_filter
         from graphmem.retrieval.packing import PackParts, pack
+        from graphmem.retrieval.packselect import Partition
         check_text(query, "query")
+        part = Partition(tail, tail_budget, session, min_trust)  # checked by pack, with the budget
         t = when(as_of, known_at)
         where = record_filter(kind=kind, source=source, since=since, until=until, about=about, resolve=self.resolve,
                               include_archived=include_archived, scope=scope)
         r = pack(PackParts(self._scoped(scope), self.ontology, self.registry, self.lexicon), query,
                  budget_tokens=budget_tokens, max_items=max_items, as_of=t.as_of,
-                 known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where)
+                 known_at=t.known_at, now=t.now, trace=trace, tokenizer=tokenizer, where=where, partition=part)
         past = t.as_of < t.now or (t.known_at is not None and t.known_at < t.now)
         packed = [int(c.ref[4:]) for c in r.items if c.kind == "record"]  # the final bundle's records
         if track and not past and packed:

@@ -30,6 +30,7 @@ from graphmem.notebook import HtmlRepr, day, plural
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.retrieval.linking import Lexicon, Linker, RecordMentions, link
 from graphmem.retrieval.packlines import GUIDANCE_KINDS, SNIPPET_CHARS, Candidate, _day, count_tokens, neighbour_lane, record_text
+from graphmem.retrieval.packselect import Partition, bundle, select, tail_lane, trust_policy
 from graphmem.retrieval.recommend import Graph, GraphParts, GraphStore, edge_weight
 from graphmem.view.temporal import cite, holding, view_for_subject
 
@@ -50,9 +51,7 @@ ENTITY_ITEM_FACTOR = 0.5
 FACT_BASE = 0.5  # a fact's share of its entity's score ...
 FACT_TIE = 0.3  # ... plus this when its object is another of the packed entities
 FACT_FOUND = 0.2  # ... plus this when it cites a record the query found  # an entity's own description line, against its facts
-LANES = ("guidance", "records", "neighbours", "entities", "facts", "dissent")
-GROUPS = (("guidance", "Guidance:"), ("plans", "Plans (intended work, not facts; overdue and due first):"),
-          ("facts", "Current facts (as of {day}):"), ("entities", "Entities:"), ("evidence", "Evidence:"))
+LANES = ("guidance", "tail", "records", "neighbours", "entities", "facts", "dissent")
 
 
 class PackStore(GraphStore, RecordMentions, FilterStore, Protocol):
@@ -118,6 +117,12 @@ class PackResult(HtmlRepr):
         The records' filter as given; empty: none.
     refreshed : tuple of str
         The packed records whose use this pack recorded (docs/lifecycle.md); empty when not tracked.
+    partition : dict
+        The tail and trust policy asked for: ``tail``, ``tail_budget``, ``session``, ``min_trust``.
+    parts : tuple of dict
+        Each part of the budget (guidance, tail, retrieval): its ``budget``, the tokens ``used``, its ``items``.
+    trust_left_out : tuple of str
+        The refs the trust policy (``min_trust``) left out.
 
     Examples
     --------
@@ -149,6 +154,9 @@ class PackResult(HtmlRepr):
     with_trace: bool
     filters: dict[str, Any] = field(default_factory=dict)  # the records' filter as given; empty: none
     refreshed: tuple[str, ...] = ()  # the records whose use this pack recorded (docs/lifecycle.md)
+    partition: dict[str, Any] = field(default_factory=dict)  # the tail and trust policy asked for
+    parts: tuple[dict[str, Any], ...] = ()  # each part of the budget: part, budget, used, items
+    trust_left_out: tuple[str, ...] = ()  # the refs the trust policy left out
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -156,7 +164,7 @@ class PackResult(HtmlRepr):
             "meta": {"query": self.query, "as_of": format_datetime(self.as_of), "known_at": format_datetime(self.known_at),
                      "budget_tokens": self.budget_tokens, "used_tokens": self.used_tokens,
                      "tokenizer": self.tokenizer, "max_items": self.max_items, "items": len(self.items),
-                     "message": self.message, "filters": self.filters},
+                     "message": self.message, "filters": self.filters, **self.partition},
             "bundle_text": self.bundle_text,
             "items": [c.item_json() for c in self.items],
             "citations": list(self.citations),
@@ -164,7 +172,10 @@ class PackResult(HtmlRepr):
         if self.with_trace:
             doc["trace"] = {"lanes": [{"lane": name, "searched": what, "candidates": [c.trace_json() for c in cands]}
                                       for name, what, cands in self.lanes],
-                            "message": self.message, "refreshed": list(self.refreshed)}
+                            "message": self.message, "refreshed": list(self.refreshed),
+                            "parts": [dict(x) for x in self.parts],
+                            "trust_policy": {"min_trust": self.partition.get("min_trust"),
+                                             "left_out": list(self.trust_left_out)}}
         return doc
 
     def _summary(self) -> str:
@@ -480,34 +491,42 @@ class _Packer:
 
 def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as_of: int, known_at: int | None,
          now: int, trace: bool = False, tokenizer: Callable[[str], int] | None = None,
-         where: RecordFilter | None = None) -> PackResult:
-    """The context bundle for ``query`` (docs/packing.md)."""
+         where: RecordFilter | None = None, partition: Partition | None = None) -> PackResult:
+    """The context bundle for ``query`` (docs/packing.md); ``partition``: its tail and trust policy."""
     check_int(budget_tokens, "budget", 0, 1_000_000)
     check_int(max_items, "max items", 1, 1000)
     if not isinstance(query, str) or len(query) > 100_000:
         raise BadInput(f"bad query of {len(query) if isinstance(query, str) else type(query).__name__}: "
                        "expected text of at most 100,000 characters")
+    part = (partition or Partition()).check(budget_tokens)
     count = tokenizer or count_tokens
     name = str(getattr(count, "name", None) or getattr(count, "__name__", "custom"))
     past = known_at if known_at is not None and known_at < now else None
     p = _Packer(parts, query, as_of, past, where, budget_tokens)
+    tail_what = "no tail asked (--tail N or --tail-budget T)"
+    if part.wants_tail:
+        tail, tail_what = tail_lane(p, part, max_items, count)
+        p.lanes["tail"].extend(tail)
     records = p.records()
     p.lanes["neighbours"].extend(neighbour_lane(p, records))
     entities = p.entities(records)
     if entities:
         p.facts(entities)
-    chosen, message = _select(p, budget_tokens, max_items, count, as_of)
-    text = _bundle(chosen, as_of)
+    left_out = trust_policy(p, p.lanes, part.min_trust) if part.min_trust is not None else []
+    fill, message = select(p, LANES, budget_tokens, max_items, count, as_of, part)
+    chosen = fill.chosen
+    text = bundle(chosen, as_of)
     used = count(text)
     while used > budget_tokens and chosen:  # a counter that is not additive over lines
         last = chosen.pop()
         last.included = False
         last.reasons[-1:] = ["budget_exceeded"]
-        text = _bundle(chosen, as_of)
+        text = bundle(chosen, as_of)
         used = count(text)
     citations = _citations(chosen, p)
     lanes = (("guidance", "records of kind rule or constraint matching the query; decisions deciding its entities",
               tuple(p.lanes["guidance"])),
+             ("tail", tail_what, tuple(p.lanes["tail"])),
              ("records", f"the evidence records{' the filter allows' if where else ''} ranked by their words and "
                          f"their session's, best {p.pool}",
               tuple(p.lanes["records"])),
@@ -520,66 +539,8 @@ def pack(parts: PackParts, query: str, *, budget_tokens: int, max_items: int, as
         message = "nothing in the store matches the query"
     kk = now if known_at is None else known_at
     return PackResult(query, utc(as_of), utc(kk), budget_tokens, max_items, name, used, text, tuple(chosen), citations,
-                      lanes, message, trace, where.to_dict() if where else {})
-
-
-def _select(p: _Packer, budget: int, max_items: int, count: Callable[[str], int],
-            as_of: int) -> tuple[list[Candidate], str | None]:
-    live = [c for lane in LANES if lane != "dissent" for c in p.lanes[lane] if not c.reasons
-            or c.reasons == ["low_trust"]]
-    guidance = sorted((c for c in live if c.group == "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
-    rest = sorted((c for c in live if c.group != "guidance"), key=lambda c: (-round(c.score, 12), c.ref, c.text))
-    headers = {g: count(h.format(day=_day(as_of))) for g, h in GROUPS}
-    opened: set[str] = set()
-    used = 0
-    chosen: list[Candidate] = []
-    seen: dict[tuple[str, str], Candidate] = {}
-    seen_text: set[str] = set()
-    smallest: int | None = None
-    queue = [*guidance, *rest]
-    i = 0
-    while i < len(queue):
-        c = queue[i]
-        i += 1
-        if c.key() in seen or c.text in seen_text:
-            c.reasons.append("duplicate")
-            continue
-        if len(chosen) >= max_items:
-            c.reasons.append("max_items")
-            continue
-        cost = count(c.line) + (0 if c.group in opened else headers[c.group])
-        smallest = cost if smallest is None else min(smallest, cost)
-        if used + cost > budget:
-            c.reasons.append("budget_exceeded")
-            continue
-        used += cost
-        opened.add(c.group)
-        c.included = True
-        c.reasons.append("within_budget")
-        chosen.append(c)
-        seen[c.key()] = c
-        seen_text.add(c.text)
-        queue[i:i] = c.dissent  # a fact's dissent goes right after it
-    message = None
-    if not chosen and smallest is not None:
-        message = (f"a budget of {plural(budget, 'token')} holds nothing: the smallest candidate needs "
-                   f"{plural(smallest, 'token')}")
-    for c in p.lanes["dissent"]:
-        if not c.reasons:
-            c.reasons.append("fact_not_packed")
-    return chosen, message
-
-
-def _bundle(chosen: list[Candidate], as_of: int) -> str:
-    lines: list[str] = []
-    for group, header in GROUPS:
-        members = [c for c in chosen if c.group == group]
-        if group == "plans":
-            members.sort(key=lambda c: c.order)
-        if members:
-            lines.append(header.format(day=_day(as_of)))
-            lines.extend(c.line for c in members)
-    return "\n".join(lines)
+                      lanes, message, trace, where.to_dict() if where else {}, partition=part.to_dict(),
+                      parts=tuple(fill.part_use()), trust_left_out=tuple(left_out))
 
 
 def _citations(chosen: list[Candidate], p: _Packer) -> tuple[dict[str, Any], ...]:

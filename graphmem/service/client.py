@@ -310,9 +310,11 @@ class Remote:
                          known_at=known_at, scope=_scopes(scope))
 
     def pack(self, query: str, *, budget_tokens: int = 1000, max_items: int = 40, as_of: str | None = None,
-             known_at: str | None = None, trace: bool = False, **filters: Any) -> Doc:
+             known_at: str | None = None, trace: bool = False, tail: int = 0, tail_budget: int | None = None,
+             session: str | None = None, min_trust: str | None = None, **filters: Any) -> Doc:
         return self._get("/pack", q=query, budget_tokens=budget_tokens, max_items=max_items, as_of=as_of,
-                         known_at=known_at, trace=trace, **filters)
+                         known_at=known_at, trace=trace, tail=tail, tail_budget=tail_budget, session=session,
+                         min_trust=min_trust, **filters)
 
     def lifecycle(self, *, at: str | None = None, dry_run: bool = False) -> Doc:
         return self._post("/lifecycle", at=at, dry_run=dry_run)

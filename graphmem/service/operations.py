@@ -370,13 +370,24 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("pack", "GET", "/pack", "A cited context bundle for a question within a token budget "
               "(graphmem.context-pack.v1)",
               lambda m, p: m.pack(p["q"], budget_tokens=p["budget_tokens"], max_items=p["max_items"],
-                                  as_of=p.get("as_of"), known_at=p.get("known_at"), trace=p["trace"], **_filters(p)),
+                                  as_of=p.get("as_of"), known_at=p.get("known_at"), trace=p["trace"],
+                                  tail=p["tail"], tail_budget=p.get("tail_budget"), session=p.get("session"),
+                                  min_trust=p.get("min_trust"), **_filters(p)),
               (Param("q", required=True, alias="query", description="The question or task the bundle is for"),
                Param("budget_tokens", "integer", default=1000, description="The token budget of the bundle text"),
                Param("max_items", "integer", default=40, description="At most this many items"), AS_OF, KNOWN_AT,
                Param("trace", "boolean", default=False, description="Also list every candidate considered, kept or "
-                                                                    "not, with its reason (in the JSON)"), *FILTERS,
-               *LIFECYCLE, SCOPES), scope="read",
+                                                                    "not, with its reason (in the JSON)"),
+               Param("tail", "integer", default=0, description="Keep room for this many of the most "
+                     "recent records of the current session (or of the records the filter allows), after "
+                     "guidance and before retrieval"),
+               Param("tail_budget", "integer", description="The most tokens the tail may take (at most "
+                     "budget_tokens); alone, as many recent records as fit"),
+               Param("session", description="The session of the tail: a source up to '#' (default: the session "
+                     "of the most recent message)"),
+               Param("min_trust", choices=("low", "medium", "high"), description="Leave out records and facts "
+                     "below this trust (a record's meta.trust; quarantined is below low; unrated records stay)"),
+               *FILTERS, *LIFECYCLE, SCOPES), scope="read",
               guide="The text answer is the bundle, ready to put in a prompt, then the refs it cites with their "
                     "sources.", text=pack_text),
     Operation("lifecycle", "POST", "/lifecycle", "Soft-archive the records the lifecycle policy lets go, as recorded "
@@ -384,9 +395,8 @@ OPERATIONS: tuple[Operation, ...] = (
               lambda m, p: m.lifecycle(at=p.get("at"), dry_run=p["dry_run"]),
               (Param("at", description=f"Apply the policy as of this time (default now). {T}"),
                Param("dry_run", "boolean", default=False, description="Count what would be archived; write nothing")),
-              write=True, scope="admin", guide="Archived records leave search and pack (include_archived brings them "
-                                                "back in one "
-                                "call); revive undoes the archiving."),
+              write=True, scope="admin", guide="Archived records leave search and pack (include_archived brings "
+                                                "them back in one call); revive undoes the archiving."),
     Operation("revive", "POST", "/revive", "Bring archived records back into search and pack (graphmem.revive.v1)",
               lambda m, p: m.revive(p["refs"]),
               (Param("refs", "array", required=True, description="Archived record refs, rec:N"),),

@@ -159,6 +159,11 @@ class RecordTables(Schema):
             out[rid] = (text, ts_us, kind, src or None, scope or None, imp)
         return out
 
+    def record_metas(self, rec_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """The ``meta`` of each of these records (those that exist), in one query (pack's trust policy)."""
+        refs = [f"rec:{_int(i)}" for i in dict.fromkeys(rec_ids)]
+        return {rid: json.loads(meta or "{}") for rid, meta in self._by_keys("(x:Record {k})", "x.id, x.meta", refs)}
+
     def _remember_records(self, rec_ids: list[int]) -> None:
         """Keep the extraction state (when extracted, mentions) of stored records this write is about
         to change, for ``roll_back``."""
