@@ -50,6 +50,7 @@ from graphmem.results import (
 if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type checkers
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
+    from graphmem.evidence.notes import NoteResult
     from graphmem.model.facts import Event, Fact
     from graphmem.model.records import Record
     from graphmem.retrieval.answers import PathResult, RecommendResult
@@ -64,6 +65,7 @@ _LAZY = {
     "Fact": "graphmem.model.facts",
     "Extractor": "graphmem.evidence.extraction",
     "IngestReport": "graphmem.evidence.ingest",
+    "NoteResult": "graphmem.evidence.notes",
     "Record": "graphmem.model.records",
     "Lexicon": "graphmem.retrieval.linking",
     "Seed": "graphmem.retrieval.linking",
@@ -80,7 +82,7 @@ __all__ = [
     "CurrentResult", "CypherResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult",
     "Extractor", "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LifecycleReport",
     "LintIssue", "LintReport",
-    "MigrateReport", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
+    "MigrateReport", "NoteResult", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",
     "RegistryDoc", "ReviveReport", "SearchHit", "SearchResult", "Seed", "Statement", "StoreInfo", "TimelineResult",
     "WhyResult", "WriteResult",
     # errors

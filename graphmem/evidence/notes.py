@@ -24,7 +24,26 @@ class NoteStore(RecordStore, Protocol):
 @dataclass(frozen=True)
 class NoteResult(HtmlRepr):
     """The record a note is stored as; ``stored`` is False when the same note was already there
-    (ingest's idempotence key), and ``record`` is then that earlier record."""
+    (ingest's idempotence key), and ``record`` is then that earlier record.
+
+    Attributes
+    ----------
+    record : Record
+        The record the note is (the earlier one when the same note was already stored).
+    stored : bool
+        Whether this call stored it.
+    ref : str
+        Its ``rec:N`` ref.
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
+    >>> n = m.note("Atlas moved to Kuzu", ts="2024-03-01")
+    >>> n.ref, n.stored, m.note("Atlas moved to Kuzu", ts="2024-03-01").stored
+    ('rec:1', True, False)
+    >>> m.close()
+    """
 
     record: Record
     stored: bool
