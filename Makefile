@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-small bench-evidence bench-recommend bench-service clean
+.PHONY: demo test lint bench bench-small bench-evidence bench-locomo bench-recommend bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,14 @@ bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data set
 	$(BIN)/python benchmarks/realdata/recommend_quality.py
 	$(BIN)/python benchmarks/pack_quality.py
 	$(BIN)/python benchmarks/bench_service.py --scale 100000
+	$(BIN)/python benchmarks/bench_locomo.py
+	$(BIN)/python benchmarks/bench_lifecycle.py --records 100000
+	$(BIN)/python benchmarks/bench_pack_tail.py --records 100000
+	$(BIN)/python benchmarks/bench_scopes.py --scale 100000
+	$(BIN)/python benchmarks/bench_openclaw.py
+
+bench-locomo: $(STAMP)  ## conversations: evidence recall of search and pack beside a plain BM25 (../shared/data/locomo-dev)
+	$(BIN)/python benchmarks/bench_locomo.py
 
 bench-recommend: $(STAMP)  ## recommend, path and pack at 10k, 100k and 1M beside raw Kuzu and search; their quality
 	$(BIN)/python benchmarks/bench_recommend.py --scales 10000 100000 1000000
