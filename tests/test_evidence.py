@@ -377,8 +377,8 @@ import json, sys, graphmem
 path, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 m = graphmem.open(path, create=True)
 original = m.store.add_records
-def write_then_fail(records):
-    original(records)
+def write_then_fail(records, *rest):
+    original(records, *rest)
     raise RuntimeError("disk went away")
 out = {"failed_as_expected": 0, "ok": 0, "errors": [], "after_first_failure": None}
 for i in range(rounds):

@@ -24,6 +24,7 @@ from graphmem.model.times import format_instant, now_us
 from graphmem.notebook import HtmlRepr, plural, rows_of
 
 if TYPE_CHECKING:
+    from graphmem.model.names import Name
     from graphmem.results import ExtractResult
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line is reported, not parsed
@@ -40,7 +41,7 @@ class RecordStore(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]: ...
 
-    def add_records(self, records: list[Any]) -> None: ...
+    def add_records(self, records: list[Any], names: dict[int, list[str]] | None = None) -> None: ...
 
     def entity_count(self) -> int: ...
 
@@ -56,12 +57,11 @@ _NAME_LOOKUPS = 300  # more distinct names than this read the whole name index o
 _FEW_NAMES = 8  # up to this many distinct names (a note) are looked up without counting the entities first
 
 
-def name_links(store: RecordStore, records: list[Record]) -> list[tuple[int, list[tuple[str, int, int, str]]]]:
+def name_links(store: RecordStore, found: list[tuple[int, list[Name]]]) -> list[tuple[int, list[tuple[str, int, int, str]]]]:
     """The MENTIONS of each record from its names (``model/names.py``) that name exactly one entity
     of the store (its name or an alias, any case, a possessive dropped): (record id, [(ref, span
-    start, span end, rule)]). A name two entities share links to neither; extraction decides those."""
-    from graphmem.model.names import names
-    found = [(r.id, names(r.text)) for r in records]
+    start, span end, rule)]). A name two entities share links to neither; extraction decides those.
+    ``found``: each record's id and its names (``names``)."""
     keys = {n.key for _, ns in found for n in ns}
     if not keys or (len(keys) > _FEW_NAMES and store.entity_count() == 0):
         return []  # a few names are looked up at once: cheaper than counting the entities
@@ -296,9 +296,11 @@ def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars
         for k, v in r.redactions.items():
             redactions[k] = redactions.get(k, 0) + v
     progress("writing records and their index", 0, None)
-    links = name_links(store, fresh)  # read before the write: the names the store has now
+    from graphmem.model.names import names, terms_of
+    found = [(r.id, names(r.text)) for r in fresh]  # once, for the links and the index
+    links = name_links(store, found)  # read before the write: the names the store has now
     with store.transaction():
-        store.add_records(fresh)
+        store.add_records(fresh, {rid: terms_of(ns) for rid, ns in found})
         if links:
             store.replace_mentions(links)
     return IngestReport(text_lines or n, tuple(r.ref for r in fresh), duplicates, tuple(sorted(errors)), redactions,

@@ -10,6 +10,7 @@ that an entity of the store has (name or alias, any case) with a MENTIONS edge.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 MAX_NAME_WORDS = 4  # a longer run of capitalized words is a title or shouting, cut to its first four
@@ -138,8 +139,17 @@ def name_terms(text: str, speaker: bool = True) -> list[str]:
     >>> name_terms("Melanie: Did Caroline go?", speaker=False)
     ['@caroline']
     """
+    return terms_of(names(text), speaker)
+
+
+def terms_of(found: Iterable[Name], speaker: bool = True) -> list[str]:
+    """``name_terms`` of names already found (``names``), so a caller that has them finds none again.
+
+    >>> terms_of(names("Melanie: Did Caroline go?"))
+    ['@melanie', '@caroline']
+    """
     return list(dict.fromkeys((INITIAL_PREFIX if n.rule == "initial" else NAME_PREFIX) + name_term(n.key)[1:]
-                              for n in names(text) if speaker or n.rule != "speaker"))
+                              for n in found if speaker or n.rule != "speaker"))
 
 
 def lookup_terms(term: str) -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -86,11 +86,13 @@ class Postings(NamedTuple):
         return Postings(*(np.concatenate([getattr(p, f) for p in parts]) for f in Postings._fields))
 
 
-def postings_of(records: Iterable[tuple[int, str]]) -> tuple[dict[str, Postings], int, int]:
+def postings_of(records: Iterable[tuple[int, str]],
+                names: Mapping[int, list[str]] | None = None) -> tuple[dict[str, Postings], int, int]:
     """The postings of a batch of records (rising ids), with the number of records and of terms in them.
 
     Each record's names (``model/names.py``) are posted too, as name terms (``@anna_lee``) with a
-    count of 1; they are not counted in the record's length or the terms, so BM25 is unchanged."""
+    count of 1; they are not counted in the record's length or the terms, so BM25 is unchanged.
+    ``names`` gives a record's name terms when the caller has found them already (ingest has)."""
     from graphmem.model.names import name_terms
     cols: dict[str, tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     docs = tokens = 0
@@ -104,7 +106,7 @@ def postings_of(records: Iterable[tuple[int, str]]) -> tuple[dict[str, Postings]
             c[0].append(rid)
             c[1].append(min(tf, 65535))
             c[2].append(dl)
-        for t in name_terms(text):
+        for t in names[rid] if names is not None and rid in names else name_terms(text):
             c = cols[t]
             c[0].append(rid)
             c[1].append(1)

@@ -31,7 +31,7 @@ class PostingTables(Schema):
 
     # full-text index (graphmem/model/textindex.py) -------------------------------------------
 
-    def _index_texts(self, records: list[tuple[int, str]]) -> None:
+    def _index_texts(self, records: list[tuple[int, str]], names: dict[int, list[str]] | None = None) -> None:
         """Add records (rising ids, above every indexed one) to the full-text index, in the caller's transaction.
 
         A term's postings are blocks ``Posting {key: "<term> <i>"}``; ``Term.blocks`` lists their sizes.
@@ -39,7 +39,7 @@ class PostingTables(Schema):
         ``textindex.merge_plan`` says, so a term keeps about log2(postings) blocks.
         """
         from graphmem.model.textindex import Postings, merge_plan, postings_of
-        added, docs, tokens = postings_of(records)
+        added, docs, tokens = postings_of(records, names)
         old = self._term_blocks(list(added))
         new_terms: list[list[str]] = []
         changed_terms: list[list[str]] = []

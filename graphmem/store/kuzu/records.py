@@ -48,8 +48,9 @@ class RecordTables(Schema):
     def all_record_keys(self) -> dict[str, int]:
         return {k: i for k, i in self._iter("MATCH (k:RecordKey) RETURN k.key, k.id")}
 
-    def add_records(self, records: list[Any]) -> None:
-        """Append records (ids already assigned, rising) with their keys; the full-text index follows."""
+    def add_records(self, records: list[Any], names: dict[int, list[str]] | None = None) -> None:
+        """Append records (ids already assigned, rising) with their keys; the full-text index follows
+        (``names``: each record's name terms, when the caller found them already)."""
         if not records:
             return
         if self._undo.records_from is None or records[0].id < self._undo.records_from:
@@ -77,7 +78,7 @@ class RecordTables(Schema):
                 self._q("CREATE (:RecordKey {key: $k, id: $i})", {"k": r.key, "i": r.id})
         self._set_meta("next_record", str(records[-1].id + 1))
         self._note_plans([r.id for r in records if r.kind == "plan"])  # docs/lifecycle.md
-        self._index_texts([(r.id, r.text) for r in records])
+        self._index_texts([(r.id, r.text) for r in records], names)
         if self._facets is not None:  # a rollback drops them (forget_postings)
             self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source, r.scope) for r in records), self._facets)
 
