@@ -18,9 +18,6 @@ from graphmem.write.apply import Writer
 from graphmem.write.entities import EntityEditor
 from graphmem.write.validate import Checks
 
-if TYPE_CHECKING:
-    from graphmem.store import StorageEngine
-
 
 def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
                 predicate_dirs: Iterable[str | Path] = ()) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
@@ -41,7 +38,7 @@ class MemoryBase:
     def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
                  predicate_dirs: Iterable[str | Path] = (), create: bool = False,
                  buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False,
-                 engine: Callable[..., StorageEngine] | None = None) -> None:
+                 engine: Callable[..., Any] | None = None) -> None:
         """``create`` makes the store when ``path`` holds none (else StoreUnavailable). ``read_only``
         opens it for reading only: other read-only processes may open it at the same time, and a
         write raises StoreReadOnly. ``repair`` opens a store marked by an interrupted migration or
@@ -58,7 +55,8 @@ class MemoryBase:
         ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
-        self.store = (engine or Store)(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
+        make: Callable[..., Store] = engine or Store
+        self.store = make(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
                            repair=repair, read_only=read_only)
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)

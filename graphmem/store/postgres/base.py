@@ -41,7 +41,7 @@ DEFAULT_SCHEMA = "graphmem"
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 # the tables (in the store's schema, the connection's search_path); docs/engines.md says why each index is there
-_DDL = (
+_TABLE_DDL = (
     "CREATE TABLE meta(key text PRIMARY KEY, value text NOT NULL)",
     "CREATE TABLE entity(ref text PRIMARY KEY, type text NOT NULL, name text NOT NULL, aliases text NOT NULL, "
     "description text NOT NULL, created_at bigint NOT NULL)",
@@ -75,7 +75,7 @@ _DDL = (
     "CREATE TABLE lexicon_change(ref text PRIMARY KEY)",
     "CREATE TABLE lexicon_part(part integer PRIMARY KEY, data bytea NOT NULL)",
 )
-_DDL = tuple(re.sub(r"(\w+) text\b", r'\1 text COLLATE "C"', ddl) for ddl in _DDL)  # byte order, as Kuzu sorts
+_DDL = tuple(re.sub(r"(\w+) text\b", r'\1 text COLLATE "C"', ddl) for ddl in _TABLE_DDL)  # byte order, as Kuzu sorts
 TABLES = ("meta", "entity", "name", "assertion", "subject", "fact_edge", "record", "mention", "term", "posting",
           "entity_event", "record_event", "lexicon_change", "lexicon_part")
 
@@ -183,7 +183,7 @@ class PgBase:
         if write:
             self._writes += 1
         try:
-            cur = self._conn.execute(sql, params)  # type: ignore[arg-type]  # graphmem's own SQL, never user text
+            cur = self._conn.execute(sql, params)
             return cur.fetchall() if cur.description is not None else []
         except (psycopg.Error, UnicodeEncodeError) as e:
             raise self._fail(e, params) from None
@@ -198,7 +198,7 @@ class PgBase:
         self._writes += 1
         try:
             with self._conn.cursor() as cur:
-                cur.executemany(sql, rows)  # type: ignore[arg-type]
+                cur.executemany(sql, rows)
         except (psycopg.Error, UnicodeEncodeError) as e:
             raise self._fail(e, rows[0]) from None
 
@@ -207,7 +207,7 @@ class PgBase:
         self._writes += 1
         n = 0
         try:
-            with self._conn.cursor() as cur, cur.copy(f"COPY {table}({columns}) FROM STDIN") as cp:  # type: ignore[arg-type]
+            with self._conn.cursor() as cur, cur.copy(f"COPY {table}({columns}) FROM STDIN") as cp:
                 for row in rows:
                     cp.write_row(row)
                     n += 1
@@ -354,5 +354,6 @@ class PgBase:
     def _counter(self, key: str) -> int:
         return int(self.meta(key) or "1")
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # defined by the table families (``PgStore`` has them all)
         def forget_postings(self) -> None: ...
+        def _index_texts(self, records: list[tuple[int, str]], names: dict[int, list[str]] | None = None) -> None: ...

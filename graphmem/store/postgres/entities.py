@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from graphmem.model import Entity, EntityEvent
 from graphmem.model.words import squash

@@ -131,7 +131,7 @@ class PgRecords(PgViews):
         if not ids:
             return
         for rid, at in self._q("SELECT id, extracted_at FROM record WHERE id = ANY(%s)", (ids,)):
-            undo.records_before[rid] = [at, []]
+            undo.records_before[rid] = [at, list[Any]()]
         for rid, ref, a, b, rule in self._q("SELECT rec_id, ref, span_start, span_end, rule FROM mention "
                                             "WHERE rec_id = ANY(%s)", (ids,)):
             if rid in undo.records_before:
@@ -206,7 +206,8 @@ class PgRecords(PgViews):
 
     def record_events(self, ops: Iterable[str] | None = None, until: int | None = None
                       ) -> list[tuple[int, str, list[int], dict[str, Any], int]]:
-        where, params = ["true"], []
+        where: list[str] = ["true"]
+        params: list[Any] = []
         if ops is not None:
             where.append("op = ANY(%s)")
             params.append([o for o in ops if o in _USE_OPS + _STATE_OPS])

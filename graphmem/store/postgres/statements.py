@@ -4,6 +4,7 @@ same log form as the Kuzu store, ``store/kuzu/codecs.py``, so rebuild and lint r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import tempfile
@@ -68,7 +69,7 @@ class PgStatementBatch:
                 r = retractions.get(s.id)
                 if r:
                     s = s._replace(retracted_at=r[0], retract_reason=r[1])
-                yield s._replace(object_name=name_of(s.object) if s.object_kind == "entity" else None)
+                yield s._replace(object_name=name_of(str(s.object)) if s.object_kind == "entity" else None)
 
     def load(self) -> int:
         try:
@@ -78,10 +79,8 @@ class PgStatementBatch:
 
     def discard(self) -> None:
         for name in self._files:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
-            except FileNotFoundError:
-                pass
         self._files = []
         self._rows = []
 

@@ -5,6 +5,7 @@ then ``load_view``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pickle
@@ -48,10 +49,8 @@ class PgViewBatch:
 
     def discard(self) -> None:
         for name in (self.subjects, self.edges):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
-            except FileNotFoundError:
-                pass
 
 
 def _dump(rows: list[tuple[Any, ...]]) -> str:
