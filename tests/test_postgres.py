@@ -199,7 +199,7 @@ def test_rebuild_check_and_lint_find_nothing_wrong(pg_url: str) -> None:  # noqa
     try:
         _build(m)
         report = m.rebuild(check=True).to_dict()
-        assert report.get("ok", True) and not report.get("problems"), report
+        assert report["ok"] and not report["problems"] and not report["drift"], report
         assert m.store.integrity_problems({e.ref for e in m.store.all_entities()}) == []
         assert m.store.pk_index_misses("assertion")[1] == 0
         before = m.export()
@@ -246,7 +246,7 @@ def test_two_processes_write_at_once(pg_url: str) -> None:  # noqa: F811
     assert sorted(r.id for r in m.store.all_records()) == list(range(1, 11))
     uses = {f.object for f in m.current("Atlas").facts}
     assert len(uses) == n * 3 // 2  # both writers' facts are in Atlas's view
-    assert not m.rebuild(check=True).to_dict().get("problems")
+    assert m.rebuild(check=True).to_dict()["ok"]
     assert len(m.search("note").results) == 10
     m.close()
 
@@ -286,5 +286,22 @@ def test_lexicon_and_entity_changes_are_kept(pg_url: str) -> None:  # noqa: F811
         assert m.store.lexicon_parts(None)  # the lexicon the first close stored
         assert m.store.lexicon_changes() == []
         assert [s.ref for s in m.link("We moved Atlas to a new server.")][:1] == ["project:atlas"]
+    finally:
+        m.close()
+
+
+def test_rebuild_mends_interval_rows_out_of_step(pg_url: str) -> None:  # noqa: F811
+    m = open_pg(pg_url, create=True)
+    try:
+        _build(m)
+        before = m.facts(predicate="status").to_dict()
+        with m.store.transaction():
+            m.store._w("DELETE FROM view_interval WHERE subject = 'project:atlas'")  # type: ignore[attr-defined]
+        assert m.facts(predicate="status").to_dict() != before
+        check = m.rebuild(check=True).to_dict()
+        assert not check["ok"] and [d["subject"] for d in check["drift"]] == ["project:atlas"]
+        m.rebuild()
+        assert m.facts(predicate="status").to_dict() == before
+        assert m.rebuild(check=True).to_dict()["ok"]
     finally:
         m.close()

@@ -57,6 +57,11 @@ _TABLE_DDL = (
     "CREATE TABLE fact_edge(label text NOT NULL, src text NOT NULL, dst text NOT NULL, src_type text NOT NULL, "
     "dst_type text NOT NULL, predicate text NOT NULL, valid_from bigint NOT NULL, valid_to bigint, "
     "assertions bigint[] NOT NULL, conflicts bigint[] NOT NULL)",
+    # each interval of the view again, one row each (its stored JSON), for the scans of one predicate
+    "CREATE TABLE view_interval(subject text NOT NULL, predicate text NOT NULL, pos integer NOT NULL, "
+    "valid_from bigint NOT NULL, valid_to bigint, row text NOT NULL)",
+    "CREATE INDEX view_interval_subject ON view_interval(subject, predicate)",
+    "CREATE INDEX view_interval_predicate ON view_interval(predicate, valid_from)",
     "CREATE INDEX fact_edge_src ON fact_edge(src, predicate)",
     "CREATE INDEX fact_edge_dst ON fact_edge(dst, predicate)",
     "CREATE TABLE record(id bigint PRIMARY KEY, key text NOT NULL UNIQUE, ts bigint NOT NULL, kind text NOT NULL, "
@@ -76,7 +81,7 @@ _TABLE_DDL = (
     "CREATE TABLE lexicon_part(part integer PRIMARY KEY, data bytea NOT NULL)",
 )
 _DDL = tuple(re.sub(r"(\w+) text\b", r'\1 text COLLATE "C"', ddl) for ddl in _TABLE_DDL)  # byte order, as Kuzu sorts
-TABLES = ("meta", "entity", "name", "assertion", "subject", "fact_edge", "record", "mention", "term", "posting",
+TABLES = ("meta", "entity", "name", "assertion", "subject", "view_interval", "fact_edge", "record", "mention", "term", "posting",
           "entity_event", "record_event", "lexicon_change", "lexicon_part")
 
 

@@ -26,6 +26,7 @@ from graphmem.store.kuzu.codecs import (
 )
 from graphmem.store.postgres.statements import PgStatements
 
+_IV_COLS = "subject, predicate, pos, valid_from, valid_to, row"
 _EDGE_COLS = "label, src, dst, src_type, dst_type, predicate, valid_from, valid_to, assertions, conflicts"
 
 
@@ -45,10 +46,11 @@ class PgViewBatch:
 
     subjects: str
     edges: str
+    intervals: str
     counts: dict[str, int]
 
     def discard(self) -> None:
-        for name in (self.subjects, self.edges):
+        for name in (self.subjects, self.edges, self.intervals):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
 
@@ -68,6 +70,11 @@ def _load(name: str) -> list[tuple[Any, ...]]:
 
 class PgViews(PgStatements):
     """The subject rows and the fact edges."""
+
+    @staticmethod
+    def _interval_rows(ref: str, view: list[Interval], predicates: set[str] | None) -> list[tuple[Any, ...]]:
+        return [(ref, iv.predicate, pos, iv.valid_from, iv.valid_to, view_text([iv])[1:-1])
+                for pos, iv in enumerate(view) if predicates is None or iv.predicate in predicates]
 
     @staticmethod
     def view_text(view: list[Interval]) -> str:
@@ -110,12 +117,19 @@ class PgViews(PgStatements):
         return sorted(edge_key(r[0], r[2], r[5], r[6], r[7], r[8], r[9]) for r in self._edge_rows(ref, view, None))
 
     def stored_view_rows(self) -> Callable[[], tuple[dict[str, tuple[str, str, str]], dict[str, list[str]]]]:
-        """Every subject's stored (name, log, view) and its fact edges' keys, sorted."""
+        """Every subject's stored (name, log, view) and its fact edges' keys, sorted. A view whose ``view_interval``
+        rows do not spell it is read as empty, so a check counts it and a rebuild writes it again."""
         subjects = {ref: (name, log, view) for ref, name, log, view in self._q("SELECT ref, name, log, view FROM subject")}
         edges: dict[str, list[str]] = {}
         for label, src, dst, pred, vf, vt, ids, conf in self._q(
                 "SELECT label, src, dst, predicate, valid_from, valid_to, assertions, conflicts FROM fact_edge"):
             edges.setdefault(src, []).append(edge_key(label, dst, pred, vf, vt, ids, conf))
+        rows: dict[str, list[str]] = {}
+        for ref, row in self._q("SELECT subject, row FROM view_interval ORDER BY subject, pos"):
+            rows.setdefault(ref, []).append(row)
+        for ref, (name, log, view) in subjects.items():  # interval rows out of step: the view counts as differing
+            if view != "[" + ",".join(rows.pop(ref, [])) + "]":
+                subjects[ref] = (name, log, "")
         for keys in edges.values():
             keys.sort()
         return lambda: (subjects, edges)
@@ -161,15 +175,32 @@ class PgViews(PgStatements):
     def subject_rows_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
                              ) -> Iterator[tuple[str, str | None, list[Interval]]]:
         """Every subject's ref, name and the intervals of ``predicate`` (None: all) that hold at ``as_of``.
-        With a predicate, only the subjects whose view text names it are read (``strpos`` in SQL)."""
+        With a predicate, only the intervals that hold are read (``view_interval``, by its predicate index)."""
+        new = tuple.__new__
+        if predicate is not None:
+            sql = ("SELECT i.subject, s.name, i.row FROM view_interval i JOIN subject s ON s.ref = i.subject "
+                   "WHERE i.predicate = %s AND i.valid_from <= %s AND (i.valid_to IS NULL OR i.valid_to > %s)")
+            params: list[Any] = [predicate, as_of, as_of]
+            if prefix:
+                sql += " AND starts_with(i.subject, %s)"
+                params.append(prefix)
+            current: tuple[str, str | None] | None = None
+            out: list[Interval] = []
+            for ref, name, row in self._q(sql + " ORDER BY i.subject, i.pos", params):
+                if current is None or current[0] != ref:
+                    if current is not None:
+                        yield current[0], current[1], out
+                    current, out = (ref, name), []
+                r = loads(row)
+                out.append(new(Interval, (ref, r[0], r[1], r[2], r[3], r[4], tuple(r[5]), tuple(r[6]), tuple(r[7]),
+                                          r[8])))
+            if current is not None:
+                yield current[0], current[1], out
+            return
         where, params = ["true"], []
         if prefix:
             where.append("starts_with(ref, %s)")
             params.append(prefix)
-        if predicate is not None:
-            where.append("strpos(view, %s) > 0")
-            params.append(predicate)
-        new = tuple.__new__
         for ref, name, text in self._q(f"SELECT ref, name, view FROM subject WHERE {' AND '.join(where)}", params):
             out = [new(Interval, (ref, r[0], r[1], r[2], r[3], r[4], tuple(r[5]), tuple(r[6]), tuple(r[7]), r[8]))
                    for r in loads(text or "[]")
@@ -190,6 +221,7 @@ class PgViews(PgStatements):
 
     def drop_subject(self, ref: str) -> None:
         self._w("DELETE FROM subject WHERE ref = %s", (ref,))
+        self._w("DELETE FROM view_interval WHERE subject = %s", (ref,))
         self._w("DELETE FROM fact_edge WHERE src = %s", (ref,))
 
     def _put_subject(self, ref: str, name: str, log: str, view: list[Interval], predicates: set[str] | None) -> None:
@@ -197,8 +229,12 @@ class PgViews(PgStatements):
                 "SET name = EXCLUDED.name, log = EXCLUDED.log, view = EXCLUDED.view", (ref, name, pack(log), view_text(view)))
         if predicates is None:
             self._w("DELETE FROM fact_edge WHERE src = %s", (ref,))
+            self._w("DELETE FROM view_interval WHERE subject = %s", (ref,))
         elif predicates:
             self._w("DELETE FROM fact_edge WHERE src = %s AND predicate = ANY(%s)", (ref, sorted(predicates)))
+            self._w("DELETE FROM view_interval WHERE subject = %s AND predicate = ANY(%s)", (ref, sorted(predicates)))
+        self._many(f"INSERT INTO view_interval({_IV_COLS}) VALUES (%s, %s, %s, %s, %s, %s)",
+                   self._interval_rows(ref, view, predicates))
         rows = self._edge_rows(ref, view, predicates)
         if rows:  # an edge joins two entities that exist (as a Kuzu rel joins two nodes)
             self._many(f"INSERT INTO fact_edge({_EDGE_COLS}) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s "
@@ -211,21 +247,25 @@ class PgViews(PgStatements):
         counts = {"subjects": 0, "intervals": 0, "edges": 0}
         subject_rows: list[tuple[Any, ...]] = []
         edge_rows: list[tuple[Any, ...]] = []
+        interval_rows: list[tuple[Any, ...]] = []
         for ref, name, log, view in subjects:
             counts["subjects"] += 1
             counts["intervals"] += len(view)
             subject_rows.append((ref, name, pack(log), view_text(view)))
             edge_rows += self._edge_rows(ref, view, None)
+            interval_rows += self._interval_rows(ref, view, None)
         counts["edges"] = len(edge_rows)
-        return PgViewBatch(_dump(subject_rows), _dump(edge_rows), counts)
+        return PgViewBatch(_dump(subject_rows), _dump(edge_rows), _dump(interval_rows), counts)
 
     def load_view(self, parts: list[PgViewBatch]) -> dict[str, int]:
         """Replace the view's tables with the rows of ``parts`` (their files are removed)."""
         try:
             self._w("DELETE FROM subject")
             self._w("DELETE FROM fact_edge")
+            self._w("DELETE FROM view_interval")
             for part in parts:
                 self._copy("subject", "ref, name, log, view", _load(part.subjects))
+                self._copy("view_interval", _IV_COLS, _load(part.intervals))
                 self._copy("fact_edge", _EDGE_COLS, _load(part.edges))
             self._w("DELETE FROM fact_edge f WHERE NOT EXISTS (SELECT 1 FROM entity WHERE ref = f.src) "
                     "OR NOT EXISTS (SELECT 1 FROM entity WHERE ref = f.dst)")
