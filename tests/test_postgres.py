@@ -305,3 +305,19 @@ def test_rebuild_mends_interval_rows_out_of_step(pg_url: str) -> None:  # noqa: 
         assert m.rebuild(check=True).to_dict()["ok"]
     finally:
         m.close()
+
+
+def test_a_writer_holding_the_lock_is_named_not_waited_on(pg_url: str) -> None:  # noqa: F811
+    first = open_pg(pg_url, create=True)
+    second = open_pg(pg_url)
+    try:
+        first.store.next_fact_id()  # an id read to number a write: the store's lock is held until that write
+        second.store._q("SET lock_timeout = '200ms'")  # type: ignore[attr-defined]
+        with pytest.raises(StoreUnavailable, match="another process has held the store's write lock"):
+            second.add_entity("Project", "Atlas")
+        first.add_entity("Tool", "Kuzu")  # the holder's write releases it
+        second.add_entity("Project", "Atlas")
+        assert second.store.entity_count() == 2
+    finally:
+        first.close()
+        second.close()

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1  # the PostgreSQL layout (its own numbering; docs/engines.md)
 DEFAULT_SCHEMA = "graphmem"
+LOCK_WAIT_S = 120  # how long a write waits for the store's lock before it is refused (StoreUnavailable)
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 # the tables (in the store's schema, the connection's search_path); docs/engines.md says why each index is there
@@ -147,6 +148,7 @@ class PgBase:
         except psycopg.Error as e:
             raise StoreUnavailable(f"store {self.where!r} cannot be opened: {str(e).strip().splitlines()[0]}") from None
         conn.execute(f"SET search_path TO {self.schema}")  # a checked name (split_url)
+        conn.execute(f"SET lock_timeout = '{LOCK_WAIT_S}s'")  # a writer stuck holding the store's lock is named, not waited on forever
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
         self._all_conns.append(conn)
@@ -181,6 +183,10 @@ class PgBase:
             check_text(bad, "text")
         if isinstance(e, psycopg.errors.ReadOnlySqlTransaction):
             self.check_writable("run a statement that writes")
+        if isinstance(e, psycopg.errors.LockNotAvailable):
+            return StoreUnavailable(f"store {self.where!r}: another process has held the store's write lock for "
+                                    f"{LOCK_WAIT_S} s; nothing was written: try again, or find the process in "
+                                    "pg_stat_activity (application_name, pid) and end it")
         return StoreUnavailable(f"store {self.where!r}: database error: {str(e).strip().splitlines()[0]}")
 
     def _q(self, sql: str, params: Any = None, write: bool = False) -> list[tuple[Any, ...]]:
