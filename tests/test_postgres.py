@@ -4,6 +4,7 @@ same writes; several processes write at once without colliding; record times com
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import textwrap
@@ -321,3 +322,22 @@ def test_a_writer_holding_the_lock_is_named_not_waited_on(pg_url: str) -> None: 
     finally:
         first.close()
         second.close()
+
+
+def test_bulk_loads_keep_awkward_text(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
+    import json as _json
+    texts = [f"line {i}\twith a tab\nand a break, a backslash \\ and \\N and \\t written out, é ✓" for i in range(60)]
+    lines = [_json.dumps({"text": t, "kind": "note", "source": f"src\\{i}", "ts": "2025-01-02T03:04:05Z"})
+             for i, t in enumerate(texts)]
+    kuzu = Memory(tmp_path / "store", create=True)
+    pg = open_pg(pg_url, create=True)
+    try:
+        for m in (kuzu, pg):
+            assert not m.ingest(lines).errors  # more than 50 records: the COPY path
+        assert [r.text for r in pg.store.all_records()] == [r.text for r in kuzu.store.all_records()]
+        assert [dataclasses.replace(r, ingested_us=0) for r in pg.store.all_records()] == \
+            [dataclasses.replace(r, ingested_us=0) for r in kuzu.store.all_records()]
+        assert pg.export() == kuzu.export()
+    finally:
+        kuzu.close()
+        pg.close()
