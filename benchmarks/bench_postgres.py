@@ -27,8 +27,13 @@ from graphmem.model.times import now_us  # noqa: E402
 from graphmem.store.postgres.store import PgStore  # noqa: E402
 from tests.pg import Cluster, server_binaries  # noqa: E402
 
-WORDS = ("graph database migration latency budget review incident rollout schema index cache replica backup "
-         "agent memory search ranking release plan owner decision security audit").split()
+WORDS = ["graph", "database", "migration", "latency", "budget", "review", "incident", "rollout", "schema", "index",
+         "cache", "replica", "backup", "agent", "memory", "search", "ranking", "release", "plan", "owner", "decision",
+         "security", "audit"]
+
+
+_STATUS_SQL = ("SELECT i.subject, s.name, i.row FROM view_interval i JOIN subject s ON s.ref = i.subject WHERE "
+               "i.predicate = %s AND i.valid_from <= %s AND (i.valid_to IS NULL OR i.valid_to > %s) ORDER BY i.subject, i.pos")
 
 
 def p50(fn: Callable[[Any], Any], args: list[Any]) -> float:
@@ -46,6 +51,42 @@ def records(n: int, names: list[str], seed: int = 7) -> list[str]:
     return [json.dumps({"text": " ".join(rng.choice(WORDS) for _ in range(12)) + " about " + rng.choice(names),
                         "kind": rng.choice(["note", "decision", "chat"]), "ts": f"2025-{1 + i % 12:02d}-01"})
             for i in range(n)]
+
+
+def raw_queries(name: str, st: Any, now: int) -> dict[str, tuple[str, Callable[[Any], Any]]]:
+    """The engine's own query for the rows each graphmem call reads, by call."""
+    if name == "postgres":
+        raw: dict[str, tuple[str, Callable[[Any], Any]]] = {
+            "current": ("SELECT name, view FROM subject WHERE ref = %s",
+                        lambda r: st._q("SELECT name, view FROM subject WHERE ref = %s", (r,))),
+            "facts_status_scan": (_STATUS_SQL, lambda _: st._q(_STATUS_SQL, ("status", now, now))),
+            "facts_uses_object": ("SELECT src, ... FROM fact_edge WHERE dst = %s AND predicate = 'uses' AND valid",
+                                  lambda r: st._q("SELECT f.src, f.valid_from, f.valid_to, f.assertions, e.name "
+                                                  "FROM fact_edge f JOIN entity e ON e.ref = f.dst WHERE f.dst = %s "
+                                                  "AND f.predicate = 'uses' AND f.valid_from <= %s AND "
+                                                  "(f.valid_to IS NULL OR f.valid_to > %s)", (r, now, now))),
+            "neighbourhood": ("SELECT ... FROM fact_edge WHERE src = %s AND valid UNION ... dst = %s",
+                              lambda r: st._q("SELECT label, src, dst FROM fact_edge WHERE src = %s AND "
+                                              "valid_from <= %s AND (valid_to IS NULL OR valid_to > %s) UNION "
+                                              "SELECT label, src, dst FROM fact_edge WHERE dst = %s AND "
+                                              "valid_from <= %s AND (valid_to IS NULL OR valid_to > %s)",
+                                              (r, now, now, r, now, now)))}
+    else:
+        from graphmem.model.times import to_datetime
+        t_now = to_datetime(now)
+        raw = {
+            "current": ("MATCH (s:Subject {ref: $r}) RETURN s.name, s.view",
+                        lambda r: st.cypher("MATCH (s:Subject {ref: $r}) RETURN s.name, s.view", {"r": r})),
+            "facts_status_scan": ("MATCH (s:Subject) RETURN s.ref, s.name, s.view",
+                                  lambda _: st.cypher("MATCH (s:Subject) RETURN s.ref, s.name, s.view")),
+            "facts_uses_object": ("MATCH (a)-[e:USES]->(b:Tool {ref: $r}) WHERE valid RETURN ...",
+                                  lambda r: st.cypher("MATCH (a)-[e:USES]->(b:Tool {ref: $r}) WHERE e.predicate "
+                                                      "= 'uses' AND e.valid_from <= $t AND (e.valid_to IS NULL OR "
+                                                      "e.valid_to > $t) RETURN a.ref, e.valid_from, e.valid_to, "
+                                                      "e.assertions, b.name", {"r": r, "t": t_now})),
+            "neighbourhood": ("graphmem's fact_edges_at([ref]): one key lookup and an edge scan per label and direction",
+                              lambda r: st.fact_edges_at([r], now))}
+    return raw
 
 
 def main() -> None:
@@ -84,40 +125,8 @@ def main() -> None:
         now = now_us()
         for name, m in engines.items():
             res = out[name]
+            raw = raw_queries(name, m.store, now)
             st = m.store
-            if name == "postgres":
-                raw: dict[str, tuple[str, Callable[[Any], Any]]] = {
-                    "current": ("SELECT name, view FROM subject WHERE ref = %s",
-                                lambda r: st._q("SELECT name, view FROM subject WHERE ref = %s", (r,))),
-                    "facts_status_scan": ("SELECT ref, name, view FROM subject WHERE strpos(view, 'status') > 0",
-                                          lambda _: st._q("SELECT ref, name, view FROM subject "
-                                                          "WHERE strpos(view, 'status') > 0")),
-                    "facts_uses_object": ("SELECT src, ... FROM fact_edge WHERE dst = %s AND predicate = 'uses' AND valid",
-                                          lambda r: st._q("SELECT f.src, f.valid_from, f.valid_to, f.assertions, e.name "
-                                                          "FROM fact_edge f JOIN entity e ON e.ref = f.dst WHERE f.dst = %s "
-                                                          "AND f.predicate = 'uses' AND f.valid_from <= %s AND "
-                                                          "(f.valid_to IS NULL OR f.valid_to > %s)", (r, now, now))),
-                    "neighbourhood": ("SELECT ... FROM fact_edge WHERE src = %s AND valid UNION ... dst = %s",
-                                      lambda r: st._q("SELECT label, src, dst FROM fact_edge WHERE src = %s AND "
-                                                      "valid_from <= %s AND (valid_to IS NULL OR valid_to > %s) UNION "
-                                                      "SELECT label, src, dst FROM fact_edge WHERE dst = %s AND "
-                                                      "valid_from <= %s AND (valid_to IS NULL OR valid_to > %s)",
-                                                      (r, now, now, r, now, now)))}
-            else:
-                from graphmem.model.times import to_datetime
-                t_now = to_datetime(now)
-                raw = {
-                    "current": ("MATCH (s:Subject {ref: $r}) RETURN s.name, s.view",
-                                lambda r: st.cypher("MATCH (s:Subject {ref: $r}) RETURN s.name, s.view", {"r": r})),
-                    "facts_status_scan": ("MATCH (s:Subject) RETURN s.ref, s.name, s.view",
-                                          lambda _: st.cypher("MATCH (s:Subject) RETURN s.ref, s.name, s.view")),
-                    "facts_uses_object": ("MATCH (a)-[e:USES]->(b:Tool {ref: $r}) WHERE valid RETURN ...",
-                                          lambda r: st.cypher("MATCH (a)-[e:USES]->(b:Tool {ref: $r}) WHERE e.predicate "
-                                                              "= 'uses' AND e.valid_from <= $t AND (e.valid_to IS NULL OR "
-                                                              "e.valid_to > $t) RETURN a.ref, e.valid_from, e.valid_to, "
-                                                              "e.assertions, b.name", {"r": r, "t": t_now})),
-                    "neighbourhood": ("MATCH (a {ref: $r})-[e]-(b) WHERE valid RETURN ...",
-                                      lambda r: st.fact_edges_at([r], now))}
             res["current_ms"] = p50(lambda r, m=m: m.current(r), refs)
             res["facts_status_scan_ms"] = p50(lambda _, m=m: m.facts(predicate="status"), list(range(5)))
             res["facts_uses_object_ms"] = p50(lambda r, m=m: m.facts(predicate="uses", object=r), tools)
