@@ -129,11 +129,13 @@ class PgGraph(PgPostings):
         col = pk[0][0]
         n = int(self._q(f"SELECT count(*) FROM {table}")[0][0])
         step = max(1, n // probes)
-        with self.transaction():  # a scan for the keys, then index lookups only
-            self._q("SET LOCAL enable_seqscan = off")
-            keys = [k for (k,) in self._q(f"SELECT {col} FROM (SELECT {col}, row_number() OVER () AS i FROM {table}) x "
-                                          "WHERE i %% %s = 0", (step,))]
+        keys = [k for (k,) in self._q(f"SELECT {col} FROM (SELECT {col}, row_number() OVER () AS i FROM {table}) x "
+                                      "WHERE i %% %s = 0", (step,))]
+        self._q("SET enable_seqscan = off")  # the lookups read the index, never the table
+        try:
             missed = sum(not self._q(f"SELECT 1 FROM {table} WHERE {col} = %s", (k,)) for k in keys)
+        finally:
+            self._q("RESET enable_seqscan")
         return len(keys), missed
 
     def tables_to_rewrite(self, undo: WriteUndo | None) -> list[str]:
