@@ -358,3 +358,42 @@ def test_bulk_loads_keep_awkward_text(pg_url: str, tmp_path: Path) -> None:  # n
     finally:
         kuzu.close()
         pg.close()
+
+
+_IMPORTER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {repo!r})
+    from tests.test_postgres import open_pg
+    m = open_pg({url!r})
+    print("start", flush=True)
+    m.import_jsonl({path!r})
+    print("done", flush=True)
+""")
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.4, 0.7, 3.0])
+def test_a_killed_writer_leaves_all_or_nothing(pg_url: str, tmp_path: Path, delay: float) -> None:  # noqa: F811
+    import signal
+
+    from benchmarks.synth import generate
+    path = tmp_path / "synth.jsonl"
+    path.write_text("".join(json_line(x) for x in generate(5000)), encoding="utf-8")
+    m = open_pg(pg_url, create=True)
+    child = subprocess.Popen([sys.executable, "-c", _IMPORTER.format(repo=str(REPO), url=pg_url, path=str(path))],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "start\n"
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    n, entities = m.store.statement_count(), m.store.entity_count()
+    assert (n, entities) in ((0, 0), (5000, 500)), (n, entities)  # the whole import or none of it
+    assert m.rebuild(check=True).to_dict()["ok"]
+    started = time.perf_counter()
+    m.add_entity("Project", "After the kill")  # the killed session's lock went with it
+    assert time.perf_counter() - started < 5
+    m.close()
+
+
+def json_line(x: Any) -> str:
+    import json as _json
+    return _json.dumps(x) + "\n"

@@ -211,6 +211,10 @@ class PgBase:
             check_text(bad, "text")
         if isinstance(e, psycopg.errors.ReadOnlySqlTransaction):
             self.check_writable("run a statement that writes")
+        if isinstance(e, psycopg.errors.UniqueViolation):
+            return StoreUnavailable(f"store {self.where!r}: another process wrote the same key at the same time "
+                                    f"({str(e).strip().splitlines()[-1].strip()}); nothing of this write was kept: "
+                                    "try it again")
         if isinstance(e, psycopg.errors.LockNotAvailable):
             return StoreUnavailable(f"store {self.where!r}: another process has held the store's write lock for "
                                     f"{LOCK_WAIT_S} s; nothing was written: try again, or find the process in "
