@@ -168,6 +168,9 @@ class PgBase:
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}
         self._analyze: set[str] = set()  # tables bulk-loaded in the transaction under way (ANALYZE after its commit)
         self._main = self._connect()
+        version = self._main.info.server_version  # e.g. 150004
+        self.engine = "postgresql"
+        self.engine_version = f"PostgreSQL {version // 10000}.{version % 10000}"  # what `graphmem info` can show
         self._ensure_schema(create)
 
     def _connect(self) -> psycopg.Connection[Any]:
