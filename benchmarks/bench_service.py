@@ -17,7 +17,9 @@ raw Kuzu doing the same reads and writes 32 to a transaction, per assert.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import random
 import shutil
 import signal
@@ -25,10 +27,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -58,37 +61,64 @@ def calls(n_entities: int, seed: int) -> dict[str, list[tuple[str, str, dict[str
     }
 
 
-def load(url: str, work: list[tuple[str, str, dict[str, Any]]], clients: int) -> dict[str, Any]:
-    import httpx
+def _request(method: str, path: str, params: dict[str, Any], port: int) -> bytes:
+    """The bytes of one HTTP/1.1 request, made before the clock starts (the client should cost little)."""
+    head = f"Host: 127.0.0.1:{port}\r\n"
+    if method == "GET":
+        return f"GET {path}?{urlencode(params)} HTTP/1.1\r\n{head}\r\n".encode()
+    body = json.dumps(params).encode()
+    return (f"POST {path} HTTP/1.1\r\n{head}Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            .encode() + body)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far, all its threads (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(url: str, work: list[tuple[str, str, dict[str, Any]]], clients: int, server_pid: int | None = None
+         ) -> dict[str, Any]:
+    """``clients`` keep-alive connections from one asyncio loop, raw HTTP/1.1 (requests made beforehand), each
+    sending its next request when the last is answered. Reported beside the rate and latency: the CPU
+    seconds per 1,000 requests of the server (``server_pid``) and of this client."""
+    port = int(url.rsplit(":", 1)[1])
+    reqs = [_request(m, path, p, port) for m, path, p in work]
     lat: list[float] = []
-    lock = threading.Lock()
-    bad = [0]
-    it = iter(work)
+    statuses: list[int] = []
 
-    def run() -> None:
-        with httpx.Client(base_url=url, timeout=120) as c:
-            while True:
-                with lock:
-                    job = next(it, None)
-                if job is None:
-                    return
-                method, path, params = job
-                t = time.perf_counter()
-                r = c.get(path, params=params) if method == "GET" else c.post(path, json=params)
-                dt = (time.perf_counter() - t) * 1000
-                with lock:
-                    lat.append(dt)
-                    bad[0] += r.status_code != 200
+    async def client(it: Iterator[bytes]) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        clock = time.perf_counter
+        try:
+            for req in it:
+                t = clock()
+                writer.write(req)
+                head = await reader.readuntil(b"\r\n\r\n")
+                i = head.lower().find(b"content-length:")
+                n = int(head[i + 15:head.index(b"\r\n", i)])
+                await reader.readexactly(n)
+                lat.append((clock() - t) * 1000)
+                statuses.append(int(head[9:12]))
+        finally:
+            writer.close()
 
-    threads = [threading.Thread(target=run) for _ in range(clients)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
-    return {"clients": clients, "n": len(lat), "errors": bad[0], "rps": len(lat) / wall, "p50_ms": pct(lat, 50),
-            "p99_ms": pct(lat, 99)}
+    async def run() -> float:
+        it = iter(reqs)  # shared: each connection takes the next request when it is free
+        t0 = time.perf_counter()
+        await asyncio.gather(*(client(it) for _ in range(clients)))
+        return time.perf_counter() - t0
+
+    c0, s0 = os.times(), cpu_seconds(server_pid) if server_pid else 0.0
+    wall = asyncio.run(run())
+    c1, s1 = os.times(), cpu_seconds(server_pid) if server_pid else 0.0
+    n = len(lat)
+    out = {"clients": clients, "n": n, "errors": sum(s != 200 for s in statuses), "rps": n / wall,
+           "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
+           "client_cpu_s_per_1000": (c1.user - c0.user + c1.system - c0.system) * 1000 / n}
+    if server_pid:
+        out["server_cpu_s_per_1000"] = (s1 - s0) * 1000 / n
+    return out
 
 
 def in_process(store: Path, work: dict[str, list[tuple[str, str, dict[str, Any]]]], n: int) -> dict[str, Any]:
@@ -105,6 +135,8 @@ def in_process(store: Path, work: dict[str, list[tuple[str, str, dict[str, Any]]
                 fns[op](params)
                 lat.append((time.perf_counter() - t) * 1000)
             out[op] = {"n": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
+        if "assert" not in work:
+            return out
         # what group commit does with 32 concurrent asserts: one transaction, one commit (per assert)
         jobs = work["assert"][-n:]
         lat = []
@@ -154,60 +186,78 @@ def raw_grouped(store: Path, jobs: list[tuple[str, str, dict[str, Any]]], next_i
     return {"n": len(lat) * GROUP, "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
 
 
+def serve(store: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``graphmem serve`` on the store, on a free loopback port, once it answers."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", str(store), "serve", "--port", str(port)],
+                            stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc, url
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the server did not start")
+
+
 def main(argv: list[str] | None = None) -> None:
-    import httpx
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=int, default=100_000)
     ap.add_argument("--root", default="bench-stores")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--requests", type=int, default=300, help="requests per operation and concurrency")
+    ap.add_argument("--ops", nargs="+", default=["noop", "current", "search", "assert"],
+                    help="operations to load (noop: a path that is no endpoint, answered 404 without work)")
+    ap.add_argument("--clients", nargs="+", type=int, default=[1, 8, 32], help="concurrent connections")
+    ap.add_argument("--no-in-process", action="store_true", help="only the server's figures")
     ap.add_argument("--out", default="bench-results")
     a = ap.parse_args(argv)
     src = ensure(Path(a.root), a.scale, a.seed)
     info = json.loads((src / ".benchstore.json").read_text())
-    work = calls(info["entities"], a.seed)
+    work = {op: jobs for op, jobs in calls(info["entities"], a.seed).items() if op in a.ops}
     res: dict[str, Any] = {"scale": a.scale, "server": {}}
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         shutil.copytree(src, store)
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", str(store), "serve", "--port", str(port)],
-                                stderr=subprocess.DEVNULL)
+        proc, url = serve(store)
         try:
-            for _ in range(600):
-                try:
-                    httpx.get(url + "/health", timeout=1)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+            load(url, work.get("current", [("GET", "/current", {"subject": "x"})] * 50)[:50], 4)  # warm up
             pos = 0
-            for op, jobs in work.items():
+            for op in a.ops:
                 res["server"][op] = []
-                for clients in (1, 8, 32):
+                jobs = work.get(op) or [("GET", "/nothing", {})] * 2000
+                for clients in a.clients:
                     chunk = jobs[pos % len(jobs):][:a.requests]
                     pos += a.requests
-                    res["server"][op].append(load(url, chunk, clients))
+                    res["server"][op].append(load(url, chunk, clients, proc.pid))
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
-        res["in_process"] = in_process(store, work, a.requests)
-    res["ratio_p50_1_client"] = {op: res["server"][op][0]["p50_ms"] / res["in_process"][op]["p50_ms"] for op in work}
+        if not a.no_in_process:
+            res["in_process"] = in_process(store, work, a.requests)
+            res["ratio_p50_1_client"] = {op: res["server"][op][0]["p50_ms"] / res["in_process"][op]["p50_ms"]
+                                         for op in work if op in res["in_process"]}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench-service-{a.scale}.json").write_text(json.dumps(res, indent=2) + "\n")
     print(f"service on the {a.scale:,} store ({info['entities']:,} entities, {info['records']:,} records)")
-    print(f"{'op':<9}{'clients':>8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    print(f"{'op':<9}{'clients':>8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"
+          f"{'server CPU s/1000':>19}{'client CPU s/1000':>19}")
     for op, rows in res["server"].items():
         for r in rows:
-            print(f"{op:<9}{r['clients']:>8}{r['rps']:>9.1f}{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}{r['errors']:>8}")
-        ip = res["in_process"][op]
-        print(f"{op:<9}{'in-proc':>8}{'':>9}{ip['p50_ms']:>9.2f}{ip['p99_ms']:>9.2f}"
-              f"   server/in-process p50 at 1 client: {res['ratio_p50_1_client'][op]:.1f}x")
-    g, raw = res["in_process"]["assert_grouped"], res["in_process"]["raw_grouped"]
-    print(f"assert, {GROUP} in one write_group, per assert: p50 {g['p50_ms']:.2f} ms, p99 {g['p99_ms']:.2f} ms; "
-          f"raw Kuzu, the same reads and writes {GROUP} to a transaction: p50 {raw['p50_ms']:.2f} ms, "
-          f"p99 {raw['p99_ms']:.2f} ms ({g['p50_ms'] / raw['p50_ms']:.1f}x)")
+            print(f"{op:<9}{r['clients']:>8}{r['rps']:>9.1f}{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}{r['errors']:>8}"
+                  f"{r['server_cpu_s_per_1000']:>19.2f}{r['client_cpu_s_per_1000']:>19.2f}")
+        if op in res.get("in_process", {}):
+            ip = res["in_process"][op]
+            print(f"{op:<9}{'in-proc':>8}{'':>9}{ip['p50_ms']:>9.2f}{ip['p99_ms']:>9.2f}"
+                  f"   server/in-process p50 at 1 client: {res['ratio_p50_1_client'][op]:.1f}x")
+    if "assert_grouped" in res.get("in_process", {}):
+        g, raw = res["in_process"]["assert_grouped"], res["in_process"]["raw_grouped"]
+        print(f"assert, {GROUP} in one write_group, per assert: p50 {g['p50_ms']:.2f} ms, p99 {g['p99_ms']:.2f} ms; "
+              f"raw Kuzu, the same reads and writes {GROUP} to a transaction: p50 {raw['p50_ms']:.2f} ms, "
+              f"p99 {raw['p99_ms']:.2f} ms ({g['p50_ms'] / raw['p50_ms']:.1f}x)")
 
 
 if __name__ == "__main__":
