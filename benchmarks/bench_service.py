@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> None:
         if not a.no_in_process:
             res["in_process"] = in_process(store, work, a.requests)
             res["ratio_p50_1_client"] = {op: res["server"][op][0]["p50_ms"] / res["in_process"][op]["p50_ms"]
-                                         for op in work if op in res["in_process"]}
+                                         for op in work if op in res["in_process"] and a.clients[0] == 1}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench-service-{a.scale}.json").write_text(json.dumps(res, indent=2) + "\n")
@@ -278,8 +278,9 @@ def main(argv: list[str] | None = None) -> None:
                   f"{r['server_cpu_s_per_1000']:>19.2f}{r['client_cpu_s_per_1000']:>19.2f}")
         if op in res.get("in_process", {}):
             ip = res["in_process"][op]
+            ratio = res["ratio_p50_1_client"].get(op)
             print(f"{op:<9}{'in-proc':>8}{'':>9}{ip['p50_ms']:>9.2f}{ip['p99_ms']:>9.2f}"
-                  f"   server/in-process p50 at 1 client: {res['ratio_p50_1_client'][op]:.1f}x")
+                  + ("" if ratio is None else f"   server/in-process p50 at 1 client: {ratio:.1f}x"))
     if "assert_grouped" in res.get("in_process", {}):
         ip = res["in_process"]
         g, raw, row = ip["assert_grouped"], ip["raw_grouped"], ip["raw_grouped_per_row"]
