@@ -18,7 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -38,6 +38,9 @@ from graphmem.service.guard import (
     url_host,
 )
 from graphmem.service.operations import OPERATIONS, Operation, check, document
+
+if TYPE_CHECKING:
+    from starlette.responses import Response
 
 MAX_BODY = 16 * 2**20
 # The Content-Type a POST must carry: none of these is one a browser may send to another site
@@ -76,7 +79,7 @@ def _fast_object(body: bytes | bytearray) -> dict[str, Any] | None:
     return raw if isinstance(raw, dict) else None
 
 
-def _json_response(doc: Any) -> Any:
+def _json_response(doc: Any) -> Response:
     """The answer's document as JSON, encoded by orjson (compact, UTF-8, as Starlette's ``JSONResponse``
     writes it); what orjson cannot encode goes to ``JSONResponse``, which encodes it or fails as before."""
     from starlette.responses import JSONResponse, Response
@@ -155,7 +158,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     from starlette.exceptions import HTTPException
     from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import Request
-    from starlette.responses import HTMLResponse, JSONResponse, Response
+    from starlette.responses import HTMLResponse, JSONResponse
     from starlette.routing import Route
 
     from graphmem.memory import Memory

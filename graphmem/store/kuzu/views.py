@@ -5,7 +5,7 @@ whole from bulk files (``write_view_files`` then ``load_view``)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import kuzu
@@ -229,12 +229,13 @@ class ViewTables(Schema):
         """Replace one subject's materialized rows and its edges for ``predicates``."""
         self._put_subject(ref, name, log_text(log), view, set(predicates))
 
-    def write_subjects(self, rows: list[tuple[str, str, list[Statement], list[Interval], Iterable[str]]]) -> None:
+    def write_subjects(self, rows: Sequence[tuple[str, str, list[Statement], list[Interval], Iterable[str]]]) -> None:
         """``write_subject`` for many subjects (ref, name, log, view, predicates): the rows of those stored
         already set by one query (a list of rows unwound into key matches: 32 subjects 3-4 ms, against
         10-28 ms for a MERGE each, Kuzu 0.11), a new subject's row made on its own; then each one's edges."""
-        if len(rows) == 1:
-            self.write_subject(*rows[0])
+        if len(rows) <= 1:
+            for row in rows:
+                self.write_subject(*row)
             return
         params = [{"r": ref, "n": name, "l": pack(log_text(log)), "v": view_text(view)} for ref, name, log, view, _ in rows]
         done = {r for (r,) in self._q(_SET_SUBJECTS, {"rows": params}, hot=True)}
