@@ -14,7 +14,8 @@ about 0.05 ms a request), ``--requests`` requests in all per operation: ``noop``
 ``assert`` of a status. Reported: requests/s and p50/p99 latency per operation and
 concurrency, with the CPU seconds per 1,000 requests of the server (its process,
 all threads) and of the client, so a figure says what the server needs whoever
-shares its cores; then the same calls in-process on the same store (after the
+shares its cores (counted in clock ticks of 10 ms: use ``--requests 1000`` or
+more for steady CPU figures); then the same calls in-process on the same store (after the
 server stops), and the ratio of server to in-process p50 at 1 client; then asserts
 32 to a ``write_group`` (what the service's group commit does with 32 writers),
 wall and CPU per assert, beside raw Kuzu doing the same reads and writes 32 to a
