@@ -10,7 +10,7 @@ import dataclasses
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphmem.model import Interval, Statement
@@ -215,6 +215,10 @@ class PgViews(PgStatements):
     def write_subject(self, ref: str, name: str, log: list[Statement], view: list[Interval],
                       predicates: Iterable[str]) -> None:
         self._put_subject(ref, name, log_text(log), view, set(predicates))
+
+    def write_subjects(self, rows: Sequence[tuple[str, str, list[Statement], list[Interval], Iterable[str]]]) -> None:
+        for ref, name, log, view, predicates in rows:
+            self.write_subject(ref, name, log, view, predicates)
 
     def rewrite_subject(self, ref: str, name: str, log: str, view: list[Interval]) -> None:
         self._put_subject(ref, name, log, view, None)
