@@ -223,7 +223,7 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any = None,
-                    lenders: Any = None) -> list[tuple[int, float, float]]:
+                    lenders: Any = None, rows: dict[int, Any] | None = None) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
     that answers the turn the query's words find ranks with it. Only messages with a source have a
@@ -250,7 +250,8 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
     if lenders is not None:
         near &= {int(x) for x in lenders[np.isin(lenders, list(near))]}
     if not near:
-        return [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]]
+        return lend_names(store, [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))],
+                          within, rows)[:limit]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -265,16 +266,90 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         if score > 0:
             out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
-    return out[:limit]
+    return lend_names(store, out, within, rows)[:limit]
+
+
+NAME_HITS = 3  # the best records whose rare names lend a share of their score to other records naming them
+NAME_SHARE = 0.4  # a record naming a rare name one of those hits names gains this share of the hit's score
+RARE_NAME = 0.05  # a name in more records than this share of the index (and more than NAME_FLOOR) tells none apart
+NAME_FLOOR = 3
+
+
+def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
+    """For name terms of a text (``model/names.py``: ``name_terms``), the records that name each
+    (``lookup_terms``: written as a name, or a sentence's first word for a name; ids rising), for the
+    names in at least 2 records and at most ``RARE_NAME`` of the index (or ``NAME_FLOOR``): a name
+    every other record names (a conversation's speakers) tells none apart. One postings read."""
+    import numpy as np
+
+    from graphmem.model.names import lookup_terms
+    looked = sorted({x for t in terms for x in lookup_terms(t)})
+    if not looked:
+        return {}
+    found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked), strict=True) if got is not None}
+    cap = max(NAME_FLOOR, RARE_NAME * store.index_stats()[0])
+    out: dict[str, np.ndarray] = {}
+    for t in dict.fromkeys(terms):
+        parts = [found[x] for x in lookup_terms(t) if x in found]
+        ids = np.unique(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
+        if 1 < len(ids) <= cap:
+            out[t] = ids
+    return out
+
+
+def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
+               rows: dict[int, Any] | None = None) -> list[tuple[int, float, float]]:
+    """``ranked`` (best first) with the graph's names lent (docs/evidence.md, "Query words and ranking"):
+    each of the ``NAME_HITS`` best records lends ``NAME_SHARE`` of its score to every record (allowed by
+    ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker), the best
+    such share per record, added to the record's own score; a record found only this way joins the
+    ranking. The hits' rows are read once, into ``rows`` when given (the caller reads them anyway).
+    Same form as ``rank_in_context``: (id, score, the part lent), best first, ties by id."""
+    import numpy as np
+
+    from graphmem.model.names import name_terms
+    best = ranked[:NAME_HITS]
+    if not best or not hasattr(store, "terms_postings"):
+        return ranked
+    rows = {} if rows is None else rows
+    wanted = [rid for rid, _, _ in best if rid not in rows]
+    if wanted:
+        many = getattr(store, "record_hits", None)
+        rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})
+    names = {rid: name_terms(row[0], speaker=False) for rid, _, _ in best if (row := rows.get(rid)) is not None}
+    lists = rare_name_records(store, [t for ts in names.values() for t in ts])
+    if not lists:
+        return ranked
+    lent: dict[int, float] = {}
+    for rid, score, _ in best:
+        mine = [lists[t] for t in names.get(rid, []) if t in lists]
+        if not mine:
+            continue
+        ids = np.unique(np.concatenate(mine))
+        ids = ids[ids != rid]
+        if within is not None:
+            ids = ids[np.isin(ids, within)]
+        for other in ids.tolist():
+            lent[other] = max(lent.get(other, 0.0), NAME_SHARE * score)
+    if not lent:
+        return ranked
+    out = [(rid, score + (share := lent.pop(rid, 0.0)), part + share) for rid, score, part in ranked]
+    out.extend((rid, share, share) for rid, share in lent.items())
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
 
 
 def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -> SearchResult:
     """The ``limit`` best records for the words of ``query`` among those ``where`` allows."""
     from graphmem.model.textindex import query_terms
     terms = search_terms(check_text(query, "query"))
-    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store), where.lenders(store))
+    rows: dict[int, Any] = {}  # the best hits' rows, read while ranking (their names lend, ``lend_names``)
+    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store), where.lenders(store),
+                             rows)
+    wanted = [i for i, _, _ in ranked if i not in rows]
     many = getattr(store, "record_hits", None)  # one read for all the hits where the store can
-    rows = many([i for i, _, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _, _ in ranked}
+    if wanted:
+        rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})
     hits = [(i, score, *row) for i, score, _ in ranked if (row := rows.get(i)) is not None]
     return SearchResult(query, tuple(terms), tuple(
         SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)
