@@ -223,14 +223,18 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any = None,
-                    lenders: Any = None, rows: dict[int, Any] | None = None) -> list[tuple[int, float, float]]:
+                    lenders: Any = None, rows: dict[int, Any] | None = None, read: int | None = None,
+                    ) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
     that answers the turn the query's words find ranks with it. Only messages with a source have a
     session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the
     filter, so a filter never changes a score, except a scope: ``lenders`` (the records of the scopes asked
     for, None for all) are the only records that may lend, so a scoped read learns nothing from other
-    scopes. (id, score, the part of the score its neighbour lent), best first, ties by id."""
+    scopes. Then the best records' rare names lend a share of their score (``lend_names``; ``rows``, when
+    given, receives the rows it reads: those of the ``read`` best (default ``limit``) at once, as a caller
+    would). (id, score, the part of the score others lent), best first, ties
+    by id."""
     import numpy as np
     pool = max(limit, CONTEXT_POOL)
     own = dict(store.rank_records(terms, pool, within))
@@ -251,7 +255,7 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         near &= {int(x) for x in lenders[np.isin(lenders, list(near))]}
     if not near:
         return lend_names(store, [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))],
-                          within, rows)[:limit]
+                          within, rows, limit if read is None else read)[:limit]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -266,7 +270,7 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         if score > 0:
             out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
-    return lend_names(store, out, within, rows)[:limit]
+    return lend_names(store, out, within, rows, limit if read is None else read)[:limit]
 
 
 NAME_HITS = 3  # the best records whose rare names lend a share of their score to other records naming them
@@ -298,12 +302,13 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
 
 
 def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
-               rows: dict[int, Any] | None = None) -> list[tuple[int, float, float]]:
+               rows: dict[int, Any] | None = None, read: int = NAME_HITS) -> list[tuple[int, float, float]]:
     """``ranked`` (best first) with the graph's names lent (docs/evidence.md, "Query words and ranking"):
     each of the ``NAME_HITS`` best records lends ``NAME_SHARE`` of its score to every record (allowed by
     ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker), the best
     such share per record, added to the record's own score; a record found only this way joins the
-    ranking. The hits' rows are read once, into ``rows`` when given (the caller reads them anyway).
+    ranking. The rows of the ``read`` best (at least ``NAME_HITS``) are read at once, into ``rows`` when
+    given: a caller that shows them reads no row twice.
     Same form as ``rank_in_context``: (id, score, the part lent), best first, ties by id."""
     import numpy as np
 
@@ -311,8 +316,9 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
     best = ranked[:NAME_HITS]
     if not best or not hasattr(store, "terms_postings"):
         return ranked
+    n = NAME_HITS if rows is None else max(read, NAME_HITS)
     rows = {} if rows is None else rows
-    wanted = [rid for rid, _, _ in best if rid not in rows]
+    wanted = [rid for rid, _, _ in ranked[:n] if rid not in rows]
     if wanted:
         many = getattr(store, "record_hits", None)
         rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})

@@ -270,7 +270,8 @@ class _Packer:
         ``RECORD_POOL_MIN`` lines, plus 5 (at least ``RECORD_POOL_MIN``, at most ``pool_size``): a
         pool larger than the bundle, without reading records that could never fit."""
         from graphmem.model.textindex import query_terms
-        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within, self.lenders)
+        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within, self.lenders,
+                               self._records, RECORD_POOL_MIN)  # the best are read while ranking (names lend)
         if not hits:
             return []
         top = hits[0][1]
