@@ -303,7 +303,7 @@ class _Packer:
                           "plans" if kind == "plan" else "evidence", f"rec:{rid}",
                           "record", line, score, scores,
                           (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25 - lent:.3f}" +
-                          (f", {lent:.3f} from the turns around it)" if lent else ")"), order=order)
+                          (f", {lent:.3f} from the turns around it or a best hit's names)" if lent else ")"), order=order)
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
             elif rel < RECORD_FLOOR:
