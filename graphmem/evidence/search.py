@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
-from graphmem.evidence.query import STOP_WORDS, content_words, search_terms, snippet
+from graphmem.evidence.query import content_words, search_terms, snippet
 from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
@@ -255,7 +255,7 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         near &= {int(x) for x in lenders[np.isin(lenders, list(near))]}
     if not near:
         return lend_names(store, [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))],
-                          within, rows, limit if read is None else read, terms)[:limit]
+                          within, rows, limit if read is None else read)[:limit]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -270,7 +270,7 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         if score > 0:
             out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
-    return lend_names(store, out, within, rows, limit if read is None else read, terms)[:limit]
+    return lend_names(store, out, within, rows, limit if read is None else read)[:limit]
 
 
 NAME_HITS = 3  # the best records whose rare names lend a share of their score to other records naming them
@@ -301,30 +301,8 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
-WORD_SHARE = 0.2
-
-
-def rare_words_of(text: str, query: list[str]) -> list[str]:
-    from graphmem.model.textindex import terms
-    stop = set(query)
-    return [t for t in dict.fromkeys(terms(text)) if t not in stop and t not in STOP_WORDS]
-
-
-def rare_word_records(store: Any, words: list[str]) -> dict[str, np.ndarray]:
-    import numpy as np
-    words = sorted(set(words))
-    if not words:
-        return {}
-    cap = max(NAME_FLOOR, RARE_NAME * store.index_stats()[0])
-    out = {}
-    for t, got in zip(words, store.terms_postings(words), strict=True):
-        if got is not None and 1 < len(got[0].ids) <= cap:
-            out[t] = got[0].ids.astype(np.int64)
-    return out
-
-
 def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
-               rows: dict[int, Any] | None = None, read: int = NAME_HITS, query: list[str] = ()) -> list[tuple[int, float, float]]:
+               rows: dict[int, Any] | None = None, read: int = NAME_HITS) -> list[tuple[int, float, float]]:
     """``ranked`` (best first) with the graph's names lent (docs/evidence.md, "Query words and ranking"):
     each of the ``NAME_HITS`` best records lends ``NAME_SHARE`` of its score to every record (allowed by
     ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker), the best
@@ -346,23 +324,19 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
         rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})
     names = {rid: name_terms(row[0], speaker=False) for rid, _, _ in best if (row := rows.get(rid)) is not None}
     lists = rare_name_records(store, [t for ts in names.values() for t in ts])
-    words = {rid: rare_words_of(row[0], query) for rid, _, _ in best if (row := rows.get(rid)) is not None} \
-        if WORD_SHARE else {}
-    wlists = rare_word_records(store, [t for ts in words.values() for t in ts])
-    if not lists and not wlists:
+    if not lists:
         return ranked
     lent: dict[int, float] = {}
     for rid, score, _ in best:
-        for share, mine in ((WORD_SHARE, [wlists[t] for t in words.get(rid, []) if t in wlists]),
-                            (NAME_SHARE, [lists[t] for t in names.get(rid, []) if t in lists])):
-            if not mine:
-                continue
-            ids = np.unique(np.concatenate(mine))
-            ids = ids[ids != rid]
-            if within is not None:
-                ids = ids[np.isin(ids, within)]
-            for other in ids.tolist():
-                lent[other] = max(lent.get(other, 0.0), share * score)
+        mine = [lists[t] for t in names.get(rid, []) if t in lists]
+        if not mine:
+            continue
+        ids = np.unique(np.concatenate(mine))
+        ids = ids[ids != rid]
+        if within is not None:
+            ids = ids[np.isin(ids, within)]
+        for other in ids.tolist():
+            lent[other] = max(lent.get(other, 0.0), NAME_SHARE * score)
     if not lent:
         return ranked
     out = [(rid, score + (share := lent.pop(rid, 0.0)), part + share) for rid, score, part in ranked]
