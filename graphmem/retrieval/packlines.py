@@ -144,7 +144,7 @@ def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
             continue
         text, ts, kind, _source, _scope, importance = row
         share, why, _ = found[rid]
-        scores = {"hit": share, **p.weights(ts, importance)}
+        scores = {"hit": share, **p.weights(ts, importance, text)}
         c = Candidate("neighbours", "evidence", f"rec:{rid}", "record",
                       record_text(text, ts, p.terms, kind if kind in GUIDANCE_KINDS else None),
                       share * scores["time"], scores, (f"rec:{rid}",), why)
