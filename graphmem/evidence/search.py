@@ -279,26 +279,41 @@ RARE_NAME = 0.05  # a name in more records than this share of the index (and mor
 NAME_FLOOR = 3
 
 
+NAMES_HELD = 1_000_000  # record ids of rare names a process keeps with the records' columns (8 bytes each)
+
+
 def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     """For name terms of a text (``model/names.py``: ``name_terms``), the records that name each
     (``lookup_terms``: written as a name, or a sentence's first word for a name; ids rising), for the
     names in at least 2 records and at most ``RARE_NAME`` of the index (or ``NAME_FLOOR``): a name
-    every other record names (a conversation's speakers) tells none apart. One postings read."""
+    every other record names (a conversation's speakers) tells none apart.
+
+    What a name gives is kept with the records' columns (their ``memo``, dropped when records are
+    added), so a name asked about again costs no read; the rest is one postings read."""
     import numpy as np
 
     from graphmem.model.names import lookup_terms
-    looked = sorted({x for t in terms for x in lookup_terms(t)})
-    if not looked:
-        return {}
-    found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked), strict=True) if got is not None}
-    cap = max(NAME_FLOOR, RARE_NAME * store.index_stats()[0])
-    out: dict[str, np.ndarray] = {}
-    for t in dict.fromkeys(terms):
-        parts = [found[x] for x in lookup_terms(t) if x in found]
-        ids = np.unique(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
-        if 1 < len(ids) <= cap:
-            out[t] = ids
-    return out
+    terms = list(dict.fromkeys(terms))
+    f = store.record_facets()
+    stats = store.index_stats()
+    held = f.memo.get("names")
+    if held is None or held[0] != stats or held[1] > NAMES_HELD:
+        held = f.memo["names"] = [stats, 0, {}]
+    known: dict[str, np.ndarray | None] = held[2]
+    todo = [t for t in terms if t not in known]
+    looked = sorted({x for t in todo for x in lookup_terms(t)})
+    if looked:
+        found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked), strict=True) if got is not None}
+        cap = max(NAME_FLOOR, RARE_NAME * stats[0])
+        for t in todo:
+            parts = [found[x] for x in lookup_terms(t) if x in found]
+            if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds
+                known[t] = None
+                continue
+            ids = np.unique(np.concatenate(parts).astype(np.int64))
+            known[t] = ids if 1 < len(ids) <= cap else None
+            held[1] += len(ids) if known[t] is not None else 0
+    return {t: ids for t in terms if (ids := known.get(t)) is not None}
 
 
 def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
