@@ -310,10 +310,10 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
             if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds
                 known[t] = None
                 continue
-            ids = np.unique(np.concatenate(parts).astype(np.int64))
-            known[t] = ids if 1 < len(ids) <= cap else None
-            held[1] += len(ids) if known[t] is not None else 0
-    return {t: ids for t in terms if (ids := known.get(t)) is not None}
+            union = np.unique(np.concatenate(parts).astype(np.int64))
+            known[t] = union if 1 < len(union) <= cap else None
+            held[1] += len(union) if known[t] is not None else 0
+    return {t: got for t in terms if (got := known.get(t)) is not None}
 
 
 def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
