@@ -277,6 +277,7 @@ NAME_HITS = 3  # the best records whose rare names lend a share of their score t
 NAME_SHARE = 0.4  # a record naming a rare name one of those hits names gains this share of the hit's score
 RARE_NAME = 0.05  # a name in more records than this share of the index (and more than NAME_FLOOR) tells none apart
 NAME_FLOOR = 3
+NAME_LENDS = 10  # the records a hit lends to (a default result list): most shared names first, then the nearest in time
 
 
 NAMES_HELD = 1_000_000  # record ids of rare names a process keeps with the records' columns (8 bytes each)
@@ -342,15 +343,21 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
     if not lists:
         return ranked
     lent: dict[int, float] = {}
+    f = store.record_facets()  # the records' times, in memory: the nearest are found without reads
     for rid, score, _ in best:
         mine = [lists[t] for t in names.get(rid, []) if t in lists]
-        if not mine:
+        if not mine or not len(f.ids):
             continue
-        ids = np.unique(np.concatenate(mine))
-        ids = ids[ids != rid]
+        ids, counts = np.unique(np.concatenate(mine), return_counts=True)
+        keep = ids != rid
         if within is not None:
-            ids = ids[np.isin(ids, within)]
-        for other in ids.tolist():
+            keep &= np.isin(ids, within)
+        ids, counts = ids[keep], counts[keep]
+        at = np.minimum(np.searchsorted(f.ids, ids), len(f.ids) - 1)
+        ok = f.ids[at] == ids
+        ids, counts, at = ids[ok], counts[ok], at[ok]
+        order = np.lexsort((ids, np.abs(f.ts[at] - rows[rid][1]), -counts))[:NAME_LENDS]
+        for other in ids[order].tolist():
             lent[other] = max(lent.get(other, 0.0), NAME_SHARE * score)
     if not lent:
         return ranked
