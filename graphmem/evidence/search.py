@@ -255,7 +255,7 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         near &= {int(x) for x in lenders[np.isin(lenders, list(near))]}
     if not near:
         return lend_names(store, [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))],
-                          within, rows, limit if read is None else read)[:limit]
+                          within, rows, limit if read is None else read, terms)[:limit]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -270,7 +270,7 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         if score > 0:
             out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
-    return lend_names(store, out, within, rows, limit if read is None else read)[:limit]
+    return lend_names(store, out, within, rows, limit if read is None else read, terms)[:limit]
 
 
 NAME_HITS = 3  # the best records whose rare names lend a share of their score to other records naming them
@@ -318,10 +318,12 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
 
 
 def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
-               rows: dict[int, Any] | None = None, read: int = NAME_HITS) -> list[tuple[int, float, float]]:
+               rows: dict[int, Any] | None = None, read: int = NAME_HITS, query: Iterable[str] = (),
+               ) -> list[tuple[int, float, float]]:
     """``ranked`` (best first) with the graph's names lent (docs/evidence.md, "Query words and ranking"):
     each of the ``NAME_HITS`` best records lends ``NAME_SHARE`` of its score to every record (allowed by
-    ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker), the best
+    ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker, nor a name
+    whose words are all among ``query``'s index terms: BM25 has counted those), the best
     such share per record, added to the record's own score; a record found only this way joins the
     ranking. The rows of the ``read`` best (at least ``NAME_HITS``) are read at once, into ``rows`` when
     given: a caller that shows them reads no row twice.
@@ -329,6 +331,7 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
     import numpy as np
 
     from graphmem.model.names import name_terms
+    from graphmem.model.textindex import terms
     best = ranked[:NAME_HITS]
     if not best or not hasattr(store, "terms_postings"):
         return ranked
@@ -338,7 +341,9 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
     if wanted:
         many = getattr(store, "record_hits", None)
         rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})
-    names = {rid: name_terms(row[0], speaker=False) for rid, _, _ in best if (row := rows.get(rid)) is not None}
+    asked = set(query)  # a name the query names is one of its words already: BM25 counts it, no lending twice
+    names = {rid: [t for t in name_terms(row[0], speaker=False) if not set(terms(t[1:].replace("_", " "))) <= asked]
+             for rid, _, _ in best if (row := rows.get(rid)) is not None}
     lists = rare_name_records(store, [t for ts in names.values() for t in ts])
     if not lists:
         return ranked
