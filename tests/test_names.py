@@ -109,6 +109,17 @@ def test_search_ranks_a_record_naming_a_rare_name_a_best_hit_names(store: graphm
     assert not any("pictures" in h.snippet for h in store.search("visit hills", until="2024-03-31").results)
 
 
+def test_a_name_the_query_names_lends_nothing(store: graphmem.Memory) -> None:
+    """Asked about Rosalind, the turns naming her match the query's word already: no share on top."""
+    from graphmem.model.textindex import query_terms
+    store.ingest(lines())
+    hits = {h.snippet: h.score for h in store.search("Rosalind hills", limit=5).results}
+    other = next(score for text, score in hits.items() if "pictures of her garden" in text)
+    own = dict(store.store.rank_records(query_terms(["rosalind", "hills"]), 50))
+    rid = next(r for r, _ in own.items() if "pictures" in store.store.record_hit(r)[0])
+    assert other == pytest.approx(own[rid])  # its own BM25: nothing lent (its session neighbour shares no word)
+
+
 def test_a_common_name_lends_nothing(store: graphmem.Memory) -> None:
     """A name in more than RARE_NAME of the records (and more than NAME_FLOOR) tells none apart."""
     common = [{"text": f"Ben: weather report {i} from Lisbon", "ts": "2024-02-01", "source": f"c/{i}",
