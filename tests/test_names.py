@@ -109,6 +109,16 @@ def test_search_ranks_a_record_naming_a_rare_name_a_best_hit_names(store: graphm
     assert not any("pictures" in h.snippet for h in store.search("visit hills", until="2024-03-31").results)
 
 
+def test_a_document_neither_lends_nor_borrows(store: graphmem.Memory) -> None:
+    """Only turns of conversations lend their names: a note naming Rosalind stands alone, as a note
+    does in the session context (docs/evidence.md)."""
+    store.ingest(lines() + [{"text": "Seed order for Rosalind: tomatoes.", "ts": "2024-04-01", "kind": "note",
+                             "source": "notes"}])
+    hits = store.search("Who did Ana visit in the hills?", limit=10).results
+    assert any("pictures of her garden" in h.snippet for h in hits)  # a turn: lent
+    assert not any("Seed order" in h.snippet for h in hits)  # a note: not lent
+
+
 def test_a_name_the_query_names_lends_nothing(store: graphmem.Memory) -> None:
     """Asked about Rosalind, the turns naming her match the query's word already: no share on top."""
     from graphmem.model.textindex import query_terms
@@ -127,7 +137,8 @@ def test_a_common_name_lends_nothing(store: graphmem.Memory) -> None:
     rare = [{"text": f"Ben: weather report {i} from Porto", "ts": "2024-02-01", "source": f"r/{i}",
              "kind": "message"} for i in range(2)]
     store.ingest(lines() + common + rare + [
-        {"text": "Ana: the castle tour went through Lisbon and Porto", "ts": "2024-02-02", "source": "t/1"}])
+        {"text": "Ana: the castle tour went through Lisbon and Porto", "ts": "2024-02-02", "source": "t/1",
+         "kind": "message"}])
     hits = store.search("castle tour", limit=10).results
     assert "castle tour" in hits[0].snippet
     assert {h.snippet for h in hits[1:]} == {f"Ben: weather report {i} from Porto" for i in range(2)}

@@ -321,7 +321,8 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
                rows: dict[int, Any] | None = None, read: int = NAME_HITS, query: Iterable[str] = (),
                ) -> list[tuple[int, float, float]]:
     """``ranked`` (best first) with the graph's names lent (docs/evidence.md, "Query words and ranking"):
-    each of the ``NAME_HITS`` best records lends ``NAME_SHARE`` of its score to every record (allowed by
+    each of the ``NAME_HITS`` best records that is a turn of a conversation (``sessions``: a message with a
+    source) lends ``NAME_SHARE`` of its score to turns (allowed by
     ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker, nor a name
     whose words are all among ``query``'s index terms: BM25 has counted those), the best
     such share per record, added to the record's own score; a record found only this way joins the
@@ -349,9 +350,13 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
         return ranked
     lent: dict[int, float] = {}
     f = store.record_facets()  # the records' times, in memory: the nearest are found without reads
+    _, sess = sessions(store)  # only turns of conversations lend and borrow: a document stands alone
     for rid, score, _ in best:
         mine = [lists[t] for t in names.get(rid, []) if t in lists]
         if not mine or not len(f.ids):
+            continue
+        me = int(np.searchsorted(f.ids, rid))
+        if me >= len(f.ids) or f.ids[me] != rid or sess[me] < 0:
             continue
         ids, counts = np.unique(np.concatenate(mine), return_counts=True)
         keep = ids != rid
@@ -359,7 +364,7 @@ def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any =
             keep &= np.isin(ids, within)
         ids, counts = ids[keep], counts[keep]
         at = np.minimum(np.searchsorted(f.ids, ids), len(f.ids) - 1)
-        ok = f.ids[at] == ids
+        ok = (f.ids[at] == ids) & (sess[at] >= 0)
         ids, counts, at = ids[ok], counts[ok], at[ok]
         order = np.lexsort((ids, np.abs(f.ts[at] - rows[rid][1]), -counts))[:NAME_LENDS]
         for other in ids[order].tolist():
