@@ -185,6 +185,42 @@ def log_text(log: list[Statement]) -> str:
     return dumps([_stmt_row(s) for s in log])
 
 
+def facet_rows(ref: str, view: list[Interval]) -> list[list[Any]]:
+    """A subject's view as its rows of the ``SubjectFacet`` table, one per predicate (FACETS_LAYOUT):
+    ``[key, ref, predicate, open, since, ended, first, last]``. ``open`` holds the predicate's open
+    intervals (no end) as JSON rows without subject and predicate (object, kind, from, to, assertions,
+    sources, conflicts, name), ``since`` the earliest start among them; ``ended`` the intervals that
+    end, ``first`` and ``last`` their earliest start and latest end; None where there are none. The
+    key is ``ref + " " + predicate`` (a predicate holds no space). The predicate scan asks Kuzu for
+    the rows whose bounds hold the time asked about, and parses only those texts."""
+    by: dict[str, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
+    for iv in view:
+        pair = by.get(iv.predicate)
+        if pair is None:
+            pair = by[iv.predicate] = ([], [])
+        pair[iv.valid_to is not None].append(iv[2:])
+    out = []
+    for pred, (opened, ended) in by.items():
+        out.append([ref + " " + pred, ref, pred,
+                    _rows_text(opened) if opened else None, min(r[2] for r in opened) if opened else None,
+                    _rows_text(ended) if ended else None, min(r[2] for r in ended) if ended else None,
+                    max(r[3] for r in ended) if ended else None])
+    return out
+
+
+def facets_text(rows: list[list[Any]] | list[tuple[Any, ...]]) -> str:
+    """A subject's facet rows (``facet_rows`` without key and ref: predicate, open, since, ended, first,
+    last) in one canonical text, by predicate, to compare stored rows with computed ones."""
+    return dumps(sorted([list(r) for r in rows], key=lambda r: r[0]))
+
+
+def _rows_text(rows: list[tuple[Any, ...]]) -> str:
+    try:
+        return orjson.dumps(rows).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate
+        return dumps(rows)
+
+
 def _iv_row(iv: Interval) -> tuple[Any, ...]:
     """An interval without its subject (predicate, object, kind, from, to, assertions, sources, conflicts, name)."""
     return iv[1:]
