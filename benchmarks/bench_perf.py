@@ -32,11 +32,20 @@ COLD = {"current": ["current", "project:project-12"],
         "recommend": ["recommend", "a tool for graph search and latency"],
         "pack": ["pack", "-q", "what does Project 12 use"]}
 SCAN = """
+FACETS = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
+          "RETURN f.ref, CASE WHEN f.since <= $a THEN f.open END, CASE WHEN f.first <= $a AND $a < f.last THEN f.ended END")
 import json, sys, time, gc
 import graphmem
 m = graphmem.open(sys.argv[1], read_only=True)
 conn = m.store._conn
-raw = lambda: conn.execute("MATCH (s:Subject) RETURN s.ref, s.view").get_all()
+tables = {r[0] for r in conn.execute("CALL show_tables() RETURN name").get_all()}
+if "SubjectFacet" in tables:  # layout 8: the facets that may hold now, and the subjects' names
+    now = int(time.time() * 1e6)
+    def raw():
+        conn.execute(FACETS, {"p": "status", "a": now}).get_all()
+        return conn.execute("MATCH (s:Subject) RETURN s.ref, s.name").get_all()
+else:
+    raw = lambda: conn.execute("MATCH (s:Subject) RETURN s.ref, s.view").get_all()
 ours = lambda: len(m.facts(predicate="status").facts)
 raw(); n = ours()
 t = {"raw": [], "ours": []}

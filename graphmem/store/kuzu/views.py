@@ -45,9 +45,12 @@ _FACET_SCAN = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p{prefix} AND (f.sin
 
 
 def _stored_form(view: str, facets: str) -> str:
-    """What ``ViewTables.view_text`` and ``stored_view_rows`` compare: the view's JSON, a line break (JSON
-    text holds none), its facet rows (``facets_text``)."""
-    return view + "\n" + facets
+    """What ``ViewTables.view_text`` and ``stored_view_rows`` compare: the view's JSON, then (when it has
+    any) a line break (JSON text holds none) and its facet rows (``facets_text``)."""
+    return view if facets == _NO_FACETS else view + "\n" + facets
+
+
+_NO_FACETS = facets_text([])
 
 
 def _same_facets(a: str, b: str) -> bool:
@@ -165,7 +168,7 @@ class ViewTables(Schema):
                 t.join()
             if failed:
                 raise failed[0]
-            empty = facets_text([])
+            empty = _NO_FACETS
             for ref, (name, log, view) in subjects.items():  # each view with its facet rows (``view_text``)
                 rows = facets.pop(ref, None)
                 subjects[ref] = (name, log, _stored_form(view or "", facets_text(rows) if rows else empty))
