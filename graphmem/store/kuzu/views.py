@@ -277,18 +277,20 @@ class ViewTables(Schema):
         if not rows:
             return
         names = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name"))
+        get = names.get
         for ref, opened, ended in rows:
-            out = []
-            if opened:
-                out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, tuple(r[4]), tuple(r[5]),
-                                      tuple(r[6]), r[7]))
+            if opened and not ended:  # most facets at a recent time: one text, the open intervals
+                out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
                        for r in loads(opened) if r[2] <= as_of]
-            if ended:
-                out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], tuple(r[4]), tuple(r[5]),
-                                       tuple(r[6]), r[7]))
-                        for r in loads(ended) if r[2] <= as_of < r[3]]
+            else:
+                out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
+                       for r in loads(opened) if r[2] <= as_of] if opened else []
+                if ended:
+                    out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], (*r[4],), (*r[5],), (*r[6],),
+                                           r[7]))
+                            for r in loads(ended) if r[2] <= as_of < r[3]]
             if out:
-                yield ref, names.get(ref), out
+                yield ref, get(ref), out
 
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
