@@ -4,8 +4,11 @@
 
 ``STORE`` is a benchstore store (``benchmarks/benchstore.py 1000000``). Two measurements:
 
-- scan: ``Memory.facts(predicate="status").facts`` beside the raw Kuzu query that reads the same rows
-  (``MATCH (s:Subject) RETURN s.ref, s.view``, ``get_all()``), interleaved call by call in one process;
+- scan: ``Memory.facts(predicate="status").facts`` beside the raw Kuzu reads of the same rows, ``get_all()``,
+  interleaved call by call in one process: in layout 8 the ``SubjectFacet`` rows of ``status`` whose time
+  bounds admit now, with only the texts that may hold then (``FACETS`` below, the query the scan runs), and
+  ``MATCH (s:Subject) RETURN s.ref, s.name`` (the names); in layout 7 and before,
+  ``MATCH (s:Subject) RETURN s.ref, s.view``;
 - cold: ``graphmem --json current|search|recommend|pack`` as fresh processes, interleaved run by run, each
   as a multiple of the cold ``current``.
 

@@ -35,7 +35,9 @@ def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
     try:
         return tuple(map(Fact.of, view))
     finally:
-        if was_enabled:
+        if was_enabled:  # what was made goes to the oldest generation, so no young collection walks it all
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
