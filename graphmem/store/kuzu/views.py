@@ -66,35 +66,6 @@ def _same_facets(a: str, b: str) -> bool:
         return False
 
 
-def _block(text: str, start: str) -> list[Any] | None:
-    """The stored view rows (``text``) from the first whose predicate is ``start``'s (``["status",``) to the
-    last, parsed alone; None when there is none. Rows with other predicates may come with them (the caller
-    filters by predicate); when the cut is not clean the whole view is parsed.
-
-    A row starts ``[`` + the predicate's JSON string + ``,`` and that text cannot stand inside a string
-    (whose quotes are escaped); a row of the view starts the text (``[[``) or follows the end of
-    another, which ends in its name: ``"],`` or ``null],``, where a source list ``["x",...`` follows a list of
-    ids (``2],`` or ``[],``). After the last such row, the next row (if any) starts ``"],["`` or
-    ``null],["``; inside a row ``],[`` is followed by a digit or ``]`` (ids) or is a source list after ids.
-    A string holding such text ends the cut inside the string, which then does not parse: the whole view
-    is parsed instead.
-    """
-    i = text.find(start)
-    if i < 0:
-        return None
-    j = text.rfind(start)
-    if (i != 1 and not (text.startswith('"],', i - 3) or text.startswith("null],", i - 6))) or (
-            j != i and not (text.startswith('"],', j - 3) or text.startswith("null],", j - 6))):
-        return loads(text)  # type: ignore[no-any-return]  # a source list that holds the predicate's name
-    e1, e2 = text.find('"],["', j), text.find('null],["', j)
-    end = min(e1 if e1 >= 0 else len(text), e2 if e2 >= 0 else len(text))
-    end = len(text) - 1 if end == len(text) else text.index("]", end) + 1
-    try:
-        return loads("[" + text[i:end] + "]")  # type: ignore[no-any-return]
-    except ValueError:
-        return loads(text)  # type: ignore[no-any-return]
-
-
 class ViewTables(Schema):
     """Subject rows and fact edges."""
 
