@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import kuzu
-import orjson
 
 from graphmem.model import Interval, Statement
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
@@ -19,9 +18,9 @@ from graphmem.store.kuzu.codecs import (
     _int_list,
     _iv_from_row,
     _ts,
+    _ts_param,
     facet_rows,
     facets_text,
-    _ts_param,
     kuzu_time_text,
     loads,
     log_text,
@@ -241,10 +240,10 @@ class ViewTables(Schema):
                     yield ref, name, out
             return
         query = _FACET_SCAN.format(prefix=" AND starts_with(f.ref, $x)" if prefix else "")
-        params: dict[str, Any] = {"p": predicate, "a": as_of}
+        args: dict[str, Any] = {"p": predicate, "a": as_of}
         if prefix:
-            params["x"] = prefix
-        rows = self._q(query, params)
+            args["x"] = prefix
+        rows = self._q(query, args)
         if not rows:
             return
         names = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name"))
