@@ -8,6 +8,8 @@ import base64
 import datetime
 import json
 import zlib
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -16,6 +18,7 @@ from graphmem.model import Interval, Statement, Value
 from graphmem.model.jsonio import loads as loads  # the store reads its JSON with it too
 
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
+_PREDICATE = itemgetter(1)  # an interval's predicate
 
 
 def _sources_json(sources: tuple[str, ...]) -> str:
@@ -193,18 +196,28 @@ def facet_rows(ref: str, view: list[Interval]) -> list[list[Any]]:
     end, ``first`` and ``last`` their earliest start and latest end; None where there are none. The
     key is ``ref + " " + predicate`` (a predicate holds no space). The predicate scan asks Kuzu for
     the rows whose bounds hold the time asked about, and parses only those texts."""
-    by: dict[str, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
-    for iv in view:
-        pair = by.get(iv.predicate)
-        if pair is None:
-            pair = by[iv.predicate] = ([], [])
-        pair[iv.valid_to is not None].append(iv[2:])
+    by: dict[str, list[Interval]] = {}
+    for pred, run in groupby(view, _PREDICATE):  # a view comes grouped by predicate: a run each
+        group = by.get(pred)
+        if group is None:
+            by[pred] = list(run)
+        else:
+            group.extend(run)
     out = []
-    for pred, (opened, ended) in by.items():
+    for pred, ivs in by.items():
+        if len(ivs) == 1:  # most facets: one interval
+            row = ivs[0][2:]
+            if row[3] is None:
+                out.append([ref + " " + pred, ref, pred, _rows_text([row]), row[2], None, None, None])
+            else:
+                out.append([ref + " " + pred, ref, pred, None, None, _rows_text([row]), row[2], row[3]])
+            continue
+        opened = [iv[2:] for iv in ivs if iv[5] is None]
+        ended = [iv[2:] for iv in ivs if iv[5] is not None] if len(opened) < len(ivs) else []
         out.append([ref + " " + pred, ref, pred,
-                    _rows_text(opened) if opened else None, min(r[2] for r in opened) if opened else None,
-                    _rows_text(ended) if ended else None, min(r[2] for r in ended) if ended else None,
-                    max(r[3] for r in ended) if ended else None])
+                    _rows_text(opened) if opened else None, min([r[2] for r in opened]) if opened else None,
+                    _rows_text(ended) if ended else None, min([r[2] for r in ended]) if ended else None,
+                    max([r[3] for r in ended]) if ended else None])
     return out
 
 
