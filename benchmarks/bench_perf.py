@@ -64,7 +64,7 @@ def _env(root: Path) -> dict[str, str]:
 
 
 def scan(root: Path, store: Path, reps: int) -> dict[str, float]:
-    out = json.loads(subprocess.run([PY, "-c", SCAN, str(store), str(reps)], env=_env(root), check=True,
+    out = json.loads(subprocess.run([PY, "-c", SCAN, str(store), str(reps)], env=_env(root), check=True, cwd=root,
                                     capture_output=True, text=True).stdout)
     ours, raw = statistics.median(out["ours"]) * 1000, statistics.median(out["raw"]) * 1000
     return {"rows": out["rows"], "ours_ms": round(ours, 1), "raw_ms": round(raw, 1), "ratio": round(ours / raw, 2)}
@@ -74,7 +74,7 @@ def cold_once(root: Path, store: Path, name: str) -> float:
     cmd = [PY, "-c", "import sys; from graphmem.cli import main; sys.argv = ['graphmem', *sys.argv[1:]]; main()",
            "--store", str(store), "--json", *COLD[name]]
     t = time.perf_counter()
-    subprocess.run(cmd, env=_env(root), check=True, capture_output=True)
+    subprocess.run(cmd, env=_env(root), check=True, capture_output=True, cwd=root)
     return time.perf_counter() - t
 
 
