@@ -4,7 +4,7 @@ graphmem a method hands its call to, and entity resolution."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -37,12 +37,15 @@ class MemoryBase:
 
     def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
                  predicate_dirs: Iterable[str | Path] = (), create: bool = False,
-                 buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False) -> None:
+                 buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False,
+                 engine: Callable[..., Any] | None = None) -> None:
         """``create`` makes the store when ``path`` holds none (else StoreUnavailable). ``read_only``
         opens it for reading only: other read-only processes may open it at the same time, and a
         write raises StoreReadOnly. ``repair`` opens a store marked by an interrupted migration or
         bulk commit, for ``rebuild`` and ``finish_migration`` to make it whole; without it such a
-        store is refused (exit 3)."""
+        store is refused (exit 3). ``engine`` builds the store instead of the Kuzu ``Store``: called as
+        ``engine(path, ontology, registry, create=, buffer_pool_mb=, repair=, read_only=)`` (another
+        engine, such as ``graphmem.store.postgres.PgStore`` bound to its address)."""
         self.path = Path(path)
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
@@ -52,7 +55,8 @@ class MemoryBase:
         ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
-        self.store = Store(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
+        make: Callable[..., Store] = engine or Store
+        self.store = make(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
                            repair=repair, read_only=read_only)
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)

@@ -212,8 +212,8 @@ def facet_rows(ref: str, view: list[Interval]) -> list[list[Any]]:
             else:
                 out.append([ref + " " + pred, ref, pred, None, None, _rows_text([row]), row[2], row[3]])
             continue
-        opened = [iv[2:] for iv in ivs if iv[5] is None]
-        ended = [iv[2:] for iv in ivs if iv[5] is not None] if len(opened) < len(ivs) else []
+        opened: list[tuple[Any, ...]] = [iv[2:] for iv in ivs if iv[5] is None]
+        ended: list[tuple[Any, ...]] = [iv[2:] for iv in ivs if iv[5] is not None] if len(opened) < len(ivs) else []
         out.append([ref + " " + pred, ref, pred,
                     _rows_text(opened) if opened else None, min([r[2] for r in opened]) if opened else None,
                     _rows_text(ended) if ended else None, min([r[2] for r in ended]) if ended else None,

@@ -7,7 +7,7 @@ fact edges of its entity-valued intervals; written a subject at a time, or whole
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import kuzu
@@ -34,8 +34,12 @@ from graphmem.store.kuzu.schema import _FACET_DDL, _SUBJECT_DDL, Schema
 
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
 _SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
+_PUT_SUBJECT = "MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v"
+_SET_SUBJECTS = "UNWIND $rows AS x MATCH (s:Subject {ref: x.r}) SET s.name = x.n, s.log = x.l, s.view = x.v RETURN s.ref"
 _FACET_PUT = ("MERGE (f:SubjectFacet {key: $k}) SET f.ref = $r, f.predicate = $p, f.open = $o, f.since = $s, "
               "f.ended = $e, f.first = $f, f.last = $l")
+_SET_FACETS = ("UNWIND $rows AS x MATCH (f:SubjectFacet {key: x.k}) SET f.open = x.o, f.since = x.s, f.ended = x.e, "
+               "f.first = x.f, f.last = x.l RETURN f.key")
 _FACET_DROP = "MATCH (f:SubjectFacet {key: $k}) DELETE f"
 # the facets of ``predicate`` with an interval that may hold at ``$a``, and only the texts that may
 _FACET_SCAN = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p{prefix} AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
@@ -271,6 +275,32 @@ class ViewTables(Schema):
         """Replace one subject's materialized rows and its edges for ``predicates``."""
         self._put_subject(ref, name, log_text(log), view, set(predicates))
 
+    def write_subjects(self, rows: Sequence[tuple[str, str, list[Statement], list[Interval], Iterable[str]]]) -> None:
+        """``write_subject`` for many subjects (ref, name, log, view, predicates): the rows of those stored
+        already set by one query (a list of rows unwound into key matches: 32 subjects 3-4 ms, against
+        10-28 ms for a MERGE each, Kuzu 0.11), a new subject's row made on its own; then each one's edges."""
+        if len(rows) <= 1:
+            for row in rows:
+                self.write_subject(*row)
+            return
+        params = [{"r": ref, "n": name, "l": pack(log_text(log)), "v": view_text(view)} for ref, name, log, view, _ in rows]
+        done = {r for (r,) in self._q(_SET_SUBJECTS, {"rows": params}, hot=True)}
+        for p in params:
+            if p["r"] not in done:
+                self._q(_PUT_SUBJECT, p, hot=True)
+        facets: list[list[Any]] = []
+        for ref, _, _, view, predicates in rows:
+            facets += self._facets_to_write(ref, view, set(predicates))
+        if facets:  # the same way: the facets stored already set by one query, a new one made on its own
+            fparams = [{"k": k, "r": r, "p": p, "o": o, "s": since, "e": e, "f": f, "l": last}
+                       for k, r, p, o, since, e, f, last in facets]
+            done = {k for (k,) in self._q(_SET_FACETS, {"rows": fparams}, hot=True)}
+            for fp in fparams:
+                if fp["k"] not in done:
+                    self._q(_FACET_PUT, fp, hot=True)
+        for ref, _, _, view, predicates in rows:
+            self._put_edges(ref, view, set(predicates))
+
     def rewrite_subject(self, ref: str, name: str, log: str, view: list[Interval]) -> None:
         """Replace one subject's materialized rows and all its fact edges (``log`` in its stored form)."""
         self._put_subject(ref, name, log, view, None)
@@ -300,9 +330,12 @@ class ViewTables(Schema):
 
     def _put_subject(self, ref: str, name: str, log: str, view: list[Interval], predicates: set[str] | None) -> None:
         """Write a subject's row and its edges for ``predicates`` (None: all of them, old ones dropped)."""
-        self._q("MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v",
-                {"r": ref, "n": name, "l": pack(log), "v": view_text(view)}, hot=True)
+        self._q(_PUT_SUBJECT, {"r": ref, "n": name, "l": pack(log), "v": view_text(view)}, hot=True)
         self._put_facets(ref, view, predicates)
+        self._put_edges(ref, view, predicates)
+
+    def _put_edges(self, ref: str, view: list[Interval], predicates: set[str] | None) -> None:
+        """A subject's fact edges for ``predicates`` (None: all of them, old ones dropped)."""
         stype = self.ontology.type_for_prefix(ref.partition(":")[0])
         if stype is None:
             return
@@ -327,16 +360,22 @@ class ViewTables(Schema):
         """Write the subject's ``SubjectFacet`` rows of ``predicates`` and drop those the view no longer
         has; all of them when ``predicates`` is None (every old one dropped first) or empty (a rename
         rewrites the whole view, each row of it may name the renamed entity)."""
-        rows = facet_rows(ref, view)
         if predicates is None:
             self._q("MATCH (f:SubjectFacet) WHERE f.ref = $r DELETE f", {"r": ref})  # a scan: rebuild's repairs only
-        elif predicates:
-            rows = [r for r in rows if r[2] in predicates]
-            for pred in sorted(predicates - {r[2] for r in rows}):
-                self._q(_FACET_DROP, {"k": ref + " " + pred}, hot=True)
+        rows = self._facets_to_write(ref, view, predicates)
         for key, _, pred, opened, since, ended, first, last in rows:
             self._q(_FACET_PUT, {"k": key, "r": ref, "p": pred, "o": opened, "s": since, "e": ended, "f": first,
                                  "l": last}, hot=True)
+
+    def _facets_to_write(self, ref: str, view: list[Interval], predicates: set[str] | None) -> list[list[Any]]:
+        """The ``SubjectFacet`` rows of ``view`` that ``_put_facets`` writes for ``predicates`` (None or empty:
+        all); those of ``predicates`` the view no longer has are dropped here."""
+        rows = facet_rows(ref, view)
+        if predicates:
+            rows = [r for r in rows if r[2] in predicates]
+            for pred in sorted(predicates - {r[2] for r in rows}):
+                self._q(_FACET_DROP, {"k": ref + " " + pred}, hot=True)
+        return rows
 
     def _edge_for(self, stype: str, iv: Interval) -> tuple[str, str] | None:
         p = self.registry.predicates.get(iv.predicate)
