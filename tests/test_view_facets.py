@@ -126,3 +126,24 @@ def test_a_layout_7_store_gets_its_facets_from_migrate(tmp_path: Path) -> None:
     with graphmem.open(old) as m:
         assert m.facts(predicate="status", as_of="2022-12-31").to_dict()["facts"] == want
         assert m.rebuild(check=True).ok
+
+
+def test_a_write_group_keeps_the_facets_of_every_subject(tmp_path: Path) -> None:
+    """A group's asserts write many subjects at once (``write_subjects``): new and stored subjects, new and
+    stored facets, all as a rebuild makes them."""
+    with graphmem.open(tmp_path / "s", create=True) as m:
+        for name in PROJECTS:
+            m.add_entity("Project", name)
+        m.add_entity("Tool", "K")
+        m.assert_("P0", "status", "active", valid_from="2020-01-01")
+        with m.write_group():
+            for i, name in enumerate(PROJECTS):
+                m.assert_(name, "status", "paused", valid_from=f"202{i % 4 + 1}-01-01")
+                if i % 2:
+                    m.assert_(name, "uses", "K", valid_from="2021-01-01")
+        assert m.rebuild(check=True).ok
+        for text in PROBES:
+            at = parse_instant(text)
+            got = [(ref, iv) for ref, _, ivs in m.store.subject_rows_holding(at, "status") for iv in ivs]
+            got.sort(key=lambda r: (r[0], r[1].valid_from, str(r[1].object)))
+            assert got == _slow(m, "status", at), text
