@@ -147,3 +147,19 @@ def test_a_write_group_keeps_the_facets_of_every_subject(tmp_path: Path) -> None
             got = [(ref, iv) for ref, _, ivs in m.store.subject_rows_holding(at, "status") for iv in ivs]
             got.sort(key=lambda r: (r[0], r[1].valid_from, str(r[1].object)))
             assert got == _slow(m, "status", at), text
+
+
+def test_an_import_that_ends_every_open_interval_it_touches(tmp_path: Path) -> None:
+    """Subjects written together whose facets all lose their open rows (every bound of one kind null in
+    the group's rows) are written as a rebuild makes them."""
+    import json
+    with graphmem.open(tmp_path / "s", create=True) as m:
+        for name in ("A", "B", "C"):
+            m.add_entity("Project", name)
+            m.assert_(name, "status", "active", valid_from="2020-01-01")
+        r = m.import_jsonl([json.dumps({"op": "end", "subject": f"project:{n.lower()}", "predicate": "status",
+                                        "at": "2021-01-01"}) for n in ("A", "B", "C")])
+        assert r.ok, r.errors
+        assert m.rebuild(check=True).ok
+        assert len(m.facts(predicate="status", as_of="2020-06-01").facts) == 3
+        assert not m.facts(predicate="status", as_of="2021-06-01").facts

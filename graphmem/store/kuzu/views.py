@@ -38,8 +38,9 @@ _PUT_SUBJECT = "MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view 
 _SET_SUBJECTS = "UNWIND $rows AS x MATCH (s:Subject {ref: x.r}) SET s.name = x.n, s.log = x.l, s.view = x.v RETURN s.ref"
 _FACET_PUT = ("MERGE (f:SubjectFacet {key: $k}) SET f.ref = $r, f.predicate = $p, f.open = $o, f.since = $s, "
               "f.ended = $e, f.first = $f, f.last = $l")
-_SET_FACETS = ("UNWIND $rows AS x MATCH (f:SubjectFacet {key: x.k}) SET f.open = x.o, f.since = x.s, f.ended = x.e, "
-               "f.first = x.f, f.last = x.l RETURN f.key")
+# the bounds cast: a field that is null in every row comes to Kuzu as STRING
+_SET_FACETS = ("UNWIND $rows AS x MATCH (f:SubjectFacet {key: x.k}) SET f.open = x.o, f.since = CAST(x.s AS INT64), "
+               "f.ended = x.e, f.first = CAST(x.f AS INT64), f.last = CAST(x.l AS INT64) RETURN f.key")
 _FACET_DROP = "MATCH (f:SubjectFacet {key: $k}) DELETE f"
 # the facets of ``predicate`` with an interval that may hold at ``$a``, and only the texts that may
 _FACET_SCAN = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p{prefix} AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
