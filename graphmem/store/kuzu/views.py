@@ -224,14 +224,9 @@ class ViewTables(Schema):
     def subject_rows_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
                              ) -> Iterator[tuple[str, str | None, list[Interval]]]:
         """Every subject's ref, name and the intervals of ``predicate`` (None: all) that hold at ``as_of``
-        (those whose ref starts with ``prefix``): ``all_subject_rows`` filtered by ``holding``. A subject
-        none of whose intervals pass is left out.
-
-        With a predicate, Kuzu reads the predicate's ``SubjectFacet`` rows whose time bounds admit
-        ``as_of`` and returns only the texts that may hold an interval then (at 1M and now: the open
-        intervals of 49,955 facets, against the 110 MB of every whole view); the names come from one
-        read of the ``Subject`` table's name column. The time filter runs on the parsed rows before
-        any interval is made."""
+        (refs starting with ``prefix``), subjects with none left out: ``all_subject_rows`` filtered by
+        ``holding``. With a predicate, Kuzu returns its ``SubjectFacet`` texts that may hold at ``as_of``
+        (at 1M and now: 49,955 open texts, not 110 MB of whole views), names from ``Subject.name``."""
         new = tuple.__new__
         if predicate is None:
             where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
