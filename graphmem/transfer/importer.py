@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.bulk import forked_map
+from graphmem.bulk import Forked, forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Interval, Statement, fact_ref
@@ -35,7 +35,7 @@ from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import attached_sources, view_for_subject
 from graphmem.write.apply import append, apply, touch
 from graphmem.write.inputs import parse_fact_ref
-from graphmem.write.validate import Checks, Resolver, check_retraction, not_attached
+from graphmem.write.validate import Checks, Memo, Resolver, check_retraction, not_attached
 
 if TYPE_CHECKING:
     from graphmem.store import Store
@@ -75,12 +75,13 @@ class _Reader:
         self.next_record = next_record
         self.errors: list[tuple[int, str]] = []
         self.n_lines = 0
+        self.memo = Memo()  # what statement lines checked once (cleared when an entity line changes the resolver)
 
     def read(self, lines: Iterable[tuple[int, str]]) -> None:
         """Validate numbered lines, in order."""
         checks, now, resolve, sink = self.checks, self.now, self.resolve, self.sink
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
-        record_refs, errors = self.record_refs, self.errors
+        record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
         try:
             for lineno, line in lines:
@@ -119,11 +120,11 @@ class _Reader:
                             st = checks.assertion(next_id, obj["subject"], obj["predicate"], obj["object"],
                                                   opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
                                                   opt_str(obj, "recorded_at"), now, resolve, record_refs,
-                                                  opt_str(obj, "scope") or self.scope)
+                                                  opt_str(obj, "scope") or self.scope, memo)
                         else:
                             st = checks.ending(next_id, obj["subject"], obj["predicate"], obj.get("object"),
                                             opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
-                                            record_refs, opt_str(obj, "scope") or self.scope)
+                                            record_refs, opt_str(obj, "scope") or self.scope, memo)
                     if op == "assert" or op == "end" or op == "cite":
                         if self.stored is not None:
                             same = self.stored.match(st, declared_id(declared), obj.get("recorded_at") is not None,
@@ -167,6 +168,7 @@ class _Reader:
             if have is None:
                 self.created[ent.ref] = ent
                 resolve.add(ent)
+                self.memo.clear()
             else:
                 extra = tuple(a for a in ent.aliases if a not in have.aliases)
                 if have.type != ent.type or have.name != ent.name and have.name.lower() != ent.name.lower():
@@ -182,6 +184,7 @@ class _Reader:
                     else:
                         self.updated[ent.ref] = (have, extra, ent.description or None)
                     resolve.add(merged)
+                    self.memo.clear()
         elif op == "record":
             rec = record_line(obj, self.now)
             ref = obj.get("ref")
@@ -507,13 +510,14 @@ def _write(store: Store, registry: Registry, created: list[Entity],
     by_id.clear()
     touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
     views: list[ViewFiles] = []
+    computing: Forked[str, ViewFiles] | None = None
     if fresh and isinstance(stmts, StatementFile) and touched:
-        # every statement is in this import's bulk files: the view from them, before the transaction
+        # every statement is in this import's bulk files: two children compute the view from them while
+        # this process loads the entities and statements (the files are kept until the view is made)
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
-        progress("writing to the store", 0, None)
+        computing = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
     names: dict[str, str | None] = {e.ref: e.name for e in created}
 
     def name_of(ref: str) -> str | None:
@@ -537,9 +541,11 @@ def _write(store: Store, registry: Registry, created: list[Entity],
             if isinstance(stmts, list) and not (reload and touched):
                 apply(store, registry, stmts, marks, touched=touched, name_of=name_of, next_id=next_id)
                 return
-            append(store, stmts, marks, next_id)
+            append(store, stmts, marks, next_id, keep=computing is not None)
             if reload and touched:
-                if views:
+                if computing is not None:
+                    views, computing = computing.result(), None
+                    progress("writing to the store", 0, None)
                     store.load_view(views)
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
                     store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
@@ -551,15 +557,20 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 log = Store.statements_from_log(ref, text, name_of)[0]
                 store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, registry), touched[ref])
     finally:
+        if computing is not None:  # the write failed: wait for the children, drop what they made
+            views = computing.result(fallback=False)
         for v in views:
             v.discard()
+        if isinstance(stmts, StatementFile):
+            stmts.discard()
 
 
 def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, refs: list[str],
-                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> list[ViewFiles]:
+                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> Forked[str, ViewFiles]:
     """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
-    by two forked children, each reading the files for its half of the subjects: the statements they hold
-    go back when they exit, before Kuzu's loads need the memory."""
+    by two forked children, each reading the files for its half of the subjects (started here; their
+    ``result`` is the view files): the statements they hold go back when they exit, before Kuzu's loads
+    of the view need the memory."""
     get = names.get
     stmts.finish()  # here: the children must not write what this process has pending
 
@@ -569,7 +580,7 @@ def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, re
             logs[st.subject].append(st)
         return store.write_view_files(_view_rows(registry, part, logs, get))
 
-    return forked_map(chunk, refs, min_items=2, parent_works=False)
+    return Forked(chunk, refs)
 
 
 def _drain(items: list[Statement]) -> Iterator[Statement]:
