@@ -236,8 +236,15 @@ def literal(p: Predicate, raw: Any) -> Value:
     return text.strip() if lt == "string" else text
 
 
-def trust_for(by: str, sources: tuple[str, ...]) -> str:
-    """The asserter's default tier, capped by evidence (docs/semantics.md)."""
+def trust_for(by: str, sources: tuple[str, ...], memo: Memo | None = None) -> str:
+    """The asserter's default tier, capped by evidence (docs/semantics.md); a ``memo`` keeps it per
+    asserter and kind of sources (none, record refs among them, URIs only)."""
+    if memo is not None:
+        kinds = ("rec",) if any(s.startswith("rec:") for s in sources) else ("uri",) if sources else ()
+        trust = memo.trust.get((by, kinds))
+        if trust is None:
+            trust = memo.trust[(by, kinds)] = trust_for(by, sources)
+        return trust
     tier = DEFAULT_TRUST[by]
     cap = "low" if not sources else ("high" if any(s.startswith("rec:") for s in sources) else "medium")
     return tier if TRUST_RANK[tier] <= TRUST_RANK[cap] else cap
@@ -330,6 +337,16 @@ class Memo:
         self.heads: dict[tuple[str, str], tuple[Entity, Predicate]] = {}  # (subject, predicate) as written
         self.objects: dict[tuple[str, str, type, Any], tuple[Value, str, str | None]] = {}
         self.sources: dict[str, str] = {}  # a URI source as written -> as stored
+        self.times: dict[tuple[str, str], int] = {}  # (text, what) -> instant (one batch has one "now")
+        self.trust: dict[tuple[str, tuple[str, ...]], str] = {}  # (asserter, source kinds) -> trust
+
+    def instant(self, text: str, now: int, what: str) -> int:
+        """``parse_instant(text, now=now, what=what)``, each distinct text parsed once."""
+        t = self.times.get((text, what))
+        if t is None:
+            t = parse_instant(text, now=now, what=what)
+            self.keep(self.times, (text, what), t)
+        return t
 
     @staticmethod
     def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
@@ -385,7 +402,7 @@ class Checks:
                 uri = memo.sources.get(s)
                 if uri is None and not s.startswith(("rec:", " ")) and _URI_RE.match(s):
                     uri = clean(s, "source").strip()
-                    if _URI_RE.match(uri):
+                    if uri is s or _URI_RE.match(uri):  # (unchanged: matched already)
                         memo.keep(memo.sources, s, uri)
                     else:
                         uri = None
@@ -415,7 +432,11 @@ class Checks:
         (the last two once per distinct pair with a ``memo``)."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
-        rec = parse_instant(recorded_at, now=now, what="recorded_at") if recorded_at is not None else now
+        if recorded_at is None:
+            rec = now
+        else:
+            rec = (parse_instant(recorded_at, now=now, what="recorded_at") if memo is None
+                   else memo.instant(recorded_at, now, "recorded_at"))
         if rec > now:
             raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
         if memo is not None and type(subject) is str and type(predicate) is str:
@@ -452,13 +473,17 @@ class Checks:
                 value, kind, oname = literal(p, obj), "literal", None
             if memo is not None:
                 memo.keep(memo.objects, (p.name, s.type, type(obj), obj), (value, kind, oname))
-        vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
-        vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
+        if memo is None:
+            vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
+            vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
+        else:
+            vf = rec if valid_from is None else memo.instant(valid_from, now, "valid_from")
+            vt = None if valid_to is None else memo.instant(valid_to, now, "valid_to")
         if vt is not None and vt <= vf:
             raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
         srcs = self.sources(sources, records, memo)
         return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
-                         trust_for(by, srcs), oname, one_scope(scope))
+                         trust_for(by, srcs, memo), oname, None if scope is None else one_scope(scope))
 
     def ending(self, fid: int, subject: str, predicate: str, obj: Any, at: str | None, sources: Iterable[str],
                by: str, recorded_at: str | None, now: int, resolve: Callable[..., Entity] | None = None,
@@ -476,10 +501,10 @@ class Checks:
                 value, kind, oname = o.ref, "entity", o.name
             else:
                 value, kind = literal(p, obj), "literal"
-        t = parse_instant(at, now=now, what="at")
+        t = parse_instant(at, now=now, what="at") if memo is None else memo.instant(at, now, "at")
         srcs = self.sources(sources, records, memo)
         return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
-                         trust_for(by, srcs), oname, one_scope(scope))
+                         trust_for(by, srcs, memo), oname, one_scope(scope))
 
     def citation(self, fid: int, ref: str, target: Statement | None, sources: Iterable[str], note: str | None,
                  by: str, recorded_at: str | None, now: int, records: dict[str, int] | None = None,
