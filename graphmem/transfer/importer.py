@@ -44,6 +44,7 @@ BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the nam
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
+FORK_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view on two cores
 OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
@@ -518,6 +519,12 @@ def _write(store: Store, registry: Registry, created: list[Entity],
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
         computing = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+    elif fresh and isinstance(stmts, list) and len(stmts) >= FORK_VIEW_STATEMENTS:
+        # the same from the statements in memory, which the forked children share
+        view_names = store.entity_names()
+        view_names.update((e.ref, e.name) for e in created)
+        progress("computing the view", 0, None)
+        computing = _views_from_list(store, registry, stmts, view_names)
     names: dict[str, str | None] = {e.ref: e.name for e in created}
 
     def name_of(ref: str) -> str | None:
@@ -581,6 +588,21 @@ def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, re
         return store.write_view_files(_view_rows(registry, part, logs, get))
 
     return Forked(chunk, refs)
+
+
+def _views_from_list(store: Store, registry: Registry, stmts: list[Statement],
+                     names: dict[str, str]) -> Forked[str, ViewFiles]:
+    """``_views_from_files`` for statements held in a list (every statement of the store, in id order):
+    each forked child computes the view of half of the subjects from the list it shares with this process."""
+    by_subject: dict[str, list[Statement]] = defaultdict(list)
+    for st in stmts:
+        by_subject[st.subject].append(st)
+    get = names.get
+
+    def chunk(part: list[str]) -> ViewFiles:
+        return store.write_view_files(_view_rows(registry, part, {ref: by_subject[ref] for ref in part}, get))
+
+    return Forked(chunk, sorted(by_subject))
 
 
 def _drain(items: list[Statement]) -> Iterator[Statement]:

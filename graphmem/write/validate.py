@@ -320,10 +320,11 @@ class Memo:
 
     An import names the same subjects, predicates, objects and sources on many lines: each distinct
     (subject, predicate) pair as written, each distinct object of a predicate and subject type and
-    each URI source is resolved and checked once, and later lines take the result (times are parsed
-    once by ``parse_instant``'s own cache). Only results are kept, never errors, so a bad line is
-    refused with its own message every time. The batch's resolver changes when an entity line adds or
-    merges an entity (a name may then resolve otherwise): the importer calls ``clear`` then.
+    each URI source is resolved and checked once, as is each asserter's trust for a kind of sources,
+    and later lines take the result (times are parsed once by ``parse_instant``'s own cache). Only
+    results are kept, never errors, so a bad line is refused with its own message every time. The
+    batch's resolver changes when an entity line adds or merges an entity (a name may then resolve
+    otherwise): the importer calls ``clear`` then.
 
     >>> memo = Memo()
     >>> memo.heads["x"] = 1
@@ -337,16 +338,7 @@ class Memo:
         self.heads: dict[tuple[str, str], tuple[Entity, Predicate]] = {}  # (subject, predicate) as written
         self.objects: dict[tuple[str, str, type, Any], tuple[Value, str, str | None]] = {}
         self.sources: dict[str, str] = {}  # a URI source as written -> as stored
-        self.times: dict[tuple[str, str], int] = {}  # (text, what) -> instant (one batch has one "now")
         self.trust: dict[tuple[str, tuple[str, ...]], str] = {}  # (asserter, source kinds) -> trust
-
-    def instant(self, text: str, now: int, what: str) -> int:
-        """``parse_instant(text, now=now, what=what)``, each distinct text parsed once."""
-        t = self.times.get((text, what))
-        if t is None:
-            t = parse_instant(text, now=now, what=what)
-            self.keep(self.times, (text, what), t)
-        return t
 
     @staticmethod
     def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
@@ -432,11 +424,7 @@ class Checks:
         (the last two once per distinct pair with a ``memo``)."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
-        if recorded_at is None:
-            rec = now
-        else:
-            rec = (parse_instant(recorded_at, now=now, what="recorded_at") if memo is None
-                   else memo.instant(recorded_at, now, "recorded_at"))
+        rec = parse_instant(recorded_at, now=now, what="recorded_at") if recorded_at is not None else now
         if rec > now:
             raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
         if memo is not None and type(subject) is str and type(predicate) is str:
@@ -473,12 +461,8 @@ class Checks:
                 value, kind, oname = literal(p, obj), "literal", None
             if memo is not None:
                 memo.keep(memo.objects, (p.name, s.type, type(obj), obj), (value, kind, oname))
-        if memo is None:
-            vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
-            vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
-        else:
-            vf = rec if valid_from is None else memo.instant(valid_from, now, "valid_from")
-            vt = None if valid_to is None else memo.instant(valid_to, now, "valid_to")
+        vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
+        vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
         if vt is not None and vt <= vf:
             raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
         srcs = self.sources(sources, records, memo)
@@ -501,7 +485,7 @@ class Checks:
                 value, kind, oname = o.ref, "entity", o.name
             else:
                 value, kind = literal(p, obj), "literal"
-        t = parse_instant(at, now=now, what="at") if memo is None else memo.instant(at, now, "at")
+        t = parse_instant(at, now=now, what="at")
         srcs = self.sources(sources, records, memo)
         return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
                          trust_for(by, srcs, memo), oname, one_scope(scope))
