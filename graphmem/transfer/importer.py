@@ -416,7 +416,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     and a forked child; the rest is read here, in order.
 
     The child reads the second half as if every line of the first half were a valid statement, so
-    its ids start that many after the first half's first id. When the first half has an error (or
+    its ids start that many after the first half's first id; it writes its own bulk file, or (a file
+    not streamed) hands its statements back in a list. When the first half has an error (or
     the child fails), the child's work is dropped and this process reads the second half itself:
     the result is always that of reading the file in order. ``progress`` hears of the bytes read (of
     the halves, as if the child kept pace with this process).

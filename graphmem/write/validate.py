@@ -240,7 +240,10 @@ def trust_for(by: str, sources: tuple[str, ...], memo: Memo | None = None) -> st
     """The asserter's default tier, capped by evidence (docs/semantics.md); a ``memo`` keeps it per
     asserter and kind of sources (none, record refs among them, URIs only)."""
     if memo is not None:
-        kinds = ("rec",) if any(s.startswith("rec:") for s in sources) else ("uri",) if sources else ()
+        if len(sources) == 1:  # most statements
+            kinds = 2 if sources[0].startswith("rec:") else 1
+        else:
+            kinds = 2 if any(s.startswith("rec:") for s in sources) else 1 if sources else 0
         trust = memo.trust.get((by, kinds))
         if trust is None:
             trust = memo.trust[(by, kinds)] = trust_for(by, sources)
@@ -338,7 +341,7 @@ class Memo:
         self.heads: dict[tuple[str, str], tuple[Entity, Predicate]] = {}  # (subject, predicate) as written
         self.objects: dict[tuple[str, str, type, Any], tuple[Value, str, str | None]] = {}
         self.sources: dict[str, str] = {}  # a URI source as written -> as stored
-        self.trust: dict[tuple[str, tuple[str, ...]], str] = {}  # (asserter, source kinds) -> trust
+        self.trust: dict[tuple[str, int], str] = {}  # (asserter, 0 no sources, 1 URIs only, 2 a record ref) -> trust
 
     @staticmethod
     def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
