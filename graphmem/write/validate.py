@@ -335,7 +335,7 @@ class Memo:
     {}
     """
 
-    LIMIT = 65_536
+    LIMIT = 4096  # entries a table holds (a few MB): lines of one subject tend to come together
 
     def __init__(self) -> None:
         self.heads: dict[tuple[str, str], tuple[Entity, Predicate]] = {}  # (subject, predicate) as written
