@@ -8,7 +8,6 @@ write path's ``apply`` when few subjects are touched. Large imports go through K
 from __future__ import annotations
 
 import json
-import os
 import time
 from array import array
 from collections import defaultdict
@@ -22,14 +21,24 @@ from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
-from graphmem.model.progress import EVERY, Progress, here_only, no_progress
+from graphmem.model.progress import Progress, here_only, no_progress
 from graphmem.model.records import Record
 from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementFile, Store, ViewFiles
-from graphmem.transfer.lines import counted, declared_id, decode, file_lines, mention_list, record_line, str_list
+from graphmem.transfer.lines import (
+    _count,
+    _plain_run_of,
+    _span,
+    counted,
+    declared_id,
+    file_lines,
+    mention_list,
+    record_line,
+    str_list,
+)
 from graphmem.transfer.same import Held, held
 from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import attached_sources, view_for_subject
@@ -337,77 +346,9 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
                         tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
 
 
-# A line holding one of these is read in order, by this process: an op other than assert or end is
-# spelt with one of the first three, an escape could spell anything, and a record ref as a source
-# may need a look in the store.
-_SPECIAL = (b'"entity"', b'"record"', b'"retract"', b'"cite"', b"\\u", b"rec:")
-
-
 def _plain_run(path: Path) -> tuple[int, int, int] | None:
-    """The longest run of lines that hold none of ``_SPECIAL`` (so only assert and end lines, or
-    bad ones), split in two halves at a line start: (start, middle, end) byte offsets, or None when
-    the run is shorter than ``PARALLEL_BYTES``. Such lines change nothing another line reads but
-    the fact ids, which follow from the line count, so their halves can be read at once."""
-    import mmap
-    with path.open("rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return None
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            hits = []
-            for pattern in _SPECIAL:
-                i = mm.find(pattern)
-                while i >= 0:
-                    hits.append(i)
-                    i = mm.find(pattern, i + 1)
-            hits.sort()
-            bounds = [-1, *hits, size]
-            a, b = max(zip(bounds, bounds[1:], strict=False), key=lambda p: p[1] - p[0])
-            start = 0 if a < 0 else mm.find(b"\n", a) + 1  # the line after the hit at a
-            end = size if b >= size else mm.rfind(b"\n", 0, b) + 1  # the start of the line of the hit at b
-            if start <= 0 and a >= 0 or end - start < max(PARALLEL_BYTES, 2):
-                return None
-            middle = mm.find(b"\n", (start + end) // 2) + 1
-            if not start < middle < end:
-                return None
-            return start, middle, end
-
-
-def _span(path: Path, start: int, end: int, first_line: int,
-          report: Callable[[int], None] | None = None) -> Iterator[tuple[int, str]]:
-    """The numbered lines of a file that start at byte offsets in [start, end); ``report`` is handed the
-    offset reached every few thousand lines."""
-    with path.open("rb") as f:
-        f.seek(start)
-        pos = start
-        for lineno, raw in enumerate(f, first_line):
-            if pos >= end:
-                return
-            if report is not None and not (lineno - first_line) % EVERY:
-                report(pos)
-            pos += len(raw)
-            yield lineno, decode(raw)
-
-
-def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
-    """The line breaks in [start, end) of a file (which starts and ends at line starts), and with
-    ``nonblank`` the lines there that hold more than ASCII white space (else 0)."""
-    breaks = filled = 0
-    rest = b""  # a line cut by the end of a block
-    with path.open("rb") as f:
-        f.seek(start)
-        left = end - start
-        while left > 0:
-            block = f.read(min(left, 16 * 2**20))
-            if not block:
-                break
-            left -= len(block)
-            breaks += block.count(b"\n")
-            if nonblank:
-                lines = (rest + block).split(b"\n")
-                rest = lines.pop()
-                filled += sum(1 for line in lines if line.strip())
-    return breaks, filled + (1 if rest.strip() else 0)
+    """``lines._plain_run_of`` with this module's ``PARALLEL_BYTES``: the run of plain lines read on two cores."""
+    return _plain_run_of(path, PARALLEL_BYTES)
 
 
 def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
@@ -468,8 +409,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         if r.sink is not None:
             r.sink.adopt(theirs["bulk"])
         else:  # a file that is not streamed: the child's statements come back in a list
-            at = len(r.stmts)
-            r.by_id.update((st.id, at + i) for i, st in enumerate(theirs["stmts"]))
+            offset = len(r.stmts)
+            r.by_id.update((st.id, offset + i) for i, st in enumerate(theirs["stmts"]))
             r.stmts += theirs["stmts"]
         r.next_id = theirs["next_id"]
         r.n_lines += theirs["n_lines"]
