@@ -234,10 +234,10 @@ def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: 
     assert not list((tmp_path / "large" / "tmp").glob("*"))
 
 
-def test_view_computed_by_two_children_equals_the_view_computed_here(exported: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_view_computed_in_a_thread_equals_the_view_computed_after_the_load(exported: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """An import into an empty store of FORK_VIEW_STATEMENTS or more statements (held in memory) computes
-    its view in two forked children while its statements load: the same rows as the view computed here."""
+    its view in a thread while its statements load: the same rows as the view computed after the load."""
     here, forked = graphmem.open(tmp_path / "here", create=True), graphmem.open(tmp_path / "forked", create=True)
     monkeypatch.setattr(importer, "FORK_VIEW_STATEMENTS", 10**9)
     assert here.import_jsonl(exported).written

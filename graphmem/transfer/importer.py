@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.bulk import Forked, forked_map
+from graphmem.bulk import Forked, Threaded, forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Interval, Statement, fact_ref
@@ -53,7 +53,7 @@ BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the nam
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
-FORK_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view on two cores
+FORK_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view in a thread
 OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
@@ -457,7 +457,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
     by_id.clear()
     touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
     views: list[ViewFiles] = []
-    computing: Forked[str, ViewFiles] | None = None
+    computing: Forked[str, ViewFiles] | Threaded[ViewFiles] | None = None
     if fresh and isinstance(stmts, StatementFile) and touched:
         # every statement is in this import's bulk files: two children compute the view from them while
         # this process loads the entities and statements (the files are kept until the view is made)
@@ -466,7 +466,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
         progress("computing the view", 0, None)
         computing = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
     elif fresh and isinstance(stmts, list) and len(stmts) >= FORK_VIEW_STATEMENTS:
-        # the same from the statements in memory, which the forked children share
+        # the same from the statements in memory, by a thread
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
@@ -537,18 +537,14 @@ def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, re
 
 
 def _views_from_list(store: Store, registry: Registry, stmts: list[Statement],
-                     names: dict[str, str]) -> Forked[str, ViewFiles]:
-    """``_views_from_files`` for statements held in a list (every statement of the store, in id order):
-    each forked child computes the view of half of the subjects from the list it shares with this process."""
+                     names: dict[str, str]) -> Threaded[ViewFiles]:
+    """The view's files from statements held in a list (every statement of the store, in id order),
+    written by a thread while this one loads the statements into the store (Kuzu's COPY runs without
+    Python's lock): forked children would copy the pages of every statement they and this process touch."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
     for st in stmts:
         by_subject[st.subject].append(st)
-    get = names.get
-
-    def chunk(part: list[str]) -> ViewFiles:
-        return store.write_view_files(_view_rows(registry, part, {ref: by_subject[ref] for ref in part}, get))
-
-    return Forked(chunk, sorted(by_subject))
+    return Threaded(lambda: store.write_view_files(_view_rows(registry, sorted(by_subject), by_subject, names.get)))
 
 
 def _drain(items: list[Statement]) -> Iterator[Statement]:
