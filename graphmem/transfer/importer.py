@@ -459,12 +459,14 @@ def _write(store: Store, registry: Registry, created: list[Entity],
     views: list[ViewFiles] = []
     computing: Forked[str, ViewFiles] | Threaded[ViewFiles] | None = None
     if fresh and isinstance(stmts, StatementFile) and touched:
-        # every statement is in this import's bulk files: two children compute the view from them while
-        # this process loads the entities and statements (the files are kept until the view is made)
+        # every statement is in this import's bulk files: two children compute the view from them, before
+        # the transaction (loading meanwhile measured no faster at 1M on 2 cores, and the children's memory
+        # would add to Kuzu's: docs/benchmarks.md)
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        computing = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
+        progress("writing to the store", 0, None)
     elif fresh and isinstance(stmts, list) and len(stmts) >= FORK_VIEW_STATEMENTS:
         # the same from the statements in memory, by a thread
         view_names = store.entity_names()
@@ -494,11 +496,11 @@ def _write(store: Store, registry: Registry, created: list[Entity],
             if isinstance(stmts, list) and not (reload and touched):
                 apply(store, registry, stmts, marks, touched=touched, name_of=name_of, next_id=next_id)
                 return
-            append(store, stmts, marks, next_id, keep=computing is not None)
+            append(store, stmts, marks, next_id)
             if reload and touched:
                 if computing is not None:
                     views, computing = computing.result(), None
-                    progress("writing to the store", 0, None)
+                if views:
                     store.load_view(views)
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
                     store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
@@ -523,7 +525,7 @@ def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, re
     """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
     by two forked children, each reading the files for its half of the subjects (started here; their
     ``result`` is the view files): the statements they hold go back when they exit, before Kuzu's loads
-    of the view need the memory."""
+    need the memory."""
     get = names.get
     stmts.finish()  # here: the children must not write what this process has pending
 

@@ -53,18 +53,14 @@ def touch(store: Store, marks: Marks, touched: dict[str, set[str]], new: dict[in
         touched[st.subject].add(st.predicate)
 
 
-def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, next_id: int | None,
-           keep: bool = False) -> None:
-    """Append statements (a list, or a bulk file an import wrote as it read, removed once loaded unless
-    ``keep``: its caller still reads it) and set retractions on stored statements; the next fact id moves
-    past ``next_id`` (default: past the last statement)."""
+def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, next_id: int | None) -> None:
+    """Append statements (a list, or a bulk file an import wrote as it read) and set retractions on
+    stored statements; the next fact id moves past ``next_id`` (default: past the last statement)."""
     if isinstance(stmts, list):
         if stmts:
             store.bulk_add_statements(stmts)
         if next_id is None and stmts:
             next_id = max(s.id for s in stmts) + 1
-    elif keep:
-        stmts.load(keep=True)
     else:
         stmts.load()
     if next_id is not None and next_id > store.next_fact_id():

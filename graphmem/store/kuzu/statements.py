@@ -115,16 +115,14 @@ class StatementFile:
                     yield new(Statement, (i, op, subject, predicate, value, kind, int(vf), int(vt) if vt else None,
                                           int(rec), at, why, _sources(sources), by, trust, name, scope or None))
 
-    def load(self, keep: bool = False) -> int:
-        """COPY the statements (in the caller's transaction) and remove the files, unless ``keep`` (they are
-        still read: ``discard`` removes them); the row count."""
+    def load(self) -> int:
+        """COPY the statements (in the caller's transaction) and remove the files; the row count."""
         files = [*self._done, self.finish()]
         try:
             self._store._load(files, "Assertion")
             return sum(f.rows for f in files)
         finally:
-            if not keep:
-                self.discard()
+            self.discard()
 
     def discard(self) -> None:
         for f in [*self._done, self._bulk]:
