@@ -273,33 +273,3 @@ def test_a_name_an_entity_line_adds_later_resolves_on_the_lines_after_it(tmp_pat
     assert [e[0] for e in report.errors] == [5]
     assert "ambiguous" in report.errors[0][1]
     assert report.statements == 2
-
-
-@pytest.mark.parametrize("where", [None, 35, 380])  # no error, an error in the first half, in the second
-def test_two_core_import_of_a_file_not_streamed_equals_one_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                where: int | None) -> None:
-    """A file below STREAM_BYTES keeps its statements in a list: the child hands its half's back."""
-    f, _ = _two_core_file(tmp_path, bad={} if where is None else {
-        where: '{"op": "assert", "subject": "project:p1", "predicate": "nope", "object": "x"}'})
-    monkeypatch.setattr(importer, "BULK_LINES", 1)
-    monkeypatch.setattr(importer, "STREAM_BYTES", 10**12)  # not streamed
-    seq, two = graphmem.open(tmp_path / "seq", create=True), graphmem.open(tmp_path / "two", create=True)
-    monkeypatch.setattr(importer, "PARALLEL_BYTES", 10**12)
-    r_seq = seq.import_jsonl(f)
-    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
-    taken: list[int] = []
-    real = importer.forked_map
-
-    def counted(fn: Any, items: Any, **kw: Any) -> Any:
-        out = real(fn, items, **kw)
-        taken.append(len(out[1]["stmts"]) if out[1] is not None else 0)
-        return out
-
-    monkeypatch.setattr(importer, "forked_map", counted)
-    r_two = two.import_jsonl(f)
-    assert taken and 0 < taken[0] < 400  # the child read the second half
-    assert r_two.to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
-    assert _state(two) == _state(seq)
-    if where is None:
-        assert two.why("fact:391").statement.retracted_at is not None  # retracted by fact:1390, read by the child
-    assert two.rebuild(check=True).drift == ()

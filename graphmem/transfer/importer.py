@@ -316,7 +316,8 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
     try:
         # two cores only into a store without entities: the child process must not query the store
-        run = (_plain_run(path) if path is not None and resolve.store_empty and stored is None else None)
+        run = (_plain_run(path) if path is not None and sink is not None and resolve.store_empty and stored is None
+               else None)
         if path is None:
             assert isinstance(lines, list)
             r.read(counted(lines, progress))
@@ -357,12 +358,12 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     and a forked child; the rest is read here, in order.
 
     The child reads the second half as if every line of the first half were a valid statement, so
-    its ids start that many after the first half's first id; it writes its own bulk file, or (a file
-    not streamed) hands its statements back in a list. When the first half has an error (or
+    its ids start that many after the first half's first id. When the first half has an error (or
     the child fails), the child's work is dropped and this process reads the second half itself:
     the result is always that of reading the file in order. ``progress`` hears of the bytes read (of
     the halves, as if the child kept pace with this process).
     """
+    assert r.sink is not None
     size = path.stat().st_size
     task = f"reading {path.name}"
     tell = here_only(progress)
@@ -388,30 +389,24 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         if lo == start:  # the first half, here
             r.read(_span(path, lo, hi, line_at[lo], None if report is None else paced))
             return None
-        child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record,
-                        None if r.sink is None else store.statement_file())
+        child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file())
         child.record_refs = r.record_refs
+        assert child.sink is not None
         try:
             child.read(_span(path, lo, hi, line_at[lo]))
             if child.created or child.updated or child.records or child.retractions:
                 raise AssertionError("a plain line changed more than statements")
         except BaseException:
-            if child.sink is not None:
-                child.sink.discard()
+            child.sink.discard()
             raise
         return {"next_id": child.next_id, "n_lines": child.n_lines, "errors": child.errors,
                 "touched": dict(child.touched), "file_ids": child.file_ids, "failed_ids": child.failed_ids,
                 "recorded": child.recorded.tobytes(), "heads": child.heads.tobytes(),
-                "bulk": None if child.sink is None else child.sink.finish(), "stmts": child.stmts}
+                "bulk": child.sink.finish()}
 
     _, theirs = forked_map(part, [(start, middle), (middle, end)], min_items=2)
     if theirs is not None and r.next_id == base:
-        if r.sink is not None:
-            r.sink.adopt(theirs["bulk"])
-        else:  # a file that is not streamed: the child's statements come back in a list
-            offset = len(r.stmts)
-            r.by_id.update((st.id, offset + i) for i, st in enumerate(theirs["stmts"]))
-            r.stmts += theirs["stmts"]
+        r.sink.adopt(theirs["bulk"])
         r.next_id = theirs["next_id"]
         r.n_lines += theirs["n_lines"]
         r.errors += theirs["errors"]
@@ -422,7 +417,7 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         r.recorded.frombytes(theirs["recorded"])
         r.heads.frombytes(theirs["heads"])
     else:  # the first half had an error, so the second half's ids are not those: read it here
-        if theirs is not None and theirs["bulk"] is not None:
+        if theirs is not None:
             theirs["bulk"].discard()
         r.read(_span(path, middle, end, line_at[middle], report))
     r.read(_span(path, end, size, line_at[end], report))
