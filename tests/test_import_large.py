@@ -236,10 +236,10 @@ def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: 
 
 def test_view_computed_in_a_thread_equals_the_view_computed_after_the_load(exported: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """An import into an empty store of FORK_VIEW_STATEMENTS or more statements (held in memory) computes
+    """An import into an empty store of THREAD_VIEW_STATEMENTS or more statements (held in memory) computes
     its view in a thread while its statements load: the same rows as the view computed after the load."""
     here, forked = graphmem.open(tmp_path / "here", create=True), graphmem.open(tmp_path / "forked", create=True)
-    monkeypatch.setattr(importer, "FORK_VIEW_STATEMENTS", 10**9)
+    monkeypatch.setattr(importer, "THREAD_VIEW_STATEMENTS", 10**9)
     assert here.import_jsonl(exported).written
     children = []
     real = importer._views_from_list
@@ -248,7 +248,7 @@ def test_view_computed_in_a_thread_equals_the_view_computed_after_the_load(expor
         children.append(1)
         return real(*args)
 
-    monkeypatch.setattr(importer, "FORK_VIEW_STATEMENTS", 1)
+    monkeypatch.setattr(importer, "THREAD_VIEW_STATEMENTS", 1)
     monkeypatch.setattr(importer, "_views_from_list", counted)
     assert forked.import_jsonl(exported).written
     assert children  # the forked path was taken

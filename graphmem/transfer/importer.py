@@ -53,7 +53,7 @@ BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the nam
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
-FORK_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view in a thread
+THREAD_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view in a thread
 OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
@@ -462,7 +462,7 @@ def _write(store: Store, registry: Registry, created: list[Entity],
         progress("computing the view", 0, None)
         views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
         progress("writing to the store", 0, None)
-    elif fresh and isinstance(stmts, list) and len(stmts) >= FORK_VIEW_STATEMENTS:
+    elif fresh and isinstance(stmts, list) and len(stmts) >= THREAD_VIEW_STATEMENTS:
         # the same from the statements in memory, by a thread
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
