@@ -7,7 +7,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -51,29 +51,72 @@ def forked_map(fn: Callable[[list[T]], R], items: list[T], *, min_items: int = 2
 
     With ``parent_works=False`` both halves run in forked children, so the memory they
     take goes back when they exit (a large import computes its view this way, before
-    Kuzu's loads need the memory).
+    Kuzu's loads need the memory); ``Forked`` starts them and lets this process work
+    meanwhile.
     """
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    if len(items) < min_items or cpus < 2 or not sys.platform.startswith("linux"):
+    if not parent_works:
+        return Forked(fn, items, min_items=min_items).result()
+    if not _can_fork(items, min_items):
         return [fn(items)]
     half = len(items) // 2
     halves = [items[:half], items[half:]]
-    children: dict[int, tuple[int, int]] = {}  # half -> (pid, read end of its pipe)
-    out: dict[int, R] = {}
+    pid, fd = _fork(fn, halves[1])
     try:
-        for i in (0, 1) if not parent_works else (1,):
-            children[i] = _fork(fn, halves[i])
-        if parent_works:
-            out[0] = fn(halves[0])
+        first = fn(halves[0])
     except BaseException:
-        for pid, fd in children.values():
-            os.close(fd)
-            os.waitpid(pid, 0)
+        os.close(fd)
+        os.waitpid(pid, 0)
         raise
-    for i, (pid, fd) in children.items():
-        done, value = _collect(pid, fd)
-        out[i] = value if done else fn(halves[i])
-    return [out[0], out[1]]
+    done, value = _collect(pid, fd)
+    return [first, value if done else fn(halves[1])]
+
+
+def _can_fork(items: list[Any], min_items: int) -> bool:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return len(items) >= min_items and cpus >= 2 and sys.platform.startswith("linux")
+
+
+class Forked(Generic[T, R]):
+    """``fn`` over the two halves of ``items``, each in a forked child started at once; ``result`` waits for
+    them. This process is free meanwhile (a large import loads its statements into the store while its
+    children compute the view from the same bulk files).
+
+    As with ``forked_map``: small inputs and other platforms run ``fn`` here, in ``result``, and a
+    child that fails has its half run here. ``result(fallback=False)`` (work that is being dropped)
+    only waits for the children and returns what they finished.
+
+    >>> sum(Forked(sum, [1, 2, 3, 4]).result())  # one or two parts
+    10
+    """
+
+    def __init__(self, fn: Callable[[list[T]], R], items: list[T], *, min_items: int = 2) -> None:
+        self._fn = fn
+        self._halves: list[list[T]] = [items]
+        self._children: list[tuple[int, int]] = []  # (pid, read end of its pipe) of each half
+        if not _can_fork(items, min_items):
+            return
+        half = len(items) // 2
+        self._halves = [items[:half], items[half:]]
+        try:
+            for part in self._halves:
+                self._children.append(_fork(fn, part))
+        except BaseException:
+            self.result(fallback=False)
+            raise
+
+    def result(self, fallback: bool = True) -> list[R]:
+        """Each half's ``fn`` result, in order (the children waited for)."""
+        if not self._children:  # not forked: the work is done here
+            return [self._fn(h) for h in self._halves] if fallback else []
+        out: list[R] = []
+        children, self._children = self._children, []
+        for (pid, fd), half in zip(children, self._halves, strict=False):
+            done, value = _collect(pid, fd)
+            if done:
+                out.append(value)
+            elif fallback:
+                out.append(self._fn(half))
+        return out
 
 
 def _fork(fn: Callable[[list[T]], R], items: list[T]) -> tuple[int, int]:
@@ -106,3 +149,38 @@ def _collect(pid: int, read_fd: int) -> tuple[bool, Any]:
     if status != 0 or not data:
         return False, None
     return True, pickle.loads(data)
+
+
+class Threaded(Generic[R]):
+    """``fn()`` computed in a thread started at once; ``result`` waits for it (the same interface as
+    ``Forked``, with one part). Kuzu lets go of Python's lock while it runs a query, so Python work in
+    the thread goes on while this thread loads rows into the store: no fork, nothing copied or pickled.
+
+    >>> Threaded(lambda: 6 * 7).result()
+    [42]
+    """
+
+    def __init__(self, fn: Callable[[], R]) -> None:
+        import threading
+
+        self._out: list[R] = []
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._out.append(fn())
+            except BaseException as e:  # handed to the caller of ``result``
+                self._error = e
+
+        self._thread = threading.Thread(target=run, name="graphmem-bulk", daemon=True)
+        self._thread.start()
+
+    def result(self, fallback: bool = True) -> list[R]:
+        """``[fn()]`` once the thread is done; its exception is raised here (``fallback=False``: work that
+        is being dropped, so ``[]`` instead)."""
+        self._thread.join()
+        if self._error is not None:
+            if fallback:
+                raise self._error
+            return []
+        return list(self._out)

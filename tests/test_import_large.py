@@ -232,3 +232,44 @@ def test_a_large_import_reads_awkward_values_back_from_its_bulk_files(tmp_path: 
     assert large.timeline("Odd", known_at="2026-01-01").to_dict() == small.timeline("Odd", known_at="2026-01-01").to_dict()
     assert large.rebuild(check=True).drift == ()
     assert not list((tmp_path / "large" / "tmp").glob("*"))
+
+
+def test_view_computed_in_a_thread_equals_the_view_computed_after_the_load(exported: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import into an empty store of THREAD_VIEW_STATEMENTS or more statements (held in memory) computes
+    its view in a thread while its statements load: the same rows as the view computed after the load."""
+    here, forked = graphmem.open(tmp_path / "here", create=True), graphmem.open(tmp_path / "forked", create=True)
+    monkeypatch.setattr(importer, "THREAD_VIEW_STATEMENTS", 10**9)
+    assert here.import_jsonl(exported).written
+    children = []
+    real = importer._views_from_list
+
+    def counted(*args: Any) -> Any:
+        children.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(importer, "THREAD_VIEW_STATEMENTS", 1)
+    monkeypatch.setattr(importer, "_views_from_list", counted)
+    assert forked.import_jsonl(exported).written
+    assert children  # the forked path was taken
+    assert _state(forked) == _state(here)
+    assert forked.rebuild(check=True).drift == ()
+    assert not list((tmp_path / "forked" / "tmp").glob("*"))  # view files removed
+
+
+def test_a_name_an_entity_line_adds_later_resolves_on_the_lines_after_it(tmp_path: Path) -> None:
+    """Statement lines check each distinct subject and object once (``Memo``); an entity line in between
+    can make a name resolve otherwise (here: ambiguous), and the lines after it see that."""
+    m = graphmem.open(tmp_path / "s", create=True)
+    lines = [
+        {"op": "entity", "type": "Project", "name": "Atlas"},
+        {"op": "entity", "type": "Person", "name": "Ada", "aliases": ["Lead"]},
+        {"op": "assert", "subject": "Atlas", "predicate": "owner", "object": "Lead", "valid_from": "2024-01-01"},
+        {"op": "entity", "type": "Person", "name": "Bo", "aliases": ["Lead"]},
+        {"op": "assert", "subject": "Atlas", "predicate": "owner", "object": "Lead", "valid_from": "2024-02-01"},
+        {"op": "assert", "subject": "Atlas", "predicate": "owner", "object": "Ada", "valid_from": "2024-03-01"},
+    ]
+    report = m.import_jsonl([json.dumps(x) for x in lines])
+    assert [e[0] for e in report.errors] == [5]
+    assert "ambiguous" in report.errors[0][1]
+    assert report.statements == 2

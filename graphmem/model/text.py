@@ -80,6 +80,8 @@ def check_text(value: str, what: str) -> str:
     >>> check_text("Atlas", "name")
     'Atlas'
     """
+    if type(value) is str and value.isascii():  # (a surrogate is not ASCII)
+        return value
     m = _SURROGATE.search(value) if isinstance(value, str) else None
     if m is not None:
         raise BadInput(f"bad {what} {value!r}: it is not valid Unicode (an undecodable byte or a lone surrogate "

@@ -8,7 +8,6 @@ write path's ``apply`` when few subjects are touched. Large imports go through K
 from __future__ import annotations
 
 import json
-import os
 import time
 from array import array
 from collections import defaultdict
@@ -17,25 +16,35 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.bulk import forked_map
+from graphmem.bulk import Forked, Threaded, forked_map
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.jsonio import loads
-from graphmem.model.progress import EVERY, Progress, here_only, no_progress
+from graphmem.model.progress import Progress, here_only, no_progress
 from graphmem.model.records import Record
 from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementFile, Store, ViewFiles
-from graphmem.transfer.lines import counted, declared_id, decode, file_lines, mention_list, record_line, str_list
+from graphmem.transfer.lines import (
+    _count,
+    _plain_run_of,
+    _span,
+    counted,
+    declared_id,
+    file_lines,
+    mention_list,
+    record_line,
+    str_list,
+)
 from graphmem.transfer.same import Held, held
 from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import attached_sources, view_for_subject
 from graphmem.write.apply import append, apply, touch
 from graphmem.write.inputs import parse_fact_ref
-from graphmem.write.validate import Checks, Resolver, check_retraction, not_attached
+from graphmem.write.validate import Checks, Memo, Resolver, check_retraction, not_attached
 
 if TYPE_CHECKING:
     from graphmem.store import Store
@@ -44,6 +53,7 @@ BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the nam
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
+THREAD_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view in a thread
 OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
@@ -75,12 +85,13 @@ class _Reader:
         self.next_record = next_record
         self.errors: list[tuple[int, str]] = []
         self.n_lines = 0
+        self.memo = Memo()  # what statement lines checked once (cleared when an entity line changes the resolver)
 
     def read(self, lines: Iterable[tuple[int, str]]) -> None:
         """Validate numbered lines, in order."""
         checks, now, resolve, sink = self.checks, self.now, self.resolve, self.sink
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
-        record_refs, errors = self.record_refs, self.errors
+        record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
         try:
             for lineno, line in lines:
@@ -119,11 +130,11 @@ class _Reader:
                             st = checks.assertion(next_id, obj["subject"], obj["predicate"], obj["object"],
                                                   opt_str(obj, "valid_from"), opt_str(obj, "valid_to"), srcs, by,
                                                   opt_str(obj, "recorded_at"), now, resolve, record_refs,
-                                                  opt_str(obj, "scope") or self.scope)
+                                                  opt_str(obj, "scope") or self.scope, memo)
                         else:
                             st = checks.ending(next_id, obj["subject"], obj["predicate"], obj.get("object"),
                                             opt_str(obj, "at"), srcs, by, opt_str(obj, "recorded_at"), now, resolve,
-                                            record_refs, opt_str(obj, "scope") or self.scope)
+                                            record_refs, opt_str(obj, "scope") or self.scope, memo)
                     if op == "assert" or op == "end" or op == "cite":
                         if self.stored is not None:
                             same = self.stored.match(st, declared_id(declared), obj.get("recorded_at") is not None,
@@ -167,6 +178,7 @@ class _Reader:
             if have is None:
                 self.created[ent.ref] = ent
                 resolve.add(ent)
+                self.memo.clear()
             else:
                 extra = tuple(a for a in ent.aliases if a not in have.aliases)
                 if have.type != ent.type or have.name != ent.name and have.name.lower() != ent.name.lower():
@@ -182,6 +194,7 @@ class _Reader:
                     else:
                         self.updated[ent.ref] = (have, extra, ent.description or None)
                     resolve.add(merged)
+                    self.memo.clear()
         elif op == "record":
             rec = record_line(obj, self.now)
             ref = obj.get("ref")
@@ -334,77 +347,9 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
                         tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
 
 
-# A line holding one of these is read in order, by this process: an op other than assert or end is
-# spelt with one of the first three, an escape could spell anything, and a record ref as a source
-# may need a look in the store.
-_SPECIAL = (b'"entity"', b'"record"', b'"retract"', b'"cite"', b"\\u", b"rec:")
-
-
 def _plain_run(path: Path) -> tuple[int, int, int] | None:
-    """The longest run of lines that hold none of ``_SPECIAL`` (so only assert and end lines, or
-    bad ones), split in two halves at a line start: (start, middle, end) byte offsets, or None when
-    the run is shorter than ``PARALLEL_BYTES``. Such lines change nothing another line reads but
-    the fact ids, which follow from the line count, so their halves can be read at once."""
-    import mmap
-    with path.open("rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return None
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            hits = []
-            for pattern in _SPECIAL:
-                i = mm.find(pattern)
-                while i >= 0:
-                    hits.append(i)
-                    i = mm.find(pattern, i + 1)
-            hits.sort()
-            bounds = [-1, *hits, size]
-            a, b = max(zip(bounds, bounds[1:], strict=False), key=lambda p: p[1] - p[0])
-            start = 0 if a < 0 else mm.find(b"\n", a) + 1  # the line after the hit at a
-            end = size if b >= size else mm.rfind(b"\n", 0, b) + 1  # the start of the line of the hit at b
-            if start <= 0 and a >= 0 or end - start < max(PARALLEL_BYTES, 2):
-                return None
-            middle = mm.find(b"\n", (start + end) // 2) + 1
-            if not start < middle < end:
-                return None
-            return start, middle, end
-
-
-def _span(path: Path, start: int, end: int, first_line: int,
-          report: Callable[[int], None] | None = None) -> Iterator[tuple[int, str]]:
-    """The numbered lines of a file that start at byte offsets in [start, end); ``report`` is handed the
-    offset reached every few thousand lines."""
-    with path.open("rb") as f:
-        f.seek(start)
-        pos = start
-        for lineno, raw in enumerate(f, first_line):
-            if pos >= end:
-                return
-            if report is not None and not (lineno - first_line) % EVERY:
-                report(pos)
-            pos += len(raw)
-            yield lineno, decode(raw)
-
-
-def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
-    """The line breaks in [start, end) of a file (which starts and ends at line starts), and with
-    ``nonblank`` the lines there that hold more than ASCII white space (else 0)."""
-    breaks = filled = 0
-    rest = b""  # a line cut by the end of a block
-    with path.open("rb") as f:
-        f.seek(start)
-        left = end - start
-        while left > 0:
-            block = f.read(min(left, 16 * 2**20))
-            if not block:
-                break
-            left -= len(block)
-            breaks += block.count(b"\n")
-            if nonblank:
-                lines = (rest + block).split(b"\n")
-                rest = lines.pop()
-                filled += sum(1 for line in lines if line.strip())
-    return breaks, filled + (1 if rest.strip() else 0)
+    """``lines._plain_run_of`` with this module's ``PARALLEL_BYTES``: the run of plain lines read on two cores."""
+    return _plain_run_of(path, PARALLEL_BYTES)
 
 
 def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
@@ -507,13 +452,22 @@ def _write(store: Store, registry: Registry, created: list[Entity],
     by_id.clear()
     touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
     views: list[ViewFiles] = []
+    computing: Forked[str, ViewFiles] | Threaded[ViewFiles] | None = None
     if fresh and isinstance(stmts, StatementFile) and touched:
-        # every statement is in this import's bulk files: the view from them, before the transaction
+        # every statement is in this import's bulk files: two children compute the view from them, before
+        # the transaction (loading meanwhile measured no faster at 1M on 2 cores, and the children's memory
+        # would add to Kuzu's: docs/benchmarks.md)
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
         progress("writing to the store", 0, None)
+    elif fresh and isinstance(stmts, list) and len(stmts) >= THREAD_VIEW_STATEMENTS:
+        # the same from the statements in memory, by a thread
+        view_names = store.entity_names()
+        view_names.update((e.ref, e.name) for e in created)
+        progress("computing the view", 0, None)
+        computing = _views_from_list(store, registry, stmts, view_names)
     names: dict[str, str | None] = {e.ref: e.name for e in created}
 
     def name_of(ref: str) -> str | None:
@@ -539,6 +493,8 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 return
             append(store, stmts, marks, next_id)
             if reload and touched:
+                if computing is not None:
+                    views, computing = computing.result(), None
                 if views:
                     store.load_view(views)
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
@@ -551,15 +507,20 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 log = Store.statements_from_log(ref, text, name_of)[0]
                 store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, registry), touched[ref])
     finally:
+        if computing is not None:  # the write failed: wait for the children, drop what they made
+            views = computing.result(fallback=False)
         for v in views:
             v.discard()
+        if isinstance(stmts, StatementFile):
+            stmts.discard()
 
 
 def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, refs: list[str],
-                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> list[ViewFiles]:
+                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> Forked[str, ViewFiles]:
     """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
-    by two forked children, each reading the files for its half of the subjects: the statements they hold
-    go back when they exit, before Kuzu's loads need the memory."""
+    by two forked children, each reading the files for its half of the subjects (started here; their
+    ``result`` is the view files): the statements they hold go back when they exit, before Kuzu's loads
+    need the memory."""
     get = names.get
     stmts.finish()  # here: the children must not write what this process has pending
 
@@ -569,7 +530,18 @@ def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, re
             logs[st.subject].append(st)
         return store.write_view_files(_view_rows(registry, part, logs, get))
 
-    return forked_map(chunk, refs, min_items=2, parent_works=False)
+    return Forked(chunk, refs)
+
+
+def _views_from_list(store: Store, registry: Registry, stmts: list[Statement],
+                     names: dict[str, str]) -> Threaded[ViewFiles]:
+    """The view's files from statements held in a list (every statement of the store, in id order),
+    written by a thread while this one loads the statements into the store (Kuzu's COPY runs without
+    Python's lock): forked children would copy the pages of every statement they and this process touch."""
+    by_subject: dict[str, list[Statement]] = defaultdict(list)
+    for st in stmts:
+        by_subject[st.subject].append(st)
+    return Threaded(lambda: store.write_view_files(_view_rows(registry, sorted(by_subject), by_subject, names.get)))
 
 
 def _drain(items: list[Statement]) -> Iterator[Statement]:

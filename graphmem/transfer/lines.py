@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -106,3 +106,76 @@ def counted(lines: list[str], progress: Progress) -> Iterator[tuple[int, str]]:
         if n % EVERY == 1:
             progress("checking lines", n - 1, len(lines))
         yield n, line
+
+
+# A line holding one of these is read in order, by this process: an op other than assert or end is
+# spelt with one of the first three, an escape could spell anything, and a record ref as a source
+# may need a look in the store.
+_SPECIAL = (b'"entity"', b'"record"', b'"retract"', b'"cite"', b"\\u", b"rec:")
+
+
+def _plain_run_of(path: Path, min_bytes: int) -> tuple[int, int, int] | None:
+    """The longest run of lines that hold none of ``_SPECIAL`` (so only assert and end lines, or
+    bad ones), split in two halves at a line start: (start, middle, end) byte offsets, or None when
+    the run is shorter than ``min_bytes``. Such lines change nothing another line reads but
+    the fact ids, which follow from the line count, so their halves can be read at once."""
+    import mmap
+    with path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            hits = []
+            for pattern in _SPECIAL:
+                i = mm.find(pattern)
+                while i >= 0:
+                    hits.append(i)
+                    i = mm.find(pattern, i + 1)
+            hits.sort()
+            bounds = [-1, *hits, size]
+            a, b = max(zip(bounds, bounds[1:], strict=False), key=lambda p: p[1] - p[0])
+            start = 0 if a < 0 else mm.find(b"\n", a) + 1  # the line after the hit at a
+            end = size if b >= size else mm.rfind(b"\n", 0, b) + 1  # the start of the line of the hit at b
+            if start <= 0 and a >= 0 or end - start < max(min_bytes, 2):
+                return None
+            middle = mm.find(b"\n", (start + end) // 2) + 1
+            if not start < middle < end:
+                return None
+            return start, middle, end
+
+
+def _span(path: Path, start: int, end: int, first_line: int,
+          report: Callable[[int], None] | None = None) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a file that start at byte offsets in [start, end); ``report`` is handed the
+    offset reached every few thousand lines."""
+    with path.open("rb") as f:
+        f.seek(start)
+        pos = start
+        for lineno, raw in enumerate(f, first_line):
+            if pos >= end:
+                return
+            if report is not None and not (lineno - first_line) % EVERY:
+                report(pos)
+            pos += len(raw)
+            yield lineno, decode(raw)
+
+
+def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
+    """The line breaks in [start, end) of a file (which starts and ends at line starts), and with
+    ``nonblank`` the lines there that hold more than ASCII white space (else 0)."""
+    breaks = filled = 0
+    rest = b""  # a line cut by the end of a block
+    with path.open("rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(left, 16 * 2**20))
+            if not block:
+                break
+            left -= len(block)
+            breaks += block.count(b"\n")
+            if nonblank:
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()
+                filled += sum(1 for line in lines if line.strip())
+    return breaks, filled + (1 if rest.strip() else 0)

@@ -236,8 +236,18 @@ def literal(p: Predicate, raw: Any) -> Value:
     return text.strip() if lt == "string" else text
 
 
-def trust_for(by: str, sources: tuple[str, ...]) -> str:
-    """The asserter's default tier, capped by evidence (docs/semantics.md)."""
+def trust_for(by: str, sources: tuple[str, ...], memo: Memo | None = None) -> str:
+    """The asserter's default tier, capped by evidence (docs/semantics.md); a ``memo`` keeps it per
+    asserter and kind of sources (none, record refs among them, URIs only)."""
+    if memo is not None:
+        if len(sources) == 1:  # most statements
+            kinds = 2 if sources[0].startswith("rec:") else 1
+        else:
+            kinds = 2 if any(s.startswith("rec:") for s in sources) else 1 if sources else 0
+        trust = memo.trust.get((by, kinds))
+        if trust is None:
+            trust = memo.trust[(by, kinds)] = trust_for(by, sources)
+        return trust
     tier = DEFAULT_TRUST[by]
     cap = "low" if not sources else ("high" if any(s.startswith("rec:") for s in sources) else "medium")
     return tier if TRUST_RANK[tier] <= TRUST_RANK[cap] else cap
@@ -308,6 +318,44 @@ def check_retraction(ref: str, fid: int, recorded_at: int | None, retracted_at: 
     return Retraction(fid, at, None if reason is None else clean(reason, "reason"))
 
 
+class Memo:
+    """What a batch of statements (an import) checked once, looked up again by the lines that repeat it.
+
+    An import names the same subjects, predicates, objects and sources on many lines: each distinct
+    (subject, predicate) pair as written, each distinct object of a predicate and subject type and
+    each URI source is resolved and checked once, as is each asserter's trust for a kind of sources,
+    and later lines take the result (times are parsed once by ``parse_instant``'s own cache). Only
+    results are kept, never errors, so a bad line is refused with its own message every time. The
+    batch's resolver changes when an entity line adds or merges an entity (a name may then resolve
+    otherwise): the importer calls ``clear`` then.
+
+    >>> memo = Memo()
+    >>> memo.heads["x"] = 1
+    >>> memo.clear(); memo.heads
+    {}
+    """
+
+    LIMIT = 4096  # entries a table holds (a few MB): lines of one subject tend to come together
+
+    def __init__(self) -> None:
+        self.heads: dict[tuple[str, str], tuple[Entity, Predicate]] = {}  # (subject, predicate) as written
+        self.objects: dict[tuple[str, str, type, Any], tuple[Value, str, str | None]] = {}
+        self.sources: dict[str, str] = {}  # a URI source as written -> as stored
+        self.trust: dict[tuple[str, int], str] = {}  # (asserter, 0 no sources, 1 URIs only, 2 a record ref) -> trust
+
+    @staticmethod
+    def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
+        """``table[key] = value``, the table emptied first when it holds ``LIMIT`` entries (its memory bounded)."""
+        if len(table) >= Memo.LIMIT:
+            table.clear()
+        table[key] = value
+
+    def clear(self) -> None:
+        """Forget everything (the batch's entities changed)."""
+        self.heads.clear()
+        self.objects.clear()  # (sources do not name entities)
+
+
 class Checks:
     """Validation bound to a store's lookups, its ontology and registry: entities, statements and sources.
 
@@ -335,14 +383,28 @@ class Checks:
             raise BadInput(f"entity {e.ref!r} already exists")
         return e
 
-    def sources(self, sources: Iterable[str], pending: dict[str, int] | None = None) -> tuple[str, ...]:
+    def sources(self, sources: Iterable[str], pending: dict[str, int] | None = None,
+                memo: Memo | None = None) -> tuple[str, ...]:
         """Sources are record refs that exist (``rec:N``) or URIs.
 
-        ``pending`` maps record refs written earlier in the same import to the ids they get.
+        ``pending`` maps record refs written earlier in the same import to the ids they get; ``memo``
+        keeps the URIs checked already.
         """
         out: list[str] = []
         known = self.known_records
         for s in sources:
+            if memo is not None and type(s) is str:
+                uri = memo.sources.get(s)
+                if uri is None and not s.startswith(("rec:", " ")) and _URI_RE.match(s):
+                    uri = clean(s, "source").strip()
+                    if uri is s or _URI_RE.match(uri):  # (unchanged: matched already)
+                        memo.keep(memo.sources, s, uri)
+                    else:
+                        uri = None
+                if uri is not None:
+                    if uri not in out:
+                        out.append(uri)
+                    continue
             s = clean(str(s), "source").strip()
             if s.startswith("rec:") and pending and s in pending:
                 s = f"rec:{pending[s]}"
@@ -360,48 +422,64 @@ class Checks:
         return tuple(out)
 
     def _head(self, subject: str, predicate: str, by: str, recorded_at: str | None, now: int,
-              resolve: Callable[..., Entity]) -> tuple[int, Entity, Predicate]:
-        """What every statement checks first: the asserter, the record time, the subject and the predicate."""
+              resolve: Callable[..., Entity], memo: Memo | None = None) -> tuple[int, Entity, Predicate]:
+        """What every statement checks first: the asserter, the record time, the subject and the predicate
+        (the last two once per distinct pair with a ``memo``)."""
         if by not in ASSERTERS:
             raise BadInput(f"bad asserter {by!r}: expected one of {', '.join(ASSERTERS)}")
         rec = parse_instant(recorded_at, now=now, what="recorded_at") if recorded_at is not None else now
         if rec > now:
             raise BadTime(f"bad recorded_at {recorded_at!r}: it lies in the future")
+        if memo is not None and type(subject) is str and type(predicate) is str:
+            pair = memo.heads.get((subject, predicate))
+            if pair is not None:
+                return rec, pair[0], pair[1]
         s = resolve(subject, role="subject")
         p = self.predicate(predicate)
         check_subject_type(p, s)
+        if memo is not None and type(subject) is str and type(predicate) is str:
+            memo.keep(memo.heads, (subject, predicate), (s, p))
         return rec, s, p
 
     def assertion(self, fid: int, subject: str, predicate: str, obj: Any, valid_from: str | None,
                   valid_to: str | None, sources: Iterable[str], by: str, recorded_at: str | None, now: int,
                   resolve: Callable[..., Entity] | None = None, records: dict[str, int] | None = None,
-                  scope: str | None = None) -> Statement:
-        """An ``assert`` statement with id ``fid``, every part checked (``resolve``: a batch's resolver)."""
+                  scope: str | None = None, memo: Memo | None = None) -> Statement:
+        """An ``assert`` statement with id ``fid``, every part checked (``resolve``: a batch's resolver,
+        ``memo``: its parts checked already)."""
         resolve = resolve or self.resolve
-        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
+        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve, memo)
         value: Value
-        if p.entity_valued:
-            o = resolve(str(obj), role=f"object of {p.name}")
-            check_object_type(self.ontology, p, s.type, o.type, o.ref)
-            value, kind, oname = o.ref, "entity", o.name
+        if memo is not None and not isinstance(obj, str | int | float | bool):
+            memo = None  # not a key
+        known = None if memo is None else memo.objects.get((p.name, s.type, type(obj), obj))
+        if known is not None:
+            value, kind, oname = known
         else:
-            value, kind, oname = literal(p, obj), "literal", None
+            if p.entity_valued:
+                o = resolve(str(obj), role=f"object of {p.name}")
+                check_object_type(self.ontology, p, s.type, o.type, o.ref)
+                value, kind, oname = o.ref, "entity", o.name
+            else:
+                value, kind, oname = literal(p, obj), "literal", None
+            if memo is not None:
+                memo.keep(memo.objects, (p.name, s.type, type(obj), obj), (value, kind, oname))
         vf = rec if valid_from is None else parse_instant(valid_from, now=now, what="valid_from")
         vt = None if valid_to is None else parse_instant(valid_to, now=now, what="valid_to")
         if vt is not None and vt <= vf:
             raise BadTime(f"bad valid_to {format_instant(vt)}: expected a time after valid_from {format_instant(vf)}")
-        srcs = self.sources(sources, records)
+        srcs = self.sources(sources, records, memo)
         return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
-                         trust_for(by, srcs), oname, one_scope(scope))
+                         trust_for(by, srcs, memo), oname, None if scope is None else one_scope(scope))
 
     def ending(self, fid: int, subject: str, predicate: str, obj: Any, at: str | None, sources: Iterable[str],
                by: str, recorded_at: str | None, now: int, resolve: Callable[..., Entity] | None = None,
-               records: dict[str, int] | None = None, scope: str | None = None) -> Statement:
-        """An ``end`` statement with id ``fid``: what holds stops at ``at``."""
+               records: dict[str, int] | None = None, scope: str | None = None, memo: Memo | None = None) -> Statement:
+        """An ``end`` statement with id ``fid``: what holds stops at ``at`` (``memo``: as for ``assertion``)."""
         resolve = resolve or self.resolve
         if at is None:
             raise BadTime("missing 'at': expected the time at which the value stops holding")
-        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve)
+        rec, s, p = self._head(subject, predicate, by, recorded_at, now, resolve, memo)
         value: Value | None = None
         kind, oname = "", None
         if obj is not None:
@@ -411,9 +489,9 @@ class Checks:
             else:
                 value, kind = literal(p, obj), "literal"
         t = parse_instant(at, now=now, what="at")
-        srcs = self.sources(sources, records)
+        srcs = self.sources(sources, records, memo)
         return Statement(fid, "end", s.ref, p.name, value, kind, t, None, rec, None, None, srcs, by,
-                         trust_for(by, srcs), oname, one_scope(scope))
+                         trust_for(by, srcs, memo), oname, one_scope(scope))
 
     def citation(self, fid: int, ref: str, target: Statement | None, sources: Iterable[str], note: str | None,
                  by: str, recorded_at: str | None, now: int, records: dict[str, int] | None = None,

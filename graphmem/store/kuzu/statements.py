@@ -62,17 +62,17 @@ class StatementFile:
         self._first: int | None = None  # ids rise: the first is this write's lowest
 
     def add(self, s: Statement) -> None:
+        fid, op, subject, predicate, value, kind, vf, vt, rec, retracted, reason, sources, by, trust, _, scope = s
         if self._first is None:
-            self._first = s.id
-            self._store._undo.fact(s.id)
-        obj = "" if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
-        otype = self._otypes.get((s.predicate, s.object_kind)) if s.op != "cite" else self._store._object_type(s) or ""
+            self._first = fid
+            self._store._undo.fact(fid)
+        obj = "" if value is None else (value if kind == "entity" else encode_literal(value))
+        otype = self._otypes.get((predicate, kind)) if op != "cite" else self._store._object_type(s) or ""
         if otype is None:
-            otype = self._otypes[(s.predicate, s.object_kind)] = self._store._object_type(s) or ""
-        vt, retracted = s.valid_to, s.retracted_at
-        self._pending.append([s.id, s.op, s.subject, s.predicate, obj, otype, s.valid_from, "" if vt is None else vt,
-                              s.recorded_at, "" if retracted is None else retracted, s.retract_reason or "",
-                              _sources_json(s.sources), s.asserted_by, s.trust, s.scope or ""])
+            otype = self._otypes[(predicate, kind)] = self._store._object_type(s) or ""
+        self._pending.append([fid, op, subject, predicate, obj, otype, vf, "" if vt is None else vt,
+                              rec, "" if retracted is None else retracted, reason or "",
+                              _sources_json(sources), by, trust, scope or ""])
         if len(self._pending) == _CHUNK:
             self._bulk.write(self._pending)
             self._pending = []
