@@ -86,7 +86,7 @@ def _keep_bulk_files(folder: Path) -> list[str]:
     real = store_mod.Store._q
     copies: list[str] = []
 
-    def q(self: Any, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def q(self: Any, query: str, params: dict[str, Any] | None = None, hot: bool = False) -> list[list[Any]]:
         if query.startswith("COPY "):
             kept_query = query
             for path in re.findall(r"'(/[^']+)'", query):
@@ -97,7 +97,7 @@ def _keep_bulk_files(folder: Path) -> list[str]:
                     shutil.copyfile(path, kept)
                 kept_query = kept_query.replace(f"'{path}'", f"'{kept}'")
             copies.append(kept_query)
-        return real(self, query, params)
+        return real(self, query, params, hot)
 
     store_mod.Store._q = q  # type: ignore[method-assign]
     return copies
