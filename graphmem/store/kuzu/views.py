@@ -8,7 +8,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import kuzu
 import orjson
 
 from graphmem.model import Interval, Statement
@@ -97,7 +96,7 @@ class ViewTables(Schema):
 
         def read(query: str, into: dict[str, Any]) -> None:
             try:
-                conn = kuzu.Connection(self._db)
+                conn = self._driver.Connection(self._db)
                 try:
                     # by ref: the subject row's (name, log, view), or the edge keys' list
                     into.update((row[0], row[1] if len(row) == 2 else tuple(row[1:]))
