@@ -205,7 +205,8 @@ def require_store(path: str | Path | StoreAddress) -> None:
     """StoreUnavailable, saying how one is made, unless ``path`` holds a store: only ``init`` (and
     ``demo``) make a store from the command line, and ``graphmem.open(path, create=True)`` from Python."""
     if not has_store(path):
-        shown = path.display if isinstance(path, StoreAddress) else str(path)
+        address = store_address(path)
+        shown = str(address.folder) if address.folder is not None else address.display
         raise StoreUnavailable(f"no store at {shown!r}: expected one made by 'graphmem init' (or "
                                "graphmem.open(path, create=True))")
 
