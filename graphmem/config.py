@@ -97,9 +97,9 @@ def store_address(value: str | Path | StoreAddress | None = None) -> StoreAddres
                 folder = Path(rest)
                 for other, name in ENGINE_FILES.items():
                     if other != engine and (folder / name).exists():
-                        raise StoreUnavailable(f"store {rest!r} was made by {ENGINE_NAMES[other]}, not "
-                                               f"{ENGINE_NAMES[engine]}: expected {other + ':' if other != 'kuzu' else ''}"
-                                               f"{rest} (or the folder alone)")
+                        raise BadInput(f"bad store address {value!r}: the store there was made by "
+                                       f"{ENGINE_NAMES[other]}, not {ENGINE_NAMES[engine]}; expected the folder alone "
+                                       "(a store opens with the engine that made it)")
                 return StoreAddress(engine, folder)
     folder = Path(value)
     for engine, name in ENGINE_FILES.items():

@@ -15,6 +15,7 @@ import importlib
 import json
 import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
@@ -83,13 +84,19 @@ def driver(engine: str = "kuzu") -> Any:
     type names, so one process cannot load both: the second is StoreUnavailable (``graphmem copy``
     runs each engine in its own process)."""
     name = DRIVERS[engine]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    other = next((o for o, m in DRIVERS.items() if o != engine and m in sys.modules), None)
+    if other is not None:  # importing the second would fail, and leave the process to crash at exit
+        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: this process has loaded "
+                               f"{ENGINE_NAMES[other]}, and the two engines' modules cannot share a process "
+                               "(graphmem copy moves a store between them)")
     try:
         return importlib.import_module(name)
-    except ImportError as e:
-        other = next((o for o, m in DRIVERS.items() if o != engine and m in __import__("sys").modules), None)
-        why = (f"this process has loaded {ENGINE_NAMES[other]}, and the two engines' modules cannot share a process"
-               if other else f"its module {name!r} cannot be loaded: {str(e).splitlines()[0]}")
-        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: {why}") from None
+    except (ImportError, RuntimeError) as e:
+        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: its module {name!r} cannot be "
+                               f"loaded: {str(e).splitlines()[0]}") from None
 
 
 def engine_version(engine: str) -> str:
