@@ -52,11 +52,11 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
     from graphmem.evidence.notes import NoteResult
+    from graphmem.memory.copying import copy_store
     from graphmem.model.facts import Event, Fact
     from graphmem.model.records import Record
     from graphmem.retrieval.answers import PathResult, RecommendResult
     from graphmem.retrieval.linking import Lexicon, Seed
-    from graphmem.memory.copying import copy_store
     from graphmem.retrieval.packing import PackResult
     from graphmem.view.adhoc import CypherResult
 

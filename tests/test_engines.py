@@ -16,7 +16,7 @@ from helpers import TEST_ENGINE, Run, cli, one_clear_line, runner
 import graphmem
 from graphmem.cli import app
 from graphmem.config import StoreAddress, store_address
-from graphmem.errors import BadInput, StoreUnavailable
+from graphmem.errors import BadInput
 from graphmem.store import SCHEMA_VERSION
 
 # the engines a copy goes between; PostgreSQL joins when its engine is in this build (the cluster comes from

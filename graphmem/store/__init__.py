@@ -21,6 +21,7 @@ The engine's stored forms (a subject's log and view text, ...) are reached throu
 (``Store.decode_log``, ``Store.view_text``, ...): no name of an encoding is exported here.
 """
 
+from graphmem.store.engines import migrate_store, open_store
 from graphmem.store.kuzu.base import (
     COMMIT_MARK,
     DB_FILE,
@@ -30,7 +31,6 @@ from graphmem.store.kuzu.base import (
     remove_mark,
     write_mark,
 )
-from graphmem.store.engines import migrate_store, open_store
 from graphmem.store.kuzu.bulkfiles import ViewFiles
 from graphmem.store.kuzu.migrations import migrate as migrate_layout
 from graphmem.store.kuzu.statements import StatementFile

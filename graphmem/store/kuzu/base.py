@@ -31,9 +31,8 @@ from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.values import RecordFacets, WriteUndo
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
-    import numpy as np
-
     import kuzu
+    import numpy as np
 
     from graphmem.model import Entity, Statement
     from graphmem.model.textindex import Postings
