@@ -181,3 +181,18 @@ def test_copy_refuses_a_destination_that_holds_a_store(rich_store: str, tmp_path
     one_clear_line(Run(runner.invoke(app, ["copy", str(tmp_path / "none"), str(tmp_path / "n2")])), 3,
                    [str(tmp_path / "none")], ["expected"])
     assert not (tmp_path / "n2").exists()
+
+
+def test_free_text_that_needs_escaping_reads_back_whole(atlas: graphmem.Memory) -> None:
+    """The grouped statement read writes free text as JSON in the engine's own query (docs/engines.md): quotes,
+    backslashes and control characters come back exactly, and the stored logs match what it reads."""
+    text = 'a "quoted" \\ back\\slash\ttab\nline \x01 bell \x07 é'
+    atlas.assert_("Atlas", "summary", text, valid_from="2024-01-01")
+    fact = atlas.assert_("Atlas", "summary", "short", valid_from="2024-02-01").refs[0]
+    atlas.retract(fact, reason='wrong "one" \\ \n again')
+    logs = dict(atlas.store.subject_logs(refs=["project:atlas"]))
+    rows = json.loads(logs["project:atlas"])
+    assert [r[3] for r in rows] == [text, "short"] and rows[1][9] == 'wrong "one" \\ \n again'
+    assert [f.object for f in atlas.current("Atlas").facts if f.predicate == "summary"] == [text]
+    report = atlas.rebuild(check=True)
+    assert report.ok and report.drift == (), report.to_dict()
