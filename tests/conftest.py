@@ -137,3 +137,10 @@ def postgres_cluster() -> str:
     if importlib.util.find_spec("graphmem.store.postgres") is None:
         pytest.skip("the PostgreSQL engine is not in this build")
     pytest.skip("no PostgreSQL cluster fixture in this build")
+
+
+@pytest.fixture
+def postgres_store_url(postgres_cluster: str) -> str:
+    """The hook for a test that needs a fresh, empty PostgreSQL store (its ``postgresql://`` address) beside
+    the run's engine, as ``graphmem copy``'s tests do; the PostgreSQL engine's fixtures fill it."""
+    pytest.skip("no PostgreSQL store fixture in this build")

@@ -21,8 +21,8 @@ from graphmem.store import SCHEMA_VERSION
 
 # the engines a copy goes between; PostgreSQL joins when its engine is in this build (the cluster comes from
 # the postgres_cluster fixture, tests/conftest.py)
-COPY_ENGINES = ["kuzu", "ladybug"]
 HAS_POSTGRES = importlib.util.find_spec("graphmem.store.postgres") is not None
+COPY_ENGINES = ["kuzu", "ladybug", *(["postgresql"] if HAS_POSTGRES else [])]
 PREFIX = {"kuzu": "kuzu:", "ladybug": "ladybug:"}
 
 
@@ -145,9 +145,11 @@ def rich_store(demo: graphmem.Memory) -> str:
 
 
 @pytest.mark.parametrize("dest_engine", COPY_ENGINES)
-def test_copy_keeps_the_export_both_ways(rich_store: str, tmp_path: Path, dest_engine: str) -> None:
+def test_copy_keeps_the_export_both_ways(rich_store: str, tmp_path: Path, dest_engine: str,
+                                         request: pytest.FixtureRequest) -> None:
     before = export_of(rich_store)
-    there = address(dest_engine, tmp_path / "there")
+    pg_url = request.getfixturevalue("postgres_store_url") if dest_engine == "postgresql" else None
+    there = address(dest_engine, tmp_path / "there", pg_url)
     r = runner.invoke(app, ["copy", rich_store, there, "--json"])
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
