@@ -102,7 +102,7 @@ class StoreInfo(HtmlRepr):
     Attributes
     ----------
     store : str
-        The store's folder, or its address when that names another engine (``ladybug:PATH``, ``postgresql://...``).
+        The store's folder (a PostgreSQL store: its address).
     statements, entities : int
         How many statements (assertions and ends) and entities it holds.
     engine : str
@@ -113,6 +113,9 @@ class StoreInfo(HtmlRepr):
         The store's layout version (``graphmem migrate`` moves a store to this graphmem's).
     records : int
         How many evidence records it holds.
+    address : str
+        The address that names the store and its engine (``ladybug:PATH``, ``postgresql://...``; a Kuzu
+        store's is its folder), docs/engines.md.
 
     Examples
     --------
@@ -131,14 +134,15 @@ class StoreInfo(HtmlRepr):
     engine_version: str = ""
     layout: int = 0
     records: int = 0
+    address: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
                 "entities": self.entities, "records": self.records, "engine": self.engine,
-                "engine_version": self.engine_version, "layout": self.layout}
+                "engine_version": self.engine_version, "layout": self.layout, "address": self.address or self.store}
 
     def _summary(self) -> str:
-        return (f"{self.store} ({self.engine} {self.engine_version}): {nb.plural(self.entities, 'entity', 'entities')}, "
+        return (f"{self.address or self.store} ({self.engine} {self.engine_version}): {nb.plural(self.entities, 'entity', 'entities')}, "
                 f"{nb.plural(self.statements, 'statement')}, {nb.plural(self.records, 'record')}")
 
 

@@ -116,8 +116,9 @@ def test_info_and_init_name_the_engine(atlas: graphmem.Memory, tmp_path: Path) -
     r = runner.invoke(app, ["--store", store, "info", "--json"])
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc == {"schema": "graphmem.info.v1", "store": store, "statements": 1, "entities": 6, "records": 1,
-                   "engine": TEST_ENGINE, "engine_version": version, "layout": info.layout}
+    assert doc == {"schema": "graphmem.info.v1", "store": str(atlas.path), "statements": 1, "entities": 6,
+                   "records": 1, "engine": TEST_ENGINE, "engine_version": version, "layout": info.layout,
+                   "address": store}
     human = runner.invoke(app, ["--store", store, "info"]).stdout
     name = {"kuzu": "Kuzu", "ladybug": "LadybugDB"}[TEST_ENGINE]
     assert f"engine:     {name} {version}, layout {info.layout}" in human and "records:    1" in human

@@ -35,7 +35,7 @@ def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Create the store (idempotent); says which engine holds it (--store ladybug:PATH, postgresql://...)."""
     with errors(), memory(ctx, create=True) as m:
         emit(ctx, m.info().to_dict(), lambda d: render.out(
-            f"store ready at {d['store']} ({_engine_text(d)}; {plural(d['entities'], 'entity', 'entities')}, "
+            f"store ready at {d.get('address') or d['store']} ({_engine_text(d)}; {plural(d['entities'], 'entity', 'entities')}, "
             f"{plural(d['statements'], 'statement')})"))
 
 
@@ -52,7 +52,7 @@ def info(ctx: typer.Context, json_: JsonOpt = False) -> None:
         doc = m.info().to_dict() | {"schema": "graphmem.info.v1"}
 
         def human(d: dict[str, Any]) -> None:
-            render.out(f"store:      {d['store']}\nengine:     {_engine_text(d)}\n"
+            render.out(f"store:      {d.get('address') or d['store']}\nengine:     {_engine_text(d)}\n"
                        f"entities:   {d['entities']}\nstatements: {d['statements']}\nrecords:    {d['records']}")
         emit(ctx, doc, human)
 
