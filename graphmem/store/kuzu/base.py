@@ -328,6 +328,14 @@ class StoreBase:
             for c in [*self._all_conns, self._main[0]]:
                 c.close()
             self._db.close()
+        if self.engine != "kuzu":
+            # LadybugDB releases the store's lock only when its objects are freed, not at close: drop them
+            # (connections, prepared plans, the database), so another process may open the store at once
+            self._main[1].clear()
+            self._main = (None, {})
+            self._all_conns = []
+            self._threads = None
+            self._db = None
 
     def _prepared(self, query: str) -> Any:
         """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""
