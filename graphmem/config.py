@@ -190,7 +190,7 @@ def _would_create(path: Path, db_file: str) -> list[Path]:
             top = top.parent
         return [top]
     if path.is_dir() and not (path / db_file).exists():
-        return [path / name for name in (db_file, db_file + ".wal", db_file + ".lock", "tmp")]
+        return [path / name for name in (db_file, db_file + ".wal", db_file + ".lock", "graphmem.lock", "tmp")]
     return []
 
 

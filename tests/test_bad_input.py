@@ -278,8 +278,6 @@ def test_locked_store_exit_3(store: Path, before: str) -> None:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "ready"
         for argv in (["current", "atlas"], ["assert", "atlas", "status", "paused"], ["lint"]):
-            if TEST_ENGINE == "ladybug" and argv[0] != "assert":
-                continue  # LadybugDB lets readers open a store while another process writes (docs/engines.md)
             r = cli(store, *argv)
             one_clear_line(r, 3, [str(store)], ["locked"])
     finally:

@@ -44,7 +44,8 @@ SCHEMA_VERSION = 7  # 2: records keyed by their "rec:N" ref, graphmem's own full
 # 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive); LEXICON_LAYOUT: the stored
 # linking lexicon; SCOPES_LAYOUT: statements carry a scope
 DB_FILE = ENGINE_FILES["kuzu"]  # a Kuzu store's database; a LadybugDB store's is ENGINE_FILES["ladybug"]
-DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module that drives it (the same API)
+DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}
+ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)  # engine -> the Python module that drives it (the same API)
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
 
@@ -103,6 +104,30 @@ def engine_version(engine: str) -> str:
     return str(driver(engine).__version__)
 
 
+def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
+    """LadybugDB takes no lock for a read-only open, so a writer and readers could hold a store at once;
+    graphmem keeps Kuzu's rule there with its own lock (``ENGINE_LOCK``): shared by readers, held alone by
+    the writer. The open file holding it, or None (Kuzu; a folder graphmem cannot write to: no writer
+    can be there either)."""
+    if engine == "kuzu":
+        return None
+    import fcntl
+    lock = path / ENGINE_LOCK
+    try:
+        f = open(lock, "a+b")  # noqa: SIM115  (held until the database is closed)
+    except OSError:
+        return None
+    try:
+        fcntl.lockf(f, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        from graphmem.config import server_holding
+        holder = server_holding(path) or lock_holder(lock) or "another process"
+        raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (graphmem lets one process write "
+                               "to a store, or several read it at once)") from None
+    return f
+
+
 def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu") -> Any:
     """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
     another process holds, or one the engine cannot open, is StoreUnavailable naming the holder or the
@@ -110,13 +135,21 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
     on the database file)."""
     db_file = path / ENGINE_FILES[engine]
     mod = driver(engine)
+    held = _hold_lock(path, engine, read_only)
     try:
-        return mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only)
+        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only)
+        if held is not None:
+            db._graphmem_lock = held  # released with the database object (Store.close drops it)
+        return db
     except RuntimeError as e:
+        if held is not None:
+            held.close()
         msg = str(e).splitlines()[0]
         if read_only and "shadow pages" in str(e):
             # a write was cut short and left its log, which Kuzu replays only in a writable open: open
             # writable this once (graphmem itself still writes nothing: the Store stays read-only)
+            if held is not None:
+                held.close()
             return open_database(path, pool_bytes, read_only=False, engine=engine)
         if "lock" in msg.lower():
             from graphmem.config import server_holding
