@@ -116,17 +116,18 @@ def _through_server(path: StoreAddress, o: Options, repair: bool) -> Any:
     info = server_info(path.folder)
     if info is None:
         return None
+    shown = str(path.folder)  # a server marks only a store with a folder
     from graphmem.errors import StoreUnavailable
     from graphmem.service.client import Remote
     remote = Remote(path.folder or Path(path.display), info)
     if repair:
-        raise StoreUnavailable(f"store {str(path)!r} is in use by {remote.holder}, which cannot run this command; "
+        raise StoreUnavailable(f"store {shown!r} is in use by {remote.holder}, which cannot run this command; "
                                "stop it first")
     if o.ontology or o.predicates:
-        raise StoreUnavailable(f"store {str(path)!r} is in use by {remote.holder}, which uses the ontology and "
+        raise StoreUnavailable(f"store {shown!r} is in use by {remote.holder}, which uses the ontology and "
                                "predicates it was started with: expected no --ontology or --predicates, or the "
                                "server stopped")
-    sys.stderr.write(f"graphmem: store {str(path)!r} is held by {remote.holder}; this command goes through it\n")
+    sys.stderr.write(f"graphmem: store {shown!r} is held by {remote.holder}; this command goes through it\n")
     return remote
 
 
