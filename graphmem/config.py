@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class StoreAddress:
     def display(self) -> str:
         """The address as a user writes it (a Kuzu store: its folder alone)."""
         if self.url is not None:
-            return self.url
+            return re.sub(r"(://[^:/@?]*:)[^@/?]*@", r"\1***@", self.url)  # a password is never shown
         return str(self.folder) if self.engine == "kuzu" else f"{self.engine}:{self.folder}"
 
     @property

@@ -128,19 +128,13 @@ cardinality = "one"
     return folder
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> str:
-    """The hook for a PostgreSQL run: the URL of a throwaway cluster's database (the PostgreSQL engine's
-    tests supply it, starting a server in a temporary folder on a Unix socket); skipped with one line
-    when this build or machine has no PostgreSQL."""
-    import importlib.util
-    if importlib.util.find_spec("graphmem.store.postgres") is None:
-        pytest.skip("the PostgreSQL engine is not in this build")
-    pytest.skip("no PostgreSQL cluster fixture in this build")
-
-
 @pytest.fixture
-def postgres_store_url(postgres_cluster: str) -> str:
-    """The hook for a test that needs a fresh, empty PostgreSQL store (its ``postgresql://`` address) beside
-    the run's engine, as ``graphmem copy``'s tests do; the PostgreSQL engine's fixtures fill it."""
-    pytest.skip("no PostgreSQL store fixture in this build")
+def postgres_store_url(request: pytest.FixtureRequest) -> str:
+    """A fresh, empty PostgreSQL store address (a schema of its own in the session's throwaway cluster,
+    tests/pg.py), for a test that needs one beside the run's engine, as ``graphmem copy``'s tests do;
+    skipped with one line when no PostgreSQL server binary is found."""
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+from tests.pg import pg_cluster, pg_url  # noqa: E402, F401  (fixtures: the PostgreSQL hook)

@@ -147,3 +147,44 @@ def test_writes_that_do_not_group_run_alone_in_their_turn(tmp_path: Path, demo_d
     assert c.groups == 3  # the entity is added alone, between the two
     assert any(f.object == "tool:valkey" for f in m.current("compass", predicate="uses").facts)
     m.close()
+
+
+def test_a_group_writes_its_statements_and_subjects_as_one_at_a_time_would(tmp_path: Path) -> None:
+    """A group's statements are created by one query and its subjects' rows set by another (new subjects
+    made on their own): the store ends as the same writes made one by one leave it, and a rebuild agrees."""
+    stores = []
+    for name in ("grouped", "alone"):
+        m = graphmem.open(tmp_path / name, create=True)
+        for n in ("Atlas", "Borealis", "Cygnus"):
+            m.add_entity("Project", n)
+        m.add_entity("Tool", "Kuzu")
+        m.assert_("Atlas", "status", "active", valid_from="2024-01-01")  # Atlas has a stored row; the others none
+        stores.append(m)
+    writes = [
+        lambda m: m.assert_("Atlas", "status", "paused", valid_from="2024-03-01", scope="team"),
+        lambda m: m.assert_("Borealis", "uses", "Kuzu", valid_from="2024-02-01", valid_to="2024-05-01",
+                            sources=["https://example.org/b"], by="agent"),
+        lambda m: m.assert_("Cygnus", "status", "done", valid_from="2024-04-01"),
+        lambda m: m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01"),
+    ]
+    grouped, alone = stores
+    with grouped.write_group():
+        refs = [w(grouped).refs for w in writes]
+    assert refs == [w(alone).refs for w in writes] == [("fact:2",), ("fact:3",), ("fact:4",), ("fact:5",)]
+    for m in stores:
+        assert m.rebuild(check=True).drift == ()
+    for subject in ("Atlas", "Borealis", "Cygnus"):
+        for at in ("2024-02-15", "2024-04-15", "2024-06-01"):
+            got = [(f.predicate, f.object, f.valid_to, f.sources)
+                   for f in grouped.current(subject, as_of=at).facts]
+            assert got == [(f.predicate, f.object, f.valid_to, f.sources)
+                           for f in alone.current(subject, as_of=at).facts]
+    assert [f.object for f in grouped.current("Borealis", as_of="2024-03-01").facts] == ["tool:kuzu"]
+    for fid in range(1, 6):  # every column as written one at a time (nulls where a statement has none)
+        assert grouped.store.statement(fid) == alone.store.statement(fid)._replace(
+            recorded_at=grouped.store.statement(fid).recorded_at)
+    assert grouped.store.statement(2).scope == "team" and grouped.store.statement(3).valid_to is not None
+    assert grouped.paths("Atlas", "Kuzu", as_of="2024-03-01").to_dict()["paths"] == \
+        alone.paths("Atlas", "Kuzu", as_of="2024-03-01").to_dict()["paths"] != []
+    for m in stores:
+        m.close()

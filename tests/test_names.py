@@ -96,14 +96,71 @@ def test_an_ambiguous_name_links_to_neither(store: graphmem.Memory) -> None:
     assert store.store.mentions_of_records([rid])[rid] == []
 
 
+def test_search_ranks_a_record_naming_a_rare_name_a_best_hit_names(store: graphmem.Memory) -> None:
+    """'Rosalind sent me pictures' shares no word with the question; the best hit names Rosalind too,
+    and lends it NAME_SHARE of its score (docs/evidence.md, "Query words and ranking")."""
+    from graphmem.evidence.search import NAME_SHARE
+    store.ingest(lines())
+    hits = store.search("Who did Ana visit in the hills?", limit=5).results
+    assert "Rosalind in the hills" in hits[0].snippet
+    other = next(h for h in hits if "pictures of her garden" in h.snippet)
+    assert other.score >= NAME_SHARE * hits[0].score  # and the turn after it, by Ana, lends its context
+    # the filter holds: a record it leaves out is never lent in
+    assert not any("pictures" in h.snippet for h in store.search("visit hills", until="2024-03-31").results)
+
+
+def test_a_document_neither_lends_nor_borrows(store: graphmem.Memory) -> None:
+    """Only turns of conversations lend their names: a note naming Rosalind stands alone, as a note
+    does in the session context (docs/evidence.md)."""
+    store.ingest(lines() + [{"text": "Seed order for Rosalind: tomatoes.", "ts": "2024-04-01", "kind": "note",
+                             "source": "notes"}])
+    hits = store.search("Who did Ana visit in the hills?", limit=10).results
+    assert any("pictures of her garden" in h.snippet for h in hits)  # a turn: lent
+    assert not any("Seed order" in h.snippet for h in hits)  # a note: not lent
+
+
+def test_a_name_the_query_names_lends_nothing(store: graphmem.Memory) -> None:
+    """Asked about Rosalind, the turns naming her match the query's word already: no share on top."""
+    from graphmem.model.textindex import query_terms
+    store.ingest(lines())
+    hits = {h.snippet: h.score for h in store.search("Rosalind hills", limit=5).results}
+    other = next(score for text, score in hits.items() if "pictures of her garden" in text)
+    own = dict(store.store.rank_records(query_terms(["rosalind", "hills"]), 50))
+    rid = next(r for r, _ in own.items() if "pictures" in store.store.record_hit(r)[0])
+    assert other == pytest.approx(own[rid])  # its own BM25: nothing lent (its session neighbour shares no word)
+
+
+def test_a_common_name_lends_nothing(store: graphmem.Memory) -> None:
+    """A name in more than RARE_NAME of the records (and more than NAME_FLOOR) tells none apart."""
+    common = [{"text": f"Ben: weather report {i} from Lisbon", "ts": "2024-02-01", "source": f"c/{i}",
+               "kind": "message"} for i in range(4)]
+    rare = [{"text": f"Ben: weather report {i} from Porto", "ts": "2024-02-01", "source": f"r/{i}",
+             "kind": "message"} for i in range(2)]
+    store.ingest(lines() + common + rare + [
+        {"text": "Ana: the castle tour went through Lisbon and Porto", "ts": "2024-02-02", "source": "t/1",
+         "kind": "message"}])
+    hits = store.search("castle tour", limit=10).results
+    assert "castle tour" in hits[0].snippet
+    assert {h.snippet for h in hits[1:]} == {f"Ben: weather report {i} from Porto" for i in range(2)}
+
+
 def test_the_neighbours_lane_finds_a_record_sharing_a_name(store: graphmem.Memory) -> None:
+    import graphmem.retrieval.packing as packing
     store.ingest(lines())
     doc = store.pack("Who did Ana visit in the hills?", budget_tokens=300, trace=True, as_of="2024-05-01")
     items = {i.ref: i for i in doc.items}
     hit = next(i for i in doc.items if "Rosalind in the hills" in i.text)
     other = next(i for i in doc.items if "pictures of her garden" in i.text)
-    assert hit.lane == "records" and other.lane == "neighbours"
-    assert other.why == f"names rosalind as {hit.ref} does"
+    assert hit.lane == "records" and other.lane == "records"  # ranked by search's ranking, the names lending
+    assert "from the turns around it or a best hit's names" in other.why
+    pool = packing.RECORD_POOL, packing.RECORD_POOL_MIN
+    try:  # a pool too small for the ranking to reach it: the neighbours lane still finds it
+        packing.RECORD_POOL = packing.RECORD_POOL_MIN = 1
+        small = store.pack("Who did Ana visit in the hills?", budget_tokens=300, trace=True, as_of="2024-05-01")
+    finally:
+        packing.RECORD_POOL, packing.RECORD_POOL_MIN = pool
+    lane = next(i for i in small.items if "pictures of her garden" in i.text)
+    assert lane.lane == "neighbours" and lane.why == f"names rosalind as {hit.ref} does"
     # the speakers are in most turns: they bring no neighbour of their own
     assert not any("names ana" in i.why or "names ben" in i.why for i in items.values())
     again = store.pack("Who did Ana visit in the hills?", budget_tokens=300, trace=True, as_of="2024-05-01")

@@ -159,6 +159,35 @@ def test_a_named_time_prefers_the_records_written_then(tmp_path: Path) -> None:
         m.close()
 
 
+def test_a_time_a_record_names_counts_as_its_time(tmp_path: Path) -> None:
+    """Times as mentions: "last Saturday", said on Monday 8 May 2023, is 6 May; a question about 6 May
+    prefers that turn to an equal one about another day, though both were written after it."""
+    m = graphmem.open(tmp_path / "s", create=True)
+    try:
+        m.ingest([{"text": "Ana: We went hiking in the hills last Saturday.", "ts": "2023-05-08T13:56:00Z",
+                   "source": "a"},
+                  {"text": "Ben: We went hiking in the hills last Friday!", "ts": "2023-05-20T10:00:00Z",
+                   "source": "b"}])
+        p = m.pack("Who went hiking on 6 May 2023?", as_of="2023-06-01", trace=True)
+        times = {c.ref: c.scores["time"] for name, _, cands in p.lanes if name == "records" for c in cands}
+        assert times == {"rec:1": 1.0, "rec:2": 0.8}
+        assert [c.ref for c in p.items][0] == "rec:1"
+        # the same question about the other day turns it round ("last Friday" said on Saturday 20 May: 19 May)
+        q = m.pack("Who went hiking on 19 May 2023?", as_of="2023-06-01", trace=True)
+        assert [c.ref for c in q.items][0] == "rec:2"
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize(("said", "day"), [("2023-05-08T13:56:00Z", "2023-05-06"),  # a Monday: two days back
+                                            ("2023-05-06T09:00:00Z", "2023-04-29"),  # a Saturday: a week back
+                                            ("2023-05-07T09:00:00Z", "2023-05-06")])
+def test_last_weekday_is_the_one_before_the_day_said(said: str, day: str) -> None:
+    (lo, hi), = query_times("last Saturday", parse_instant(said))
+    assert format_instant(lo)[:10] < day < format_instant(hi)[:10]  # the day, widened by a day either side
+    assert (hi - lo) == 3 * 86_400_000_000
+
+
 def test_an_evidence_line_costs_few_tokens_beyond_its_text(chat: graphmem.Memory) -> None:
     p = chat.pack("Pepper beach", budget_tokens=200)
     for c in p.items:

@@ -147,3 +147,21 @@ def test_mentions_of_many_records_in_one_query(m: graphmem.Memory, n: int) -> No
         assert sorted({ref for ref, *_ in spans[i]}) == by[i]
         assert [s for _, s, _, _ in spans[i]] == sorted(s for _, s, _, _ in spans[i])
     assert by[1] == ["project:atlas", "tool:redis"] and by[2] == []
+
+
+def test_the_best_turns_names_cost_one_read_then_none(tmp_path: Any) -> None:
+    """A search whose best turns name a name makes one more query (the names' Term rows); what a name
+    gives is kept with the records' columns, so the same search again makes none (docs/evidence.md)."""
+    with graphmem.open(tmp_path / "s", create=True) as mem:
+        mem.ingest([json.dumps({"text": f"Ana: filler {i} about the weather", "ts": "2024-01-01",
+                                "kind": "message", "source": f"c/{i}"}).encode() for i in range(40)]
+                   + [json.dumps({"text": t, "ts": "2024-02-01", "kind": "message", "source": s}).encode()
+                      for t, s in (("Ana: I hiked near Rosalind's farm", "a/1"), ("Ben: Rosalind sent pears", "b/1"))])
+        with counted(mem.store) as first:
+            r = mem.search("hiked farm", limit=5)
+        assert [h.snippet for h in r.results][:2] == ["Ana: I hiked near Rosalind's farm", "Ben: Rosalind sent pears"]
+        with counted(mem.store) as again:
+            assert mem.search("hiked farm", limit=5).results == r.results
+        terms_reads = [sum("(x:Term" in q for q in seen) for seen in (first, again)]
+        assert terms_reads == [2, 1], (first, again)  # the query's terms and the names; then the query's only
+        assert not any("Posting" in q for q in again)

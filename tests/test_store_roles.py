@@ -73,3 +73,15 @@ def test_the_cypher_pattern_finds_the_store_s_queries() -> None:
              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
              if isinstance(node, ast.Constant) and isinstance(node.value, str)]
     assert sum(bool(CYPHER.search(t)) for t in texts) > 50
+
+
+def test_only_the_postgres_engine_imports_psycopg() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if PACKAGE / "store" / "postgres" in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            found += [f"{path.relative_to(PACKAGE)}: {n}" for n in names if n.split(".")[0] == "psycopg"]
+    assert found == []

@@ -66,6 +66,8 @@ _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", 
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _UNITS = {"day": 1, "week": 7, "weekend": 7, "month": 31, "year": 366}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_LAST_DAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b", re.I)
 _RELATIVE = re.compile(r"\b(yesterday|today|tonight|last\s+(night|week(?:end)?|month|year)|"
                        r"this\s+(week(?:end)?|month|year)|(\d+|a|an|one|two|three|four|five|six)\s+"
                        r"(day|week|month|year)s?\s+ago)\b", re.I)
@@ -83,7 +85,7 @@ def _month(name: str) -> int:
 def query_times(query: str, now: int) -> list[tuple[int, int]]:
     """The spans of time a query names, as ``[start, end)`` in microseconds: dates (``2023-05-08``,
     ``8 May 2023``, ``May 2023``, ``in 2023``) and times relative to ``now`` (``yesterday``,
-    ``last week``, ``last month``, ``last year``, ``this year``, ``3 days ago``), each widened by a
+    ``last week``, ``last month``, ``last year``, ``this year``, ``3 days ago``, ``last Saturday``), each widened by a
     day either side (a record written the next morning is still about it). A soft preference for
     the records written then, never a filter: ``pack`` ranks them a little higher.
 
@@ -93,6 +95,8 @@ def query_times(query: str, now: int) -> list[tuple[int, int]]:
     [('2021-12-31', '2023-01-02')]
     >>> [(format_instant(a)[:10], format_instant(b)[:10]) for a, b in query_times("trip in May 2023", now)]
     [('2023-04-30', '2023-06-02')]
+    >>> [(format_instant(a)[:10], format_instant(b)[:10]) for a, b in query_times("last Saturday", now)]
+    [('2023-05-05', '2023-05-08')]
     >>> query_times("no dates here", now)
     []
     >>> query_times("what happened this year", parse_instant("9999-12-31T23:59:59Z"))  # past the calendar
@@ -127,6 +131,10 @@ def _query_times(query: str, now: int) -> list[tuple[int, int]]:
             d = at.subtract(days=n * _UNITS[m.group(5).lower()])
             spans.append((d.start_of("day"), d.end_of("day")) if m.group(5).lower() == "day" else
                          (d.subtract(days=_UNITS[m.group(5).lower()] // 2), d.add(days=_UNITS[m.group(5).lower()] // 2)))
+    for m in _LAST_DAY.finditer(query):  # the last such day before the day of ``now``
+        back = (at.day_of_week - _WEEKDAYS.index(m.group(1).lower())) % 7 or 7  # pendulum: Monday 0
+        d = at.subtract(days=back)
+        spans.append((d.start_of("day"), d.end_of("day")))
     for m in _ABSOLUTE.finditer(query):
         iy, im, iday, dd, dmon, dy, mmon, mday, my, year = m.groups()
         try:

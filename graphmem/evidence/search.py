@@ -223,14 +223,18 @@ def sessions(store: FilterStore) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any = None,
-                    lenders: Any = None) -> list[tuple[int, float, float]]:
+                    lenders: Any = None, rows: dict[int, Any] | None = None, read: int | None = None,
+                    ) -> list[tuple[int, float, float]]:
     """Records ranked by BM25 of their own words plus ``CONTEXT_SHARE`` x the best BM25 of the record just
     before or just after them in the same session (docs/evidence.md, "Query words and ranking"): a turn
     that answers the turn the query's words find ranks with it. Only messages with a source have a
     session (``sessions``); any other record scores its own BM25. A neighbour's BM25 is read whatever the
     filter, so a filter never changes a score, except a scope: ``lenders`` (the records of the scopes asked
     for, None for all) are the only records that may lend, so a scoped read learns nothing from other
-    scopes. (id, score, the part of the score its neighbour lent), best first, ties by id."""
+    scopes. Then the best records' rare names lend a share of their score (``lend_names``; ``rows``, when
+    given, receives the rows it reads: those of the ``read`` best (default ``limit``) at once, as a caller
+    would). (id, score, the part of the score others lent), best first, ties
+    by id."""
     import numpy as np
     pool = max(limit, CONTEXT_POOL)
     own = dict(store.rank_records(terms, pool, within))
@@ -250,7 +254,8 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
     if lenders is not None:
         near &= {int(x) for x in lenders[np.isin(lenders, list(near))]}
     if not near:
-        return [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))[:limit]]
+        return lend_names(store, [(i, v, 0.0) for i, v in sorted(own.items(), key=lambda x: (-x[1], x[0]))],
+                          within, rows, limit if read is None else read, terms)[:limit]
     every = sorted(near | set(own) | set(own_all))
     scored = dict(store.rank_records(terms, len(every), np.array(every, np.int64)))
     allowed = set(own) | ({int(x) for x in within[np.isin(within, every)]} if within is not None else near)
@@ -265,16 +270,124 @@ def rank_in_context(store: RankStore, terms: list[str], limit: int, within: Any 
         if score > 0:
             out.append((rid, score, CONTEXT_SHARE * ctx))
     out.sort(key=lambda x: (-x[1], x[0]))
-    return out[:limit]
+    return lend_names(store, out, within, rows, limit if read is None else read, terms)[:limit]
+
+
+NAME_HITS = 3  # the best records whose rare names lend a share of their score to other records naming them
+NAME_SHARE = 0.4  # a record naming a rare name one of those hits names gains this share of the hit's score
+RARE_NAME = 0.05  # a name in more records than this share of the index (and more than NAME_FLOOR) tells none apart
+NAME_FLOOR = 3
+NAME_LENDS = 10  # the records a hit lends to (a default result list): most shared names first, then the nearest in time
+
+
+NAMES_HELD = 1_000_000  # record ids of rare names a process keeps with the records' columns (8 bytes each)
+
+
+def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
+    """For name terms of a text (``model/names.py``: ``name_terms``), the records that name each
+    (``lookup_terms``: written as a name, or a sentence's first word for a name; ids rising), for the
+    names in at least 2 records and at most ``RARE_NAME`` of the index (or ``NAME_FLOOR``): a name
+    every other record names (a conversation's speakers) tells none apart.
+
+    What a name gives is kept with the records' columns (their ``memo``, dropped when records are
+    added), so a name asked about again costs no read; the rest is one postings read."""
+    import numpy as np
+
+    from graphmem.model.names import lookup_terms
+    terms = list(dict.fromkeys(terms))
+    f = store.record_facets()
+    stats = store.index_stats()
+    held = f.memo.get("names")
+    if held is None or held[0] != stats or held[1] > NAMES_HELD:
+        held = f.memo["names"] = [stats, 0, {}]
+    known: dict[str, np.ndarray | None] = held[2]
+    todo = [t for t in terms if t not in known]
+    looked = sorted({x for t in todo for x in lookup_terms(t)})
+    if looked:
+        found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked), strict=True) if got is not None}
+        cap = max(NAME_FLOOR, RARE_NAME * stats[0])
+        for t in todo:
+            parts = [found[x] for x in lookup_terms(t) if x in found]
+            if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds
+                known[t] = None
+                continue
+            union = np.unique(np.concatenate(parts).astype(np.int64))
+            known[t] = union if 1 < len(union) <= cap else None
+            held[1] += len(union) if known[t] is not None else 0
+    return {t: got for t in terms if (got := known.get(t)) is not None}
+
+
+def lend_names(store: Any, ranked: list[tuple[int, float, float]], within: Any = None,
+               rows: dict[int, Any] | None = None, read: int = NAME_HITS, query: Iterable[str] = (),
+               ) -> list[tuple[int, float, float]]:
+    """``ranked`` (best first) with the graph's names lent (docs/evidence.md, "Query words and ranking"):
+    each of the ``NAME_HITS`` best records that is a turn of a conversation (``sessions``: a message with a
+    source) lends ``NAME_SHARE`` of its score to turns (allowed by
+    ``within``) that names a rare name it speaks of (``rare_name_records``; not its speaker, nor a name
+    whose words are all among ``query``'s index terms: BM25 has counted those), the best
+    such share per record, added to the record's own score; a record found only this way joins the
+    ranking. The rows of the ``read`` best (at least ``NAME_HITS``) are read at once, into ``rows`` when
+    given: a caller that shows them reads no row twice.
+    Same form as ``rank_in_context``: (id, score, the part lent), best first, ties by id."""
+    import numpy as np
+
+    from graphmem.model.names import name_terms
+    from graphmem.model.textindex import terms
+    best = ranked[:NAME_HITS]
+    if not best or not hasattr(store, "terms_postings"):
+        return ranked
+    n = NAME_HITS if rows is None else max(read, NAME_HITS)
+    rows = {} if rows is None else rows
+    wanted = [rid for rid, _, _ in ranked[:n] if rid not in rows]
+    if wanted:
+        many = getattr(store, "record_hits", None)
+        rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})
+    asked = set(query)  # a name the query names is one of its words already: BM25 counts it, no lending twice
+    names = {rid: [t for t in name_terms(row[0], speaker=False) if not set(terms(t[1:].replace("_", " "))) <= asked]
+             for rid, _, _ in best if (row := rows.get(rid)) is not None}
+    lists = rare_name_records(store, [t for ts in names.values() for t in ts])
+    if not lists:
+        return ranked
+    lent: dict[int, float] = {}
+    f = store.record_facets()  # the records' times, in memory: the nearest are found without reads
+    _, sess = sessions(store)  # only turns of conversations lend and borrow: a document stands alone
+    for rid, score, _ in best:
+        mine = [lists[t] for t in names.get(rid, []) if t in lists]
+        if not mine or not len(f.ids):
+            continue
+        me = int(np.searchsorted(f.ids, rid))
+        if me >= len(f.ids) or f.ids[me] != rid or sess[me] < 0:
+            continue
+        ids, counts = np.unique(np.concatenate(mine), return_counts=True)
+        keep = ids != rid
+        if within is not None:
+            keep &= np.isin(ids, within)
+        ids, counts = ids[keep], counts[keep]
+        at = np.minimum(np.searchsorted(f.ids, ids), len(f.ids) - 1)
+        ok = (f.ids[at] == ids) & (sess[at] >= 0)
+        ids, counts, at = ids[ok], counts[ok], at[ok]
+        order = np.lexsort((ids, np.abs(f.ts[at] - rows[rid][1]), -counts))[:NAME_LENDS]
+        for other in ids[order].tolist():
+            lent[other] = max(lent.get(other, 0.0), NAME_SHARE * score)
+    if not lent:
+        return ranked
+    out = [(rid, score + (share := lent.pop(rid, 0.0)), part + share) for rid, score, part in ranked]
+    out.extend((rid, share, share) for rid, share in lent.items())
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
 
 
 def search(store: SearchStore, query: str, *, limit: int, where: RecordFilter) -> SearchResult:
     """The ``limit`` best records for the words of ``query`` among those ``where`` allows."""
     from graphmem.model.textindex import query_terms
     terms = search_terms(check_text(query, "query"))
-    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store), where.lenders(store))
+    rows: dict[int, Any] = {}  # the best hits' rows, read while ranking (their names lend, ``lend_names``)
+    ranked = rank_in_context(store, query_terms(content_words(terms)), limit, where.within(store), where.lenders(store),
+                             rows)
+    wanted = [i for i, _, _ in ranked if i not in rows]
     many = getattr(store, "record_hits", None)  # one read for all the hits where the store can
-    rows = many([i for i, _, _ in ranked]) if many is not None else {i: store.record_hit(i) for i, _, _ in ranked}
+    if wanted:
+        rows.update(many(wanted) if many is not None else {i: store.record_hit(i) for i in wanted})
     hits = [(i, score, *row) for i, score, _ in ranked if (row := rows.get(i)) is not None]
     return SearchResult(query, tuple(terms), tuple(
         SearchHit(f"rec:{i}", score, snippet(text, terms), utc(ts), kind, src, scope, imp)

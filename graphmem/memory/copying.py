@@ -24,6 +24,7 @@ from graphmem.config import ENGINE_FILES, StoreAddress, cleanup_on_failure, has_
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable
 from graphmem.model.progress import Progress, no_progress
 from graphmem.reports import CopyReport
+from graphmem.store.engines import describe
 
 
 def copy_store(source: str | Path | StoreAddress, dest: str | Path | StoreAddress, *,
@@ -103,7 +104,7 @@ def _export_lines(m: Any, out: Path) -> dict[str, Any]:
             else:
                 statements += 1
     return {"sha256": digest.hexdigest(), "entities": counts["entity"], "records": counts["record"],
-            "statements": statements, "retractions": counts["retract"], "engine_version": m.store.engine_version()}
+            "statements": statements, "retractions": counts["retract"], "engine_version": describe(m.store)[1]}
 
 
 def _export_side(src: StoreAddress, lines: str, memory_options: dict[str, Any], tell: Progress) -> dict[str, Any]:

@@ -340,10 +340,11 @@ class EntityFacade(MemoryBase):
         (0, 1, 0, 'kuzu')
         >>> m.close()
         """
+        from graphmem.store.engines import describe
         where = self.address
+        engine, version, layout = describe(self.store)
         return StoreInfo(str(where.folder) if where.folder is not None else where.display, self.store.statement_count(),
-                         self.store.entity_count(), self.store.engine, self.store.engine_version(),
-                         self.store.layout_version(), self.store.record_count(), where.display)
+                         self.store.entity_count(), engine, version, layout, self.store.record_count(), where.display)
 
     def ontology_doc(self) -> OntologyDoc:
         """The document of ``graphmem ontology``: the entity and edge types in use.

@@ -28,13 +28,34 @@ MAX_US = 253_402_300_799 * US + 999_999  # 9999-12-31T23:59:59.999999Z
 
 _last_now = [0]
 _now_lock = threading.Lock()
+_clock_offset = [0]  # microseconds added to the local clock (set_clock_offset)
+
+
+def set_clock_offset(us: int) -> None:
+    """Make ``now_us`` read the local clock moved by ``us`` microseconds.
+
+    A store whose clock is a server's (PostgreSQL) sets the offset it measures, so every process that
+    writes to it stamps record times from that one clock.
+
+    Parameters
+    ----------
+    us : int
+        The server's clock minus the local one, in microseconds.
+
+    Examples
+    --------
+    >>> set_clock_offset(0)
+    >>> now_us() > 0
+    True
+    """
+    _clock_offset[0] = int(us)
 
 
 def now_us() -> int:
     """The current instant, in microseconds since the epoch (UTC); within a process each call gives a
     later instant than the one before (one microsecond on, if the clock has not moved or went back), so
     the statements of a group commit keep distinct record times in the order they were made."""
-    t = time.time_ns() // 1000
+    t = time.time_ns() // 1000 + _clock_offset[0]
     with _now_lock:
         if t <= _last_now[0]:
             t = _last_now[0] + 1

@@ -270,7 +270,8 @@ class _Packer:
         ``RECORD_POOL_MIN`` lines, plus 5 (at least ``RECORD_POOL_MIN``, at most ``pool_size``): a
         pool larger than the bundle, without reading records that could never fit."""
         from graphmem.model.textindex import query_terms
-        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within, self.lenders)
+        hits = rank_in_context(self.store, query_terms(self.words), self.pool, self.within, self.lenders,
+                               self._records, RECORD_POOL_MIN)  # the best are read while ranking (names lend)
         if not hits:
             return []
         top = hits[0][1]
@@ -289,7 +290,7 @@ class _Packer:
                 continue
             text, ts, kind, source, _scope, importance = row
             rel = bm25 / top
-            scores = {"bm25": bm25, "context": lent, "bm25_share": rel, **self.weights(ts, importance)}
+            scores = {"bm25": bm25, "context": lent, "bm25_share": rel, **self.weights(ts, importance, text)}
             score = rel * scores["recency_factor"] * scores["importance_factor"] * scores["time"]
             guidance = kind in GUIDANCE_KINDS
             order = (0, 0)
@@ -302,7 +303,7 @@ class _Packer:
                           "plans" if kind == "plan" else "evidence", f"rec:{rid}",
                           "record", line, score, scores,
                           (f"rec:{rid}",), f"{kind} record matching the query (BM25 {bm25 - lent:.3f}" +
-                          (f", {lent:.3f} from the turns around it)" if lent else ")"), order=order)
+                          (f", {lent:.3f} from the turns around it or a best hit's names)" if lent else ")"), order=order)
             if ts > self.as_of:
                 c.reasons.append("after_as_of")
             elif rel < RECORD_FLOOR:
@@ -313,12 +314,17 @@ class _Packer:
             self.lanes[c.lane].append(c)
         return kept
 
-    def weights(self, ts: int, importance: float | None) -> dict[str, float]:
-        """A record's factors beside its relevance: recency, importance, and the query's time preference."""
+    def weights(self, ts: int, importance: float | None, text: str | None = None) -> dict[str, float]:
+        """A record's factors beside its relevance: recency, importance, and the query's time preference:
+        a record is of a time the query names when it was written then, or its ``text`` names a time
+        then (a date, or a relative time such as "last Saturday" resolved against the record's own time:
+        times as mentions, docs/packing.md)."""
         age_days = max(0.0, (self.as_of - ts) / 86_400e6)
         recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
         imp = importance if importance is not None else 0.5
-        time = 1.0 if not self.spans or any(lo <= ts < hi for lo, hi in self.spans) else TIME_MISS
+        time = 1.0 if not self.spans or any(lo <= ts < hi for lo, hi in self.spans) or (
+            text is not None and any(a < hi and lo < b for a, b in query_times(text, ts) for lo, hi in self.spans)
+        ) else TIME_MISS
         return {"recency": recency, "importance": imp, "recency_factor": 0.75 + 0.25 * recency,
                 "importance_factor": 0.75 + 0.25 * imp, "time": time}
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.evidence.query import snippet
-from graphmem.evidence.search import session_key, sessions
-from graphmem.model.names import lookup_terms, name_terms
+from graphmem.evidence.search import NAME_HITS, rare_name_records, session_key, sessions
+from graphmem.model.names import name_terms
 from graphmem.model.times import format_instant
 
 GUIDANCE_KINDS = ("rule", "constraint")
@@ -21,9 +21,6 @@ NEIGHBOUR_HITS = 5  # the best records whose neighbourhood (same session, shared
 SESSION_FACTOR = 0.6  # a turn just before or after a hit in its session, against the hit
 SHARED_FACTOR = 0.4  # a record mentioning an entity a hit mentions, against the hit
 SHARED_LIMIT = 3  # such records per hit (the nearest in time to it)
-NAME_HITS = 3  # the best records whose names' other records are candidates (one postings read per name)
-RARE_NAME = 0.05  # a name in more records than this share of the index (and more than NAME_FLOOR) tells none apart
-NAME_FLOOR = 3
 SNIPPET_CHARS = 200
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]|_")
 
@@ -147,7 +144,7 @@ def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
             continue
         text, ts, kind, _source, _scope, importance = row
         share, why, _ = found[rid]
-        scores = {"hit": share, **p.weights(ts, importance)}
+        scores = {"hit": share, **p.weights(ts, importance, text)}
         c = Candidate("neighbours", "evidence", f"rec:{rid}", "record",
                       record_text(text, ts, p.terms, kind if kind in GUIDANCE_KINDS else None),
                       share * scores["time"], scores, (f"rec:{rid}",), why)
@@ -165,17 +162,7 @@ def named_neighbours(p: Any, hits: list[tuple[int, float]], offer: Any) -> None:
     import numpy as np
     rows = [(rid, score, p.record(rid)) for rid, score in hits]
     wanted = {rid: name_terms(row[0], speaker=False) for rid, _, row in rows if row is not None}
-    looked = sorted({x for ts in wanted.values() for t in ts for x in lookup_terms(t)})
-    if not looked:
-        return
-    found = {t: got[0].ids for t, got in zip(looked, p.store.terms_postings(looked), strict=True) if got is not None}
-    cap = max(NAME_FLOOR, RARE_NAME * p.store.index_stats()[0])
-    lists: dict[str, np.ndarray] = {}
-    for t in {t for ts in wanted.values() for t in ts}:
-        parts = [found[x] for x in lookup_terms(t) if x in found]
-        ids = np.unique(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
-        if 1 < len(ids) <= cap:
-            lists[t] = ids
+    lists = rare_name_records(p.store, [t for ts in wanted.values() for t in ts])
     if not lists:
         return
     f = p.store.record_facets()

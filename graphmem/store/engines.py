@@ -22,7 +22,7 @@ POSTGRES_MODULE = "graphmem.store.postgres"
 def _postgres() -> Any:
     """The PostgreSQL engine's package, or StoreUnavailable when this build has none."""
     try:
-        return importlib.import_module(POSTGRES_MODULE)
+        return importlib.import_module(POSTGRES_MODULE + ".store")  # PgStore (store/postgres/store.py)
     except ModuleNotFoundError as e:
         if e.name is not None and POSTGRES_MODULE.startswith(e.name):
             raise StoreUnavailable("the PostgreSQL engine is not in this build") from None
@@ -91,6 +91,31 @@ def migrate_store(address: str | Path | StoreAddress,
     from graphmem.store.kuzu.migrations import migrate
     assert where.folder is not None
     return migrate(where.folder, lambda _path, up: finish(where, up), where.engine)
+
+
+def describe(store: Any) -> tuple[str, str, int]:
+    """What an open store's engine says of itself: its name (``kuzu``, ``ladybug``, ``postgresql``), its
+    version (without the engine's name) and the store's layout version (``graphmem info``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphmem.ontology.schema import load_ontology, load_registry
+    >>> ont = load_ontology(())
+    >>> s = open_store(tempfile.mkdtemp(), ont, load_registry(ont, ()), create=True)
+    >>> describe(s)[0], describe(s)[2] > 0
+    ('kuzu', True)
+    >>> s.close()
+    """
+    engine = str(store.engine)
+    version = store.engine_version
+    version = str(version() if callable(version) else version)
+    version = version.removeprefix(ENGINE_NAMES.get(engine, "")).strip()
+    if hasattr(store, "layout_version"):
+        layout = int(store.layout_version())
+    else:  # an engine opens only a store of its own layout (PostgreSQL: store/postgres/base.py)
+        layout = int(importlib.import_module(POSTGRES_MODULE + ".base").SCHEMA_VERSION)
+    return engine, version, layout
 
 
 def engine_name(engine: str) -> str:

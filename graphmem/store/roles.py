@@ -9,7 +9,7 @@ helpers stay off it. The Protocols are runtime-checkable (tests check the Kuzu `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -127,6 +127,7 @@ class ViewStore(Protocol):
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]: ...
     def write_subject(self, ref: str, name: str, log: list[Statement], view: list[Interval],
                       predicates: Iterable[str]) -> None: ...
+    def write_subjects(self, rows: Sequence[tuple[str, str, list[Statement], list[Interval], Iterable[str]]]) -> None: ...
     def rewrite_subject(self, ref: str, name: str, log: str, view: list[Interval]) -> None: ...
     def drop_subject(self, ref: str) -> None: ...
     def stored_view_rows(self) -> Callable[[], tuple[dict[str, tuple[str, str, str]], dict[str, list[str]]]]: ...
@@ -257,9 +258,7 @@ class EngineInfo(Protocol):
     store's layout version. Every engine has it beside ``StorageEngine``."""
 
     engine: str  # "kuzu", "ladybug" or "postgresql" (graphmem.config.ENGINES)
-
-    def engine_version(self) -> str: ...
-    def layout_version(self) -> int: ...
+    # and engine_version: a method or a str attribute (store/engines.py's describe reads either)
 
 
 class StorageEngine(EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, RecordEventStore, MentionStore,

@@ -80,13 +80,15 @@ def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmt
     new: dict[str, list[Statement]] = defaultdict(list)
     for s in stmts:
         new[s.subject].append(s)
+    rows = []
     for subj, preds in touched.items():
         log = store.subject_log(subj)
         log.extend(new.get(subj, ()))
         if retracted:
             log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
                    if s.id in retracted else s for s in log]
-        store.write_subject(subj, name_of(subj) or subj, log, view_for_subject(log, registry), preds)
+        rows.append((subj, name_of(subj) or subj, log, view_for_subject(log, registry), preds))
+    store.write_subjects(rows)  # the rows of many subjects in one query
 
 
 def apply(store: Store, registry: Registry, stmts: list[Statement], marks: Marks = (), *,

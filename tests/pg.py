@@ -1,0 +1,92 @@
+"""A throwaway PostgreSQL cluster for the tests: made with ``initdb`` in a temporary folder, started with
+``pg_ctl`` listening on a Unix socket only, removed at the end. The server binaries are looked for on
+PATH, in /usr/local/bin and in Debian's /usr/lib/postgresql/<version>/bin; ``server_binaries()`` is None
+when there are none (the tests that need them are then skipped with one line saying so).
+
+Use it from a conftest or a test module::
+
+    from tests.pg import pg_cluster, pg_url  # noqa: F401  (fixtures)
+
+``pg_cluster`` is one cluster per test session; ``pg_url`` gives each test a store address of its own
+schema (``postgresql://...?host=<socket folder>&schema=t_<random>``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SKIP_REASON = "PostgreSQL server binaries (initdb, pg_ctl) not found: the PostgreSQL engine's tests are skipped"
+
+
+def server_binaries() -> Path | None:
+    """The folder holding ``initdb`` and ``pg_ctl``, or None."""
+    found = shutil.which("initdb")
+    candidates = [Path(found).parent] if found else []
+    candidates += [Path("/usr/local/bin")]
+    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
+    for c in candidates:
+        if (c / "initdb").exists() and (c / "pg_ctl").exists():
+            return c
+    return None
+
+
+class Cluster:
+    """A running throwaway cluster: its folder, its socket folder, and store addresses in it."""
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.root = Path(tempfile.mkdtemp(prefix="graphmem-pg-"))
+        self.data = self.root / "data"
+        self.socket = self.root
+        self._as: list[str] = []
+        if os.geteuid() == 0:  # the server refuses to run as root: run it as the postgres user
+            try:
+                pw = pwd.getpwnam("postgres")
+            except KeyError:
+                pytest.skip("PostgreSQL cannot run as root and there is no 'postgres' user: the tests are skipped")
+            os.chown(self.root, pw.pw_uid, pw.pw_gid)
+            self._as = ["runuser", "-u", "postgres", "--"]
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "graphmem", "-E", "UTF8", "--locale=C")
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w", "-o",
+                  f"-k {self.socket} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
+                  "-c full_page_writes=off -c max_connections=60", "start")
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run([*self._as, str(self.bindir / tool), *args], check=True, capture_output=True)
+
+    def url(self, schema: str) -> str:
+        return f"postgresql://graphmem@/postgres?host={self.socket}&schema={schema}"
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    bindir = server_binaries()
+    if bindir is None:
+        pytest.skip(SKIP_REASON)
+    cluster = Cluster(bindir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """A store address in the session's cluster with a schema of its own (made by ``create=True``)."""
+    return pg_cluster.url("t_" + uuid.uuid4().hex[:12])
