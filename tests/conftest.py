@@ -4,9 +4,10 @@ The suite runs against one engine per run: ``GRAPHMEM_TEST_ENGINE`` (kuzu, the d
 postgresql; ``make test`` runs each). Kuzu and LadybugDB stores are made at plain paths, the engine set
 through ``GRAPHMEM_ENGINE`` (the engine of a new store at a plain path), so every test and the CLI
 processes it starts use it. A test of one engine's own files is marked ``@pytest.mark.engine("kuzu")``
-and skipped on the others. PostgreSQL needs a server: ``postgres_cluster`` below is the hook the
-PostgreSQL engine's fixtures fill (a throwaway cluster); without a server binary that run is skipped
-with one line.
+and skipped on the others. PostgreSQL needs a server: ``tests/pg.py`` makes a throwaway cluster
+(``pg_cluster``, ``pg_url``), and ``postgres_store_url`` below hands a test a PostgreSQL store beside the
+run's engine; without a server binary those tests are skipped with one line. (A postgresql run does not
+yet point the folder fixtures at PostgreSQL: ``make test-postgresql`` runs PostgreSQL's own tests.)
 """
 
 from __future__ import annotations
