@@ -4,8 +4,11 @@
 
 ``STORE`` is a benchstore store (``benchmarks/benchstore.py 1000000``). Two measurements:
 
-- scan: ``Memory.facts(predicate="status").facts`` beside the raw Kuzu query that reads the same rows
-  (``MATCH (s:Subject) RETURN s.ref, s.view``, ``get_all()``), interleaved call by call in one process;
+- scan: ``Memory.facts(predicate="status").facts`` beside the raw Kuzu reads of the same rows, ``get_all()``,
+  interleaved call by call in one process: in layout 8 the ``SubjectFacet`` rows of ``status`` whose time
+  bounds admit now, with only the texts that may hold then (``FACETS`` below, the query the scan runs), and
+  ``MATCH (s:Subject) RETURN s.ref, s.name`` (the names); in layout 7 and before,
+  ``MATCH (s:Subject) RETURN s.ref, s.view``;
 - cold: ``graphmem --json current|search|recommend|pack`` as fresh processes, interleaved run by run, each
   as a multiple of the cold ``current``.
 
@@ -32,11 +35,20 @@ COLD = {"current": ["current", "project:project-12"],
         "recommend": ["recommend", "a tool for graph search and latency"],
         "pack": ["pack", "-q", "what does Project 12 use"]}
 SCAN = """
+FACETS = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
+          "RETURN f.ref, CASE WHEN f.since <= $a THEN f.open END, CASE WHEN f.first <= $a AND $a < f.last THEN f.ended END")
 import json, sys, time, gc
 import graphmem
 m = graphmem.open(sys.argv[1], read_only=True)
 conn = m.store._conn
-raw = lambda: conn.execute("MATCH (s:Subject) RETURN s.ref, s.view").get_all()
+tables = {r[0] for r in conn.execute("CALL show_tables() RETURN name").get_all()}
+if "SubjectFacet" in tables:  # layout 8: the facets that may hold now, and the subjects' names
+    now = int(time.time() * 1e6)
+    def raw():
+        conn.execute(FACETS, {"p": "status", "a": now}).get_all()
+        return conn.execute("MATCH (s:Subject) RETURN s.ref, s.name").get_all()
+else:
+    raw = lambda: conn.execute("MATCH (s:Subject) RETURN s.ref, s.view").get_all()
 ours = lambda: len(m.facts(predicate="status").facts)
 raw(); n = ours()
 t = {"raw": [], "ours": []}
@@ -52,7 +64,7 @@ def _env(root: Path) -> dict[str, str]:
 
 
 def scan(root: Path, store: Path, reps: int) -> dict[str, float]:
-    out = json.loads(subprocess.run([PY, "-c", SCAN, str(store), str(reps)], env=_env(root), check=True,
+    out = json.loads(subprocess.run([PY, "-c", SCAN, str(store), str(reps)], env=_env(root), check=True, cwd=root,
                                     capture_output=True, text=True).stdout)
     ours, raw = statistics.median(out["ours"]) * 1000, statistics.median(out["raw"]) * 1000
     return {"rows": out["rows"], "ours_ms": round(ours, 1), "raw_ms": round(raw, 1), "ratio": round(ours / raw, 2)}
@@ -62,7 +74,7 @@ def cold_once(root: Path, store: Path, name: str) -> float:
     cmd = [PY, "-c", "import sys; from graphmem.cli import main; sys.argv = ['graphmem', *sys.argv[1:]]; main()",
            "--store", str(store), "--json", *COLD[name]]
     t = time.perf_counter()
-    subprocess.run(cmd, env=_env(root), check=True, capture_output=True)
+    subprocess.run(cmd, env=_env(root), check=True, capture_output=True, cwd=root)
     return time.perf_counter() - t
 
 

@@ -1,5 +1,5 @@
 """Stores in the earlier layouts, made by code: a store written by this graphmem, copied table by table
-into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 6), as that version wrote them.
+into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 7), as that version wrote them.
 
 - layout 1: records keyed by their number, with a ``search`` column under Kuzu's full-text index
   (``record_text``); no ``Term``/``Posting`` tables; statement times as TIMESTAMP.
@@ -8,6 +8,8 @@ into the tables and columns an older graphmem used (``SCHEMA_VERSION`` 1 to 6), 
 - layout 4: entity events; no ``RecordEvent`` table.
 - layout 5: record events; no ``LexiconChange`` table (the stored linking lexicon).
 - layout 6 (``SCOPES_LAYOUT - 1``): the stored lexicon; statements without a ``scope`` column.
+- layout 7 (``FACETS_LAYOUT - 1``): statements with a scope; no ``SubjectFacet`` table (the view kept by
+  subject and predicate).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 import kuzu
 
-from graphmem.store.kuzu.base import LEXICON_LAYOUT, SCOPES_LAYOUT
+from graphmem.store.kuzu.base import FACETS_LAYOUT, LEXICON_LAYOUT, SCOPES_LAYOUT
 
 _TIMES = ("valid_from", "valid_to", "recorded_at", "retracted_at")
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -44,7 +46,7 @@ def _timestamp(us: int | None) -> datetime.datetime | None:
 
 def write_old_layout(src: Path, dst: Path, version: int) -> None:
     """Write the store at ``src`` (closed, current layout) as a store of layout ``version`` at ``dst``."""
-    assert version in (1, 2, 3, 4, 5, SCOPES_LAYOUT - 1)
+    assert version in (1, 2, 3, 4, 5, SCOPES_LAYOUT - 1, FACETS_LAYOUT - 1)
     sdb = kuzu.Database(str(src / "graph.kuzu"), read_only=True)
     s = kuzu.Connection(sdb)
     dst.mkdir(parents=True)
@@ -57,10 +59,11 @@ def write_old_layout(src: Path, dst: Path, version: int) -> None:
     d.execute("BEGIN TRANSACTION")
     for table in nodes:
         if (version == 1 and table in ("Term", "Posting") or table == "EntityEvent" and version < 4
-                or table == "RecordEvent" and version < 5 or table == "LexiconChange" and version < LEXICON_LAYOUT):
+                or table == "RecordEvent" and version < 5 or table == "LexiconChange" and version < LEXICON_LAYOUT
+                or table == "SubjectFacet" and version < FACETS_LAYOUT):
             continue
         cols = _columns(s, table)
-        if table == "Assertion":  # layouts before SCOPES_LAYOUT: no scope
+        if table == "Assertion" and version < SCOPES_LAYOUT:  # layouts before SCOPES_LAYOUT: no scope
             cols = [c for c in cols if c[0] != "scope"]
         names = [c for c, _, _ in cols]
         rows = s.execute(f"MATCH (x:{table}) RETURN {', '.join(f'x.{c}' for c in names)}").get_all()

@@ -23,7 +23,7 @@ AWKWARD = ["0001-01-01T00:00:00Z", "1850-03-01T00:00:00.000250Z", "1969-12-31T23
            "1969-12-31T23:59:58.000001Z", "1970-01-01T00:00:00.500000Z", "2021-01-09T00:00:00.000001Z"]
 QUERIES = ["kuzu", "migration latency", "ledger budget"]
 STEPS = ["records_keyed_by_ref", "statement_times_as_microseconds", "entity_events", "record_events", "stored_lexicon",
-         "statement_scopes"]
+         "statement_scopes", "view_facets"]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def _layout(path: Path) -> int:
         db.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7])
 def test_migrate_keeps_everything(source: Path, tmp_path: Path, version: int) -> None:
     expected = _state(source)
     old = tmp_path / "old"

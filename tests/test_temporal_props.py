@@ -698,7 +698,7 @@ def _facts_slow(m: graphmem.Memory, predicate: str | None, at: int, prefix: str 
 @STORE
 @given(ops=api_histories, times=st.lists(st.sampled_from(STORE_TIME_TEXT), min_size=4, max_size=4, unique=True))
 def test_store_facts_scan_equals_the_whole_view_filtered(ops: list[Op], times: list[str]) -> None:
-    """The predicate scan (only the predicate's rows of each view parsed) gives what filtering whole views gives."""
+    """The predicate scan (the predicate's SubjectFacet rows whose bounds admit the time) gives what filtering whole views gives."""
     with fresh_store() as m:
         apply_history(m, ops)
         preds = sorted({p for choices in STORE_CHOICES.values() for p in choices})

@@ -28,7 +28,7 @@ RECORD_TYPE = "Record"  # the evidence node; edge pairs may name it
 _TYPE_RE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _EDGE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PRED_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-_RESERVED = {"Meta", "Name", "Assertion", "Subject", RECORD_TYPE}
+_RESERVED = {"Meta", "Name", "Assertion", "Subject", "SubjectFacet", RECORD_TYPE}
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def reload_view(store: Store, registry: Registry, names: dict[str, str],
     def chunk(part: list[tuple[str, str]]) -> ViewFiles:
         def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
             for ref, text in part:
-                log, stored_form = Store.decode_log(ref, text, get)
+                log, stored_form = store.decode_log(ref, text, get)
                 yield ref, get(ref, ref), stored_form, view_for_subject(log, registry)
         return store.write_view_files(subjects())
 
@@ -113,8 +113,8 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
             if not n % EVERY:
                 tell("comparing subjects", int(n * scale), total)
             stored_name, packed_log, stored_view = stored.get(ref, absent)
-            log, text = Store.decode_log(ref, text, get)  # Kuzu may group rows out of id order
-            stored_log = Store.unpack(packed_log)
+            log, text = store.decode_log(ref, text, get)  # Kuzu may group rows out of id order
+            stored_log = store.unpack(packed_log)
             view = view_for_subject(log, registry)
             parts = []
             if stored_name != get(ref, ref):
@@ -122,7 +122,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
             # a log stored in an older row form holds the same statements: a rebuild rewrites it, a check does not count it
             if stored_log != text and not (content_only and stored_log and _same_statements(ref, stored_log, log)):
                 parts.append("log")
-            if not Store.same_view(stored_view, Store.view_text(view)):
+            if not store.same_view(stored_view, store.view_text(view)):  # the engine's own stored form
                 parts.append("view")
             edges = store.edge_keys(ref, view)
             if edges != stored_edges.get(ref, []):

@@ -12,6 +12,8 @@ Tables (labels come from the validated ontology, never from user text):
   subject's row holds its statements and intervals as compact JSON, so reading a
   subject's truth is one primary-key lookup; entity-valued intervals are also
   typed edges (``(p:Project)-[e:USES]->(t:Tool)``) with their interval and ids.
+- ``SubjectFacet``: the same view a subject and predicate at a time, open and ended intervals
+  apart with their time bounds (layout 8), for the predicate scan (``codecs.facet_rows``).
 - ``Record``, ``RecordKey`` and ``MENTIONS``: evidence records, their idempotence keys, and the
   entities they name; ``Term`` and ``Posting``: graphmem's own full-text index over them.
 

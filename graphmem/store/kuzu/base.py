@@ -40,9 +40,10 @@ if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every
 
 LEXICON_LAYOUT = 6  # the layout that stores the linking lexicon (store/kuzu/lexicon.py)
 SCOPES_LAYOUT = 7  # the layout whose statements carry a scope (docs/scopes.md)
-SCHEMA_VERSION = 7  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
+FACETS_LAYOUT = 8  # the layout that keeps each subject's view a predicate at a time too (SubjectFacet)
+SCHEMA_VERSION = 8  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
 # 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive); LEXICON_LAYOUT: the stored
-# linking lexicon; SCOPES_LAYOUT: statements carry a scope
+# linking lexicon; SCOPES_LAYOUT: statements carry a scope; FACETS_LAYOUT: the view's rows by subject and predicate
 DB_FILE = ENGINE_FILES["kuzu"]  # a Kuzu store's database; a LadybugDB store's is ENGINE_FILES["ladybug"]
 DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module that drives it (the same API)
 ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)

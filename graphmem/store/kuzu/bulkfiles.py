@@ -107,7 +107,8 @@ class ViewFiles:
     subjects: _BulkFile
     edges: dict[tuple[str, str, str], _BulkFile]  # (label, from type, to type)
     counts: dict[str, int]
+    facets: _BulkFile | None = None  # the SubjectFacet rows (a subject and predicate each)
 
     def discard(self) -> None:
-        for f in [self.subjects, *self.edges.values()]:
+        for f in [self.subjects, *self.edges.values(), *([self.facets] if self.facets else [])]:
             f.discard()

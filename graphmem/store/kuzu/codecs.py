@@ -8,6 +8,8 @@ import base64
 import datetime
 import json
 import zlib
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -16,6 +18,7 @@ from graphmem.model import Interval, Statement, Value
 from graphmem.model.jsonio import loads as loads  # the store reads its JSON with it too
 
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
+_PREDICATE = itemgetter(1)  # an interval's predicate
 
 
 def _sources_json(sources: tuple[str, ...]) -> str:
@@ -183,6 +186,52 @@ def decode_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], 
 def log_text(log: list[Statement]) -> str:
     """A subject's log in its stored form (the form ``Store.subject_logs`` reads from Kuzu)."""
     return dumps([_stmt_row(s) for s in log])
+
+
+def facet_rows(ref: str, view: list[Interval]) -> list[list[Any]]:
+    """A subject's view as its rows of the ``SubjectFacet`` table, one per predicate (FACETS_LAYOUT):
+    ``[key, ref, predicate, open, since, ended, first, last]``. ``open`` holds the predicate's open
+    intervals (no end) as JSON rows without subject and predicate (object, kind, from, to, assertions,
+    sources, conflicts, name), ``since`` the earliest start among them; ``ended`` the intervals that
+    end, ``first`` and ``last`` their earliest start and latest end; None where there are none. The
+    key is ``ref + " " + predicate`` (a predicate holds no space). The predicate scan asks Kuzu for
+    the rows whose bounds hold the time asked about, and parses only those texts."""
+    by: dict[str, list[Interval]] = {}
+    for pred, run in groupby(view, _PREDICATE):  # a view comes grouped by predicate: a run each
+        group = by.get(pred)
+        if group is None:
+            by[pred] = list(run)
+        else:
+            group.extend(run)
+    out = []
+    for pred, ivs in by.items():
+        if len(ivs) == 1:  # most facets: one interval
+            row = ivs[0][2:]
+            if row[3] is None:
+                out.append([ref + " " + pred, ref, pred, _rows_text([row]), row[2], None, None, None])
+            else:
+                out.append([ref + " " + pred, ref, pred, None, None, _rows_text([row]), row[2], row[3]])
+            continue
+        opened: list[tuple[Any, ...]] = [iv[2:] for iv in ivs if iv[5] is None]
+        ended: list[tuple[Any, ...]] = [iv[2:] for iv in ivs if iv[5] is not None] if len(opened) < len(ivs) else []
+        out.append([ref + " " + pred, ref, pred,
+                    _rows_text(opened) if opened else None, min([r[2] for r in opened]) if opened else None,
+                    _rows_text(ended) if ended else None, min([r[2] for r in ended]) if ended else None,
+                    max([r[3] for r in ended]) if ended else None])
+    return out
+
+
+def facets_text(rows: list[list[Any]] | list[tuple[Any, ...]]) -> str:
+    """A subject's facet rows (``facet_rows`` without key and ref: predicate, open, since, ended, first,
+    last) in one canonical text, by predicate, to compare stored rows with computed ones."""
+    return dumps(sorted([list(r) for r in rows], key=lambda r: r[0]))
+
+
+def _rows_text(rows: list[tuple[Any, ...]]) -> str:
+    try:
+        return orjson.dumps(rows).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate
+        return dumps(rows)
 
 
 def _iv_row(iv: Interval) -> tuple[Any, ...]:

@@ -33,6 +33,7 @@ from graphmem.errors import StoreUnavailable
 from graphmem.reports import MigrateReport
 from graphmem.store.kuzu.base import (
     COMMIT_MARK,
+    FACETS_LAYOUT,
     LEXICON_LAYOUT,
     MIGRATION_MARK,
     SCHEMA_VERSION,
@@ -198,10 +199,27 @@ def statement_scopes(conn: Any) -> None:
     _q(conn, "COMMIT")
 
 
+# layout FACETS_LAYOUT - 1 -> FACETS_LAYOUT ------------------------------------------------
+
+_FACET_TABLES = ("CREATE NODE TABLE SubjectFacet(key STRING PRIMARY KEY, ref STRING, predicate STRING, open STRING, "
+                 "since INT64, ended STRING, first INT64, last INT64)",)
+
+
+def view_facets(conn: Any) -> None:
+    """Layout ``FACETS_LAYOUT``: the ``SubjectFacet`` table, each subject's view kept a predicate at a
+    time too (the predicate scan reads it), empty; ``finish_migration`` then rebuilds the view, which fills it."""
+    _q(conn, "BEGIN TRANSACTION")
+    for ddl in _FACET_TABLES:
+        _q(conn, ddl)
+    _set_version(conn, FACETS_LAYOUT)
+    _q(conn, "COMMIT")
+
+
 MIGRATIONS: dict[int, Callable[[Any], None]] = {1: records_keyed_by_ref, 2: statement_times_as_microseconds,
                                                 3: entity_events, RECORD_EVENTS_LAYOUT - 1: record_events,
                                                 LEXICON_LAYOUT - 1: stored_lexicon,
-                                                SCOPES_LAYOUT - 1: statement_scopes}
+                                                SCOPES_LAYOUT - 1: statement_scopes,
+                                                FACETS_LAYOUT - 1: view_facets}
 """The function that takes a store of layout N to layout N+1, by N."""
 
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "one migration per layout change"

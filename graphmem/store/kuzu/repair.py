@@ -125,7 +125,7 @@ class Repair(Schema):
         if undo is None or undo.records_from is not None:
             out.add(RECORD_TYPE)
         if undo is None or undo.facts_from is not None:
-            out |= {"Assertion", "Subject"}
+            out |= {"Assertion", "Subject", "SubjectFacet"}
         if undo is None or undo.events_from is not None:
             out.add("EntityEvent")
         if undo is None:

@@ -12,6 +12,9 @@ from graphmem.store.kuzu.base import SCHEMA_VERSION, StoreBase
 from graphmem.store.kuzu.codecs import dumps
 
 _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, log STRING, view STRING)"
+# a subject's intervals of one predicate, open and ended apart, with their time bounds (FACETS_LAYOUT; codecs.facet_rows)
+_FACET_DDL = ("CREATE NODE TABLE SubjectFacet(key STRING PRIMARY KEY, ref STRING, predicate STRING, open STRING, "
+              "since INT64, ended STRING, first INT64, last INT64)")
 _RECORD_DDL = (
     "CREATE NODE TABLE Record(ref STRING PRIMARY KEY, id INT64, key STRING, ts TIMESTAMP, kind STRING, source STRING, "
     "scope STRING, importance DOUBLE, meta STRING, text STRING, original_sha256 STRING, original_chars INT64, "
@@ -52,6 +55,7 @@ class Schema(StoreBase):
                     "retract_reason STRING, sources STRING, asserted_by STRING, trust STRING, scope STRING)"
                 )
                 self._q(_SUBJECT_DDL)
+                self._q(_FACET_DDL)
                 self._q(_RECORD_DDL)
                 self._q(_RECORD_KEY_DDL)
                 for ddl in _INDEX_DDL:
