@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-small bench-evidence bench-locomo bench-recommend bench-service clean
+.PHONY: demo test test-kuzu test-ladybug test-postgresql lint bench bench-small bench-evidence bench-locomo bench-recommend bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## build the example store and walk through it
 	$(BIN)/graphmem --store .demo-store demo
 
-test: $(STAMP)  ## the whole test suite
-	$(BIN)/pytest
+test: test-kuzu test-ladybug test-postgresql  ## the whole test suite, once per engine (docs/engines.md)
+
+test-kuzu: $(STAMP)  ## the suite on Kuzu, with the docstrings' examples
+	GRAPHMEM_TEST_ENGINE=kuzu $(BIN)/pytest
+
+test-ladybug: $(STAMP)  ## the suite on LadybugDB (tests of Kuzu's own files left out)
+	GRAPHMEM_TEST_ENGINE=ladybug $(BIN)/pytest tests
+
+test-postgresql: $(STAMP)  ## PostgreSQL's tests and copies to and from it, when a server binary is found (else skipped, saying so)
+	@if command -v pg_ctl >/dev/null 2>&1 || ls /usr/local/bin/pg_ctl /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+		GRAPHMEM_TEST_ENGINE=postgresql $(BIN)/pytest tests/test_postgres.py tests/test_engines.py; \
+	else echo "make test: the PostgreSQL run is skipped: no PostgreSQL server binary (pg_ctl) on this machine"; fi
 
 lint: $(STAMP)  ## ruff and mypy
 	$(BIN)/ruff check graphmem tests benchmarks tools

@@ -28,6 +28,7 @@ from graphmem.errors import (
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
 from graphmem.reports import (
+    CopyReport,
     ImportReport,
     LifecycleReport,
     LintIssue,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # the same names the module __getattr__ below loads, for type
     from graphmem.evidence.extraction import Extractor
     from graphmem.evidence.ingest import IngestReport
     from graphmem.evidence.notes import NoteResult
+    from graphmem.memory.copying import copy_store
     from graphmem.model.facts import Event, Fact
     from graphmem.model.records import Record
     from graphmem.retrieval.answers import PathResult, RecommendResult
@@ -70,6 +72,7 @@ _LAZY = {
     "Lexicon": "graphmem.retrieval.linking",
     "Seed": "graphmem.retrieval.linking",
     "PackResult": "graphmem.retrieval.packing",
+    "copy_store": "graphmem.memory.copying",
     "PathResult": "graphmem.retrieval.answers",
     "RecommendResult": "graphmem.retrieval.answers",
 }
@@ -77,9 +80,9 @@ _LAZY = {
 __version__ = "0.1.0"
 __all__ = [
     # the facade
-    "Memory", "migrate", "open",
+    "Memory", "copy_store", "migrate", "open",
     # values and results
-    "CurrentResult", "CypherResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult",
+    "CopyReport", "CurrentResult", "CypherResult", "Entity", "EntityDoc", "EntityList", "Event", "ExportDoc", "ExtractResult",
     "Extractor", "Fact", "FactsResult", "ImportReport", "IngestReport", "Interval", "Lexicon", "LifecycleReport",
     "LintIssue", "LintReport",
     "MigrateReport", "NoteResult", "OntologyDoc", "PackResult", "PathResult", "RebuildReport", "RecommendResult", "Record",

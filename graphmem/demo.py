@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import server_holding
+from graphmem.config import StoreAddress, server_holding, store_address
 from graphmem.errors import BadInput, StoreUnavailable
 from graphmem.memory import Memory
 
@@ -19,12 +19,27 @@ _IDEA = "an embedded graph store like Kuzu"
 _QUESTION = "Can we move Atlas to a hosted graph database?"
 
 
-def demo_path(target: Path | None) -> Path:
-    return target if target is not None else Path(tempfile.gettempdir()) / "graphmem-demo"
+def demo_address(target: str | Path | None) -> StoreAddress:
+    """Where the demo goes: ``target`` (a folder or an embedded engine's address), else a folder in the
+    temporary directory."""
+    if target is None:
+        return store_address(Path(tempfile.gettempdir()) / "graphmem-demo")
+    address = store_address(target)
+    if address.folder is None:
+        raise BadInput(f"bad demo store {address.display!r}: expected a folder (or ladybug:PATH); the demo "
+                       "replaces what its folder holds")
+    return address
 
 
-def build_demo(target: Path | None = None) -> Memory:
+def demo_path(target: str | Path | None) -> Path:
+    folder = demo_address(target).folder
+    assert folder is not None
+    return folder
+
+
+def build_demo(target: str | Path | None = None) -> Memory:
     """A fresh store at ``target`` holding the bundled example (an earlier demo store there is replaced)."""
+    address = demo_address(target)
     path = demo_path(target)
     holder = server_holding(path)
     if holder is not None:  # the server has the store open: replacing its files under it would lose them
@@ -35,7 +50,7 @@ def build_demo(target: Path | None = None) -> Memory:
         shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     (path / MARKER).write_text("built by graphmem demo; safe to delete\n")
-    m = Memory(path, create=True)
+    m = Memory(StoreAddress(address.engine, path), create=True)
     examples = resources.files("graphmem").joinpath("examples")
     with resources.as_file(examples.joinpath("records.jsonl")) as f:
         ingested = m.ingest(f)
@@ -49,7 +64,7 @@ def build_demo(target: Path | None = None) -> Memory:
     return m
 
 
-def run_demo(target: Path | None = None) -> dict[str, Any]:
+def run_demo(target: str | Path | None = None) -> dict[str, Any]:
     """Build the demo store and return the walkthrough (``graphmem.demo.v1``; the CLI prints it)."""
     m = build_demo(target)
     try:

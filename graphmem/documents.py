@@ -97,14 +97,25 @@ def _entity_frame(entities: tuple[Entity, ...]) -> tuple[list[str], list[list[An
 
 @dataclass(frozen=True, repr=False)
 class StoreInfo(HtmlRepr):
-    """Where the store is and how much it holds (``init``; ``Memory.info``).
+    """Where the store is, which engine holds it and how much it holds (``init``, ``info``; ``Memory.info``).
 
     Attributes
     ----------
     store : str
-        The store's folder.
+        The store's folder (a PostgreSQL store: its address).
     statements, entities : int
         How many statements (assertions and ends) and entities it holds.
+    engine : str
+        The engine: ``kuzu``, ``ladybug`` or ``postgresql``.
+    engine_version : str
+        The engine's version (its Python module's for Kuzu and LadybugDB, the server's for PostgreSQL).
+    layout : int
+        The store's layout version (``graphmem migrate`` moves a store to this graphmem's).
+    records : int
+        How many evidence records it holds.
+    address : str
+        The address that names the store and its engine (``ladybug:PATH``, ``postgresql://...``; a Kuzu
+        store's is its folder), docs/engines.md.
 
     Examples
     --------
@@ -119,13 +130,20 @@ class StoreInfo(HtmlRepr):
     store: str
     statements: int
     entities: int
+    engine: str = "kuzu"
+    engine_version: str = ""
+    layout: int = 0
+    records: int = 0
+    address: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.init.v1", "store": self.store, "statements": self.statements,
-                "entities": self.entities}
+                "entities": self.entities, "records": self.records, "engine": self.engine,
+                "engine_version": self.engine_version, "layout": self.layout, "address": self.address or self.store}
 
     def _summary(self) -> str:
-        return f"{self.store}: {nb.plural(self.entities, 'entity', 'entities')}, {nb.plural(self.statements, 'statement')}"
+        return (f"{self.address or self.store} ({self.engine} {self.engine_version}): {nb.plural(self.entities, 'entity', 'entities')}, "
+                f"{nb.plural(self.statements, 'statement')}, {nb.plural(self.records, 'record')}")
 
 
 @dataclass(frozen=True, repr=False)

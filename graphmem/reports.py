@@ -464,3 +464,53 @@ class ReviveReport(HtmlRepr):
 
     def _summary(self) -> str:
         return f"revived {nb.plural(len(self.revived), 'record')}"
+
+
+@dataclass(frozen=True, repr=False)
+class CopyReport(HtmlRepr):
+    """What ``graphmem copy`` did (``graphmem.copy_store``).
+
+    Attributes
+    ----------
+    source, dest : str
+        The two stores' addresses.
+    source_engine, dest_engine : str
+        Their engines (``kuzu``, ``ladybug``, ``postgresql``).
+    source_version, dest_version : str
+        The engines' versions.
+    entities, records, statements, retractions : int
+        What was copied (statements: the asserts, ends and cites).
+    seconds : float
+        How long it took.
+
+    Examples
+    --------
+    >>> r = CopyReport("/tmp/a", "ladybug:/tmp/b", "kuzu", "ladybug", "0.11.3", "0.22.0", 2, 1, 3, 0, 1.5)
+    >>> r.to_dict()["dest_engine"], r.to_dict()["statements"]
+    ('ladybug', 3)
+    """
+
+    source: str
+    dest: str
+    source_engine: str
+    dest_engine: str
+    source_version: str
+    dest_version: str
+    entities: int
+    records: int
+    statements: int
+    retractions: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphmem.copy.v1", "source": self.source, "dest": self.dest,
+                "source_engine": self.source_engine, "source_version": self.source_version,
+                "dest_engine": self.dest_engine, "dest_version": self.dest_version, "entities": self.entities,
+                "records": self.records, "statements": self.statements, "retractions": self.retractions,
+                "seconds": round(self.seconds, 3)}
+
+    def _summary(self) -> str:
+        return (f"copied {self.source} ({self.source_engine}) to {self.dest} ({self.dest_engine}): "
+                f"{nb.plural(self.entities, 'entity', 'entities')}, {nb.plural(self.records, 'record')}, "
+                f"{nb.plural(self.statements, 'statement')}, {nb.plural(self.retractions, 'retraction')} "
+                f"in {self.seconds:.1f} s")

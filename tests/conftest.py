@@ -1,7 +1,18 @@
-"""Shared fixtures: every test gets its own store folder and never touches the real one."""
+"""Shared fixtures: every test gets its own store folder and never touches the real one.
+
+The suite runs against one engine per run: ``GRAPHMEM_TEST_ENGINE`` (kuzu, the default, ladybug or
+postgresql; ``make test`` runs each). Kuzu and LadybugDB stores are made at plain paths, the engine set
+through ``GRAPHMEM_ENGINE`` (the engine of a new store at a plain path), so every test and the CLI
+processes it starts use it. A test of one engine's own files is marked ``@pytest.mark.engine("kuzu")``
+and skipped on the others. PostgreSQL needs a server: ``tests/pg.py`` makes a throwaway cluster
+(``pg_cluster``, ``pg_url``), and ``postgres_store_url`` below hands a test a PostgreSQL store beside the
+run's engine; without a server binary those tests are skipped with one line. (A postgresql run does not
+yet point the folder fixtures at PostgreSQL: ``make test-postgresql`` runs PostgreSQL's own tests.)
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,10 +21,38 @@ import pytest
 import graphmem
 from graphmem.demo import build_demo
 
+TEST_ENGINE = os.environ.get("GRAPHMEM_TEST_ENGINE", "kuzu")
+if TEST_ENGINE not in ("kuzu", "ladybug", "postgresql"):
+    raise pytest.UsageError(f"bad GRAPHMEM_TEST_ENGINE {TEST_ENGINE!r}: expected kuzu, ladybug or postgresql")
+if TEST_ENGINE in ("kuzu", "ladybug"):  # set for the whole run: session fixtures make stores too
+    os.environ["GRAPHMEM_ENGINE"] = TEST_ENGINE
+
+
+# modules about Kuzu's own files that import Kuzu itself: not even collected on another engine (a process
+# cannot load Kuzu's and LadybugDB's modules both)
+collect_ignore = [] if TEST_ENGINE == "kuzu" else ["test_migrate.py", "layouts.py"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "engine(*names): the test is about these engines' own files; "
+                                       "skipped when the run's engine (GRAPHMEM_TEST_ENGINE) is another")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"graphmem engine: {TEST_ENGINE} (GRAPHMEM_TEST_ENGINE)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        marker = item.get_closest_marker("engine")
+        if marker is not None and TEST_ENGINE not in marker.args:
+            item.add_marker(pytest.mark.skip(reason=f"tests {'/'.join(marker.args)}'s own files; "
+                                                    f"this run's engine is {TEST_ENGINE}"))
+
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Point the default store and the user data dir at a temporary folder."""
+    """Point the default store and the user data dir at a temporary folder, and new stores at the run's engine."""
     monkeypatch.setenv("GRAPHMEM_STORE", str(tmp_path / "default-store"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("COLUMNS", "200")
@@ -88,3 +127,15 @@ object = { type = "bool" }
 cardinality = "one"
 """, "utf-8")
     return folder
+
+
+@pytest.fixture
+def postgres_store_url(request: pytest.FixtureRequest) -> str:
+    """A fresh, empty PostgreSQL store address (a schema of its own in the session's throwaway cluster,
+    tests/pg.py), for a test that needs one beside the run's engine, as ``graphmem copy``'s tests do;
+    skipped with one line when no PostgreSQL server binary is found."""
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+from tests.pg import pg_cluster, pg_url  # noqa: E402, F401  (fixtures: the PostgreSQL hook)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +17,8 @@ from graphmem.cli import app
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
+TEST_ENGINE = os.environ.get("GRAPHMEM_TEST_ENGINE", "kuzu")  # this run's engine (tests/conftest.py)
+DB_FILE = {"kuzu": "graph.kuzu", "ladybug": "graph.lbug"}.get(TEST_ENGINE, "")  # its database file in a store folder
 
 
 def load_script(relpath: str) -> ModuleType:

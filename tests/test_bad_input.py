@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import cli, one_clear_line
+from helpers import DB_FILE, TEST_ENGINE, cli, one_clear_line
 
 import graphmem
 
@@ -299,10 +299,11 @@ def v999(store: Path) -> Path:
 def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:
     r = cli(v999, *argv)
     one_clear_line(r, 3, [str(v999), "999"], ["version"])
-    import kuzu  # the version marker is untouched (no silent migration): read it raw
-    db = kuzu.Database(str(v999 / "graph.kuzu"))
+    from graphmem.store.kuzu.base import driver  # the version marker is untouched (no silent migration): read it raw
+    engine = driver(TEST_ENGINE)
+    db = engine.Database(str(v999 / DB_FILE))
     try:
-        rows = kuzu.Connection(db).execute("MATCH (x:Meta {key:'schema_version'}) RETURN x.value")
+        rows = engine.Connection(db).execute("MATCH (x:Meta {key:'schema_version'}) RETURN x.value")
         assert not isinstance(rows, list)
         assert rows.get_next() == ["999"]
     finally:

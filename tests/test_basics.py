@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import DB_FILE
 
 import graphmem
 from graphmem.errors import AmbiguousEntity, BadInput, TypeMismatch, UnknownEntity, UnknownPredicate
@@ -190,7 +191,7 @@ def test_default_store_from_env_else_user_data_dir(monkeypatch: pytest.MonkeyPat
 def test_open_without_a_path_opens_the_default_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with graphmem.open(create=True) as m:
         m.add_entity("Tool", "Kuzu")
-    assert (tmp_path / "default-store" / "graph.kuzu").exists()
+    assert (tmp_path / "default-store" / DB_FILE).exists()
     with graphmem.open(tmp_path / "default-store") as m:
         assert m.entity("kuzu").ref == "tool:kuzu"
 
@@ -203,7 +204,7 @@ def test_failed_first_write_leaves_no_store(tmp_path) -> None:  # type: ignore[n
     assert not (tmp_path / "new").exists()  # the folders it made too
     with cleanup_on_failure(target), graphmem.open(target, create=True) as m:  # a write that succeeds keeps the store
         m.add_entity("Tool", "Kuzu")
-    assert (target / "graph.kuzu").exists()
+    assert (target / DB_FILE).exists()
 
 
 def test_failure_on_an_existing_store_removes_nothing(atlas: graphmem.Memory, store_path) -> None:  # type: ignore[no-untyped-def]

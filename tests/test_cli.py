@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 import graphmem
 from graphmem.cli import app
+from graphmem.store import SCHEMA_VERSION
 
 runner = CliRunner()
 
@@ -696,7 +697,10 @@ def test_init_document_from_the_api(tmp_path: Path) -> None:
     with graphmem.open(tmp_path / "s", create=True) as m:
         m.add_entity("Tool", "Kuzu")
         info = m.info().to_dict()
-    assert info == {"schema": "graphmem.init.v1", "store": str(tmp_path / "s"), "statements": 0, "entities": 1}
+    engine = info["engine"]
+    assert info == {"schema": "graphmem.init.v1", "store": str(tmp_path / "s"), "statements": 0, "entities": 1,
+                    "records": 0, "engine": engine, "engine_version": info["engine_version"], "layout": SCHEMA_VERSION,
+                    "address": ("" if engine == "kuzu" else f"{engine}:") + str(tmp_path / "s")}
     assert doc(tmp_path / "s", "init", schema="graphmem.init.v1") == info
 
 

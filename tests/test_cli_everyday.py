@@ -142,7 +142,7 @@ def test_counts_are_singular_and_plural(small: Path, tmp_path: Path) -> None:
     assert r.code == 0 and "1 entity created" in r.out and "1 statement (fact:3)" in r.out, r
     assert "0 retractions" in r.out
     r = cli(small, "init")
-    assert "(5 entities, 3 statements)" in r.out, r
+    assert "; 5 entities, 3 statements)" in r.out, r
     lint = cli(small, "lint")
     assert "1 error" not in lint.out and "0 errors" in lint.out, lint
 

@@ -1,4 +1,4 @@
-"""Store-wide commands: init, demo, ontology, predicates, import, lint, rebuild, migrate, export."""
+"""Store-wide commands: init, info, demo, ontology, predicates, import, lint, rebuild, migrate, export, copy."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ LINT_LIMIT = 50  # issues a lint table shows unless --limit says otherwise
 
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
+    app.command("info")(info)
     app.command("demo")(demo)
     app.command("ontology")(ontology)
     app.command("predicates")(predicates)
@@ -27,14 +28,33 @@ def register(app: typer.Typer) -> None:
     app.command("rebuild")(rebuild)
     app.command("migrate")(migrate)
     app.command("export")(export)
+    app.command("copy")(copy)
 
 
 def init(ctx: typer.Context, json_: JsonOpt = False) -> None:
-    """Create the store (idempotent)."""
+    """Create the store (idempotent); says which engine holds it (--store ladybug:PATH, postgresql://...)."""
     with errors(), memory(ctx, create=True) as m:
         emit(ctx, m.info().to_dict(), lambda d: render.out(
-            f"store ready at {d['store']} ({plural(d['entities'], 'entity', 'entities')}, "
+            f"store ready at {d.get('address') or d['store']} ({_engine_text(d)}; {plural(d['entities'], 'entity', 'entities')}, "
             f"{plural(d['statements'], 'statement')})"))
+
+
+def _engine_text(d: dict[str, Any]) -> str:
+    from graphmem.config import ENGINE_NAMES
+    engine = d.get("engine")
+    name = ENGINE_NAMES.get(engine, str(engine)) if isinstance(engine, str) else "engine unknown"
+    return f"{name} {d.get('engine_version') or ''}".rstrip() + f", layout {d.get('layout')}"
+
+
+def info(ctx: typer.Context, json_: JsonOpt = False) -> None:
+    """Which engine and version hold the store, its address and layout, and how much it holds."""
+    with errors(), memory(ctx, lookup=True) as m:
+        doc = m.info().to_dict() | {"schema": "graphmem.info.v1"}
+
+        def human(d: dict[str, Any]) -> None:
+            render.out(f"store:      {d.get('address') or d['store']}\nengine:     {_engine_text(d)}\n"
+                       f"entities:   {d['entities']}\nstatements: {d['statements']}\nrecords:    {d['records']}")
+        emit(ctx, doc, human)
 
 
 def demo(ctx: typer.Context, json_: JsonOpt = False, wide: WideOpt = False) -> None:
@@ -230,3 +250,22 @@ def export(
 
 __all__ = ["register", "store_path"]
 
+
+
+def copy(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy: a folder, ladybug:PATH or "
+                                                              "postgresql://... (docs/engines.md).")],
+    dest: Annotated[str, typer.Argument(metavar="DEST", help="Where the copy goes; must hold no store. A new "
+                                                             "folder is a Kuzu store; ladybug:PATH a LadybugDB one.")],
+    json_: JsonOpt = False,
+) -> None:
+    """Copy a whole store to another place or engine (export and import; fact ids, record ids and times kept)."""
+    from graphmem.memory.copying import copy_store
+    o = opts(ctx)
+    with errors(), bar() as progress:
+        r = copy_store(source, dest, progress=progress, ontology_dirs=o.ontology, predicate_dirs=o.predicates)
+        emit(ctx, r.to_dict(), lambda d: render.out(
+            f"copied {d['source']} ({d['source_engine']} {d['source_version']}) to {d['dest']} ({d['dest_engine']} "
+            f"{d['dest_version']}): {plural(d['entities'], 'entity', 'entities')}, {plural(d['records'], 'record')}, "
+            f"{plural(d['statements'], 'statement')}, {plural(d['retractions'], 'retraction')} in {d['seconds']} s"))

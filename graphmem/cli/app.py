@@ -55,7 +55,7 @@ def _late_options() -> list[Any]:
         return TyperOption(param_decls=[f"--{name}", f"late_{name}"], expose_value=False, callback=_late, help=help,
                            **kw)
     return [
-        late("store", "Store folder (as before the command).", type=Path, default=None, metavar="PATH"),
+        late("store", "Store folder or address (as before the command).", type=str, default=None, metavar="PATH"),
         late("ontology", "Extra ontology folder (as before the command; repeatable).", type=Path, multiple=True,
              default=None, metavar="DIR"),
         late("predicates", "Extra predicate folder (as before the command; repeatable).", type=Path, multiple=True,
@@ -141,8 +141,9 @@ app = typer.Typer(
 @app.callback()
 def _root(
     ctx: typer.Context,
-    store: Annotated[Path | None, typer.Option(
-        "--store", metavar="PATH", help="Store folder (default: $GRAPHMEM_STORE, else a graphmem folder in the user data dir).",
+    store: Annotated[str | None, typer.Option(
+        "--store", metavar="PATH", help="Store folder, or an address naming its engine: ladybug:PATH, postgresql://... "
+        "(default: $GRAPHMEM_STORE, else a graphmem folder in the user data dir; docs/engines.md).",
         envvar="GRAPHMEM_STORE")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout (errors too).")] = False,
     ontology: Annotated[list[Path] | None, typer.Option(

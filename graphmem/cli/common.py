@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem.config import cleanup_on_failure, store_location
+from graphmem.config import StoreAddress, cleanup_on_failure, store_address
 from graphmem.errors import GraphmemError
 from graphmem.model.words import plural
 
@@ -39,7 +39,7 @@ ScopeOpt = Annotated[str | None, typer.Option(
 
 @dataclass
 class Options:
-    store: Path | None
+    store: str | None  # a folder or an address (docs/engines.md)
     json: bool
     ontology: list[Path]
     predicates: list[Path]
@@ -65,8 +65,9 @@ def opts(ctx: typer.Context) -> Options:
     return o
 
 
-def store_path(ctx: typer.Context) -> Path:
-    return store_location(opts(ctx).store)
+def store_path(ctx: typer.Context) -> StoreAddress:
+    """The store the command uses (``--store``, ``GRAPHMEM_STORE``, the default folder) and its engine."""
+    return store_address(opts(ctx).store)
 
 
 LOOKUP_POOL_MB = 1024  # Kuzu's page cache for commands that read a few subjects (see Memory)
@@ -109,23 +110,24 @@ def memory(ctx: typer.Context, *, write: bool = False, create: bool = False, loo
             m.close()
 
 
-def _through_server(path: Path, o: Options, repair: bool) -> Any:
+def _through_server(path: StoreAddress, o: Options, repair: bool) -> Any:
     """The server holding the store at ``path``, as the command's ``Memory`` (None: no server)."""
     from graphmem.config import server_info
-    info = server_info(path)
+    info = server_info(path.folder)
     if info is None:
         return None
+    shown = str(path.folder)  # a server marks only a store with a folder
     from graphmem.errors import StoreUnavailable
     from graphmem.service.client import Remote
-    remote = Remote(path, info)
+    remote = Remote(path.folder or Path(path.display), info)
     if repair:
-        raise StoreUnavailable(f"store {str(path)!r} is in use by {remote.holder}, which cannot run this command; "
+        raise StoreUnavailable(f"store {shown!r} is in use by {remote.holder}, which cannot run this command; "
                                "stop it first")
     if o.ontology or o.predicates:
-        raise StoreUnavailable(f"store {str(path)!r} is in use by {remote.holder}, which uses the ontology and "
+        raise StoreUnavailable(f"store {shown!r} is in use by {remote.holder}, which uses the ontology and "
                                "predicates it was started with: expected no --ontology or --predicates, or the "
                                "server stopped")
-    sys.stderr.write(f"graphmem: store {str(path)!r} is held by {remote.holder}; this command goes through it\n")
+    sys.stderr.write(f"graphmem: store {shown!r} is held by {remote.holder}; this command goes through it\n")
     return remote
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import store_location
+from graphmem.config import StoreAddress, store_address
 from graphmem.evidence.query import search_terms, snippet
 from graphmem.evidence.runs import EXTRACT_MAX_CHARS
 from graphmem.memory.base import schema_dirs
@@ -67,7 +67,7 @@ class Memory(EntityFacade, WriteFacade, ReadFacade, QueryFacade, EvidenceFacade,
     """
 
 
-def open(path: str | Path | None = None, *, create: bool = False,  # noqa: A001  (graphmem.open, like sqlite3.connect)
+def open(path: str | Path | StoreAddress | None = None, *, create: bool = False,  # noqa: A001  (graphmem.open, like sqlite3.connect)
          read_only: bool = False, **kwargs: Any) -> Memory:
     """Open the store at ``path``; ``create=True`` makes it when the path holds none.
 
@@ -76,8 +76,9 @@ def open(path: str | Path | None = None, *, create: bool = False,  # noqa: A001 
 
     Parameters
     ----------
-    path : str or Path, optional
-        The store's folder.
+    path : str, Path or StoreAddress, optional
+        The store's folder, or an address naming its engine: ``ladybug:PATH``, ``postgresql://...``
+        (docs/engines.md).
     create : bool, default False
         Make the store when ``path`` holds none (``graphmem init`` does the same); without it, a
         path that holds no store is StoreUnavailable.
@@ -116,10 +117,10 @@ def open(path: str | Path | None = None, *, create: bool = False,  # noqa: A001 
     ...     m.entity("atlas").ref
     'project:atlas'
     """
-    return Memory(store_location(path), create=create, read_only=read_only, **kwargs)
+    return Memory(store_address(path), create=create, read_only=read_only, **kwargs)
 
 
-def migrate(path: str | Path, **memory_options: Any) -> MigrateReport:
+def migrate(path: str | Path | StoreAddress, **memory_options: Any) -> MigrateReport:
     """Upgrade the store at ``path`` written in an older layout, in place (``graphmem migrate``).
 
     The engine's named migrations run after a copy aside, then the view and full-text index are made
@@ -127,8 +128,8 @@ def migrate(path: str | Path, **memory_options: Any) -> MigrateReport:
 
     Parameters
     ----------
-    path : str or Path
-        The store's folder.
+    path : str, Path or StoreAddress
+        The store's folder or address.
     **memory_options
         Passed to ``Memory`` (ontology and predicate folders).
 
@@ -150,10 +151,10 @@ def migrate(path: str | Path, **memory_options: Any) -> MigrateReport:
     >>> graphmem.migrate(path).steps
     ()
     """
-    from graphmem.store import migrate_layout
+    from graphmem.store import migrate_store
 
-    def finish(where: Path, up: Any) -> MigrateReport:
+    def finish(where: StoreAddress, up: Any) -> MigrateReport:
         with Memory(where, create=False, repair=True, **memory_options) as m:
             return m.finish_migration(up)
 
-    return migrate_layout(Path(path), finish)
+    return migrate_store(path, finish)

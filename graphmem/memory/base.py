@@ -6,23 +6,26 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
+from graphmem.config import StoreAddress, store_address
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.runs import ExtractorCache
 from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_registry
-from graphmem.store import Store
+from graphmem.store import Store, open_store
 from graphmem.view.reads import Reads
 from graphmem.write.apply import Writer
 from graphmem.write.entities import EntityEditor
 from graphmem.write.validate import Checks
 
 
-def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (),
+def schema_dirs(path: str | Path | StoreAddress | None, ontology_dirs: Iterable[str | Path] = (),
                 predicate_dirs: Iterable[str | Path] = ()) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The ontology and predicate folders a store is used with, after the defaults: the store's own
     ``ontology/`` and ``predicates/`` folders if it has them, then the given folders."""
+    if path is not None:
+        path = store_address(path).folder  # a server engine's store has no folder of its own
     ont_dirs = tuple(Path(d) for d in ontology_dirs)
     pred_dirs = tuple(Path(d) for d in predicate_dirs)
     if path is not None and (Path(path) / "ontology").is_dir():
@@ -35,7 +38,7 @@ def schema_dirs(path: str | Path | None, ontology_dirs: Iterable[str | Path] = (
 class MemoryBase:
     """The open store and the parts the facade's methods delegate to."""
 
-    def __init__(self, path: str | Path, *, ontology_dirs: Iterable[str | Path] = (),
+    def __init__(self, path: str | Path | StoreAddress, *, ontology_dirs: Iterable[str | Path] = (),
                  predicate_dirs: Iterable[str | Path] = (), create: bool = False,
                  buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False,
                  engine: Callable[..., Any] | None = None) -> None:
@@ -43,21 +46,26 @@ class MemoryBase:
         opens it for reading only: other read-only processes may open it at the same time, and a
         write raises StoreReadOnly. ``repair`` opens a store marked by an interrupted migration or
         bulk commit, for ``rebuild`` and ``finish_migration`` to make it whole; without it such a
-        store is refused (exit 3). ``engine`` builds the store instead of the Kuzu ``Store``: called as
-        ``engine(path, ontology, registry, create=, buffer_pool_mb=, repair=, read_only=)`` (another
-        engine, such as ``graphmem.store.postgres.PgStore`` bound to its address)."""
-        self.path = Path(path)
+        store is refused (exit 3). The engine is the one ``path`` names (``graphmem.config.StoreAddress``:
+        a folder, ``ladybug:PATH``, ``postgresql://...``); ``engine``, when given, builds the store instead,
+        called as ``engine(path, ontology, registry, create=, buffer_pool_mb=, repair=, read_only=)``."""
+        self.address = store_address(path)
+        # the store's folder (a PostgreSQL store has none: its address stands in, for messages)
+        self.path = self.address.folder if self.address.folder is not None else Path(self.address.display)
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
         if read_only and (create or repair):
             raise BadInput(f"read_only=True with {'create' if create else 'repair'}=True: expected one of them, "
                            "since a store opened read-only is never written")
-        ont_dirs, pred_dirs = schema_dirs(self.path, ontology_dirs, predicate_dirs)
+        ont_dirs, pred_dirs = schema_dirs(self.address, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
-        make: Callable[..., Store] = engine or Store
-        self.store = make(self.path, self.ontology, self.registry, create=create, buffer_pool_mb=buffer_pool_mb,
-                           repair=repair, read_only=read_only)
+        # typed as the Kuzu Store the facade was written against; every engine has the same roles (StorageEngine)
+        self.store = cast(Store, engine(self.path, self.ontology, self.registry, create=create,
+                                        buffer_pool_mb=buffer_pool_mb, repair=repair, read_only=read_only)
+                          if engine is not None else
+                          open_store(self.address, self.ontology, self.registry, create=create,
+                                     buffer_pool_mb=buffer_pool_mb, repair=repair, read_only=read_only))
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)
         self._entities = EntityEditor(self.store, self.registry, self._checks)

@@ -324,7 +324,7 @@ class EntityFacade(MemoryBase):
         return EntityList(tuple(self.entities(type_name, match)))
 
     def info(self) -> StoreInfo:
-        """The store's folder and how many statements and entities it holds.
+        """The store's folder or address, its engine and layout, and how many statements, entities and records it holds.
 
         Returns
         -------
@@ -336,11 +336,15 @@ class EntityFacade(MemoryBase):
         >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> _ = m.add_entity("Tool", "Kuzu")
         >>> info = m.info()
-        >>> info.statements, info.entities
-        (0, 1)
+        >>> info.statements, info.entities, info.records, info.engine
+        (0, 1, 0, 'kuzu')
         >>> m.close()
         """
-        return StoreInfo(str(self.path), self.store.statement_count(), self.store.entity_count())
+        from graphmem.store.engines import describe
+        where = self.address
+        engine, version, layout = describe(self.store)
+        return StoreInfo(str(where.folder) if where.folder is not None else where.display, self.store.statement_count(),
+                         self.store.entity_count(), engine, version, layout, self.store.record_count(), where.display)
 
     def ontology_doc(self) -> OntologyDoc:
         """The document of ``graphmem ontology``: the entity and edge types in use.

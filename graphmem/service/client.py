@@ -178,8 +178,8 @@ class Remote:
 
     def info(self) -> Doc:
         h = self.call("GET", "/health")
-        return Doc({"schema": "graphmem.init.v1", "store": str(self.store), "statements": h.get("statements"),
-                    "entities": h.get("entities")})
+        return Doc({"schema": "graphmem.init.v1", "store": str(self.store)} | {
+            k: v for k, v in h.items() if k not in ("schema", "status", "store")})
 
     def current(self, subject: str, *, as_of: str | None = None, known_at: str | None = None,
                 predicate: str | None = None, scope: Iterable[str] | str | None = None) -> Doc:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from graphmem.config import SERVER_FILE, require_store, server_holding, write_server_file
+from graphmem.config import SERVER_FILE, StoreAddress, require_store, server_holding, store_address, write_server_file
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable, UnknownEntity
 from graphmem.service.commits import Committer
 from graphmem.service.guard import (
@@ -144,7 +144,7 @@ def error_status(e: GraphmemError) -> int:
     return 400
 
 
-def create_app(store: str | Path, *, token: str | None = None, max_body: int = MAX_BODY,
+def create_app(store: str | Path | StoreAddress, *, token: str | None = None, max_body: int = MAX_BODY,
                memory_kwargs: dict[str, Any] | None = None, url: str | None = None, host: str = "127.0.0.1",
                port: int = 8765, allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
                scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> Any:
@@ -271,9 +271,10 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
     async def lifespan(app: Any) -> AsyncIterator[None]:
         state["memory"] = Memory(store, **(memory_kwargs or {}))
         state["memory"].store.per_thread_connections()
-        marker = Path(store) / SERVER_FILE
-        if url:
-            write_server_file(Path(store), url, token)
+        folder = store_address(store).folder  # a server engine's store has no folder to mark
+        marker = folder / SERVER_FILE if folder is not None else None
+        if url and folder is not None:
+            write_server_file(folder, url, token)
         committer.start()
         try:
             yield
@@ -282,7 +283,7 @@ def create_app(store: str | Path, *, token: str | None = None, max_body: int = M
             with lock.writing():  # in-flight calls finish first
                 m = state.pop("memory")
                 m.close()
-            if url:
+            if url and marker is not None:
                 marker.unlink(missing_ok=True)
 
     routes = [Route("/health", health, methods=["GET"]), Route("/openapi.json", spec, methods=["GET"]),
@@ -344,16 +345,16 @@ class _ReadWriteLock:
                 self._cond.notify_all()
 
 
-def check_servable(store: Path) -> None:
+def check_servable(store: Path | StoreAddress) -> None:
     """StoreUnavailable unless ``store`` is a store no other server holds (checked before the server
     starts: uvicorn would report a failed start as a traceback)."""
-    holder = server_holding(store)
+    holder = server_holding(store_address(store).folder)
     if holder is not None:
         raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
     require_store(store)
 
 
-def serve(store: Path, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
+def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
           allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
           scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> None:
     """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from graphmem.config import StoreAddress
 from graphmem.service.operations import OPERATIONS, Operation, check, document
 
 READ_ONLY = " Read-only: it never changes the store."
@@ -49,7 +50,7 @@ def instructions(allow_writes: bool) -> str:
                 "writes."))
 
 
-def build_server(store: Path, *, allow_writes: bool = False) -> tuple[Any, dict[str, Any]]:
+def build_server(store: Path | StoreAddress, *, allow_writes: bool = False) -> tuple[Any, dict[str, Any]]:
     """The MCP server, and the dict that holds its open store (under "m") once a tool has run.
     The write tools are registered only with ``allow_writes``."""
     from mcp import types
@@ -99,7 +100,7 @@ def build_server(store: Path, *, allow_writes: bool = False) -> tuple[Any, dict[
     return server, held
 
 
-def serve_stdio(store: Path, *, allow_writes: bool = False) -> None:
+def serve_stdio(store: Path | StoreAddress, *, allow_writes: bool = False) -> None:
     import logging
 
     import anyio

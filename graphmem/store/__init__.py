@@ -1,5 +1,6 @@
 """Where graphmem's data lives: the storage interface the rest of the package uses, and one folder per
-engine behind it (``kuzu/``, the only one today). Nothing outside this folder imports an engine or
+engine behind it (``kuzu/``, which also drives LadybugDB; ``postgres/``), chosen by the store address in
+``engines.py``. Nothing outside this folder imports an engine or
 knows an on-disk encoding beyond the names exported here.
 
 The interface is a set of small roles (``roles.py``), each a typing Protocol listing what graphmem
@@ -20,6 +21,7 @@ The engine's stored forms (a subject's log and view text, ...) are reached throu
 (``Store.decode_log``, ``Store.view_text``, ...): no name of an encoding is exported here.
 """
 
+from graphmem.store.engines import migrate_store, open_store
 from graphmem.store.kuzu.base import (
     COMMIT_MARK,
     DB_FILE,
@@ -35,6 +37,7 @@ from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store
 from graphmem.store.roles import (
     CypherReads,
+    EngineInfo,
     EntityEventStore,
     EntityStore,
     GraphStore,
@@ -52,8 +55,8 @@ from graphmem.store.roles import (
 )
 from graphmem.store.values import FactEdge, WriteUndo
 
-__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "CypherReads", "EntityEventStore", "EntityStore",
+__all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "CypherReads", "EngineInfo", "EntityEventStore", "EntityStore",
            "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordEventStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
-           "WriteUndo", "migrate_layout", "open_database", "remove_mark", "write_mark"]
+           "WriteUndo", "migrate_layout", "migrate_store", "open_database", "open_store", "remove_mark", "write_mark"]

@@ -252,6 +252,15 @@ class CypherReads(Protocol):
 
 
 @runtime_checkable
+@runtime_checkable
+class EngineInfo(Protocol):
+    """What an engine says of itself (``graphmem info``, ``graphmem init``): its name, version and the
+    store's layout version. Every engine has it beside ``StorageEngine``."""
+
+    engine: str  # "kuzu", "ladybug" or "postgresql" (graphmem.config.ENGINES)
+    # and engine_version: a method or a str attribute (store/engines.py's describe reads either)
+
+
 class StorageEngine(EntityStore, EntityEventStore, StatementStore, ViewStore, RecordStore, RecordEventStore, MentionStore,
                     PostingStore, GraphStore, TransactionStore, RepairStore, Protocol):
     """Every role: what ``Memory`` needs of its store."""

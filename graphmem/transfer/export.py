@@ -48,10 +48,11 @@ def export(store: ExportStore, fmt: str = "jsonl", as_of: str | None = None) -> 
 
 
 def export_lines(store: ExportStore) -> list[dict[str, Any]]:
-    """Entities, then evidence records, then statements in id order, then retractions in record-time order."""
+    """Entities (by type, then ref: an import writes them at one time, so the copy of a store exports as it
+    did), then evidence records, then statements in id order, then retractions in record-time order."""
     out: list[dict[str, Any]] = [
         {"op": "entity", "type": e.type, "name": e.name, "aliases": list(e.aliases), "description": e.description}
-        for e in store.all_entities()
+        for e in sorted(store.all_entities(), key=lambda e: (e.type, e.ref))
     ]
     mentions = store.all_mentions()
     for r in store.all_records():

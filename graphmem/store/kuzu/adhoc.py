@@ -67,6 +67,19 @@ def refusal(query: str) -> str | None:
     return None
 
 
+_SPECIAL_KEYS = {"_ID": "_id", "_LABEL": "_label", "_SRC": "_src", "_DST": "_dst", "_NODES": "_nodes", "_RELS": "_rels"}
+
+
+def _kuzu_keys(value: Any) -> Any:
+    """A value with the keys of its nodes, edges and paths as Kuzu spells them (``_label``, ``_id``, ...),
+    so a query's output is the same on every engine."""
+    if isinstance(value, dict):
+        return {_SPECIAL_KEYS.get(k, k): _kuzu_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_kuzu_keys(v) for v in value]
+    return value
+
+
 class AdhocQueries(Schema):
     """Read-only queries a user writes: Kuzu's read-only transaction decides what writes."""
 
@@ -93,12 +106,18 @@ class AdhocQueries(Schema):
                 raise RuntimeError(prepared.get_error_message())
             result = conn.execute(prepared)
             assert not isinstance(result, list)
-            return result.get_column_names(), result.get_column_data_types(), result.get_all()
+            rows = result.get_all()
+            if self.engine != "kuzu":  # LadybugDB spells the keys of nodes, edges and paths in capitals
+                rows = [[_kuzu_keys(v) for v in row] for row in rows]
+            return result.get_column_names(), result.get_column_data_types(), rows
         except RuntimeError as e:
             msg = str(e).splitlines()[0]
             if "read-only transaction" in msg or "auto transaction mode" in msg or "read-only database" in msg:
                 raise QueryRefused(f"refused query {shown}: it would write to the store (Kuzu refuses it in a "
                                    f"read-only transaction); {_EXPECTED}") from None
+            if "extension" in msg.lower() and "not defined" in msg:  # LadybugDB: the function needs an extension
+                raise QueryRefused(f"refused query {shown}: it calls a function of an engine extension, which "
+                                   f"graphmem never loads; {_EXPECTED}") from None
             if "multiple statements" in msg:
                 raise QueryRefused(f"refused query {shown}: it holds more than one statement; {_EXPECTED}") from None
             raise BadInput(f"bad query {shown}: {msg}") from None

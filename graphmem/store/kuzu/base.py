@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import importlib
 import json
 import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import kuzu
-
-from graphmem.config import require_store
+from graphmem.config import ENGINE_FILES, ENGINE_NAMES, StoreAddress, require_store
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
@@ -31,6 +31,7 @@ from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.values import RecordFacets, WriteUndo
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
+    import kuzu
     import numpy as np
 
     from graphmem.model import Entity, Statement
@@ -43,7 +44,9 @@ FACETS_LAYOUT = 8  # the layout that keeps each subject's view a predicate at a 
 SCHEMA_VERSION = 8  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
 # 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive); LEXICON_LAYOUT: the stored
 # linking lexicon; SCOPES_LAYOUT: statements carry a scope; FACETS_LAYOUT: the view's rows by subject and predicate
-DB_FILE = "graph.kuzu"
+DB_FILE = ENGINE_FILES["kuzu"]  # a Kuzu store's database; a LadybugDB store's is ENGINE_FILES["ladybug"]
+DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module that drives it (the same API)
+ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
 
@@ -76,21 +79,82 @@ def remove_mark(path: Path) -> None:
         sync_dir(path.parent)
 
 
-def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False) -> kuzu.Database:
-    """The Kuzu database of the store at ``path``; a store another process holds, or one Kuzu cannot
-    open, is StoreUnavailable naming the holder or the reason. Kuzu lets one process open a store to
-    write, or several open it read-only at once (a lock on the database file)."""
+def driver(engine: str = "kuzu") -> Any:
+    """The Python module of an embedded engine (``kuzu`` or ``ladybug``), imported on first use, so a
+    process loads only the engine it opens. Kuzu's and LadybugDB's modules register the same native
+    type names, so one process cannot load both: the second is StoreUnavailable (``graphmem copy``
+    runs each engine in its own process)."""
+    name = DRIVERS[engine]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    other = next((o for o, m in DRIVERS.items() if o != engine and m in sys.modules), None)
+    if other is not None:  # importing the second would fail, and leave the process to crash at exit
+        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: this process has loaded "
+                               f"{ENGINE_NAMES[other]}, and the two engines' modules cannot share a process "
+                               "(graphmem copy moves a store between them)")
     try:
-        return kuzu.Database(str(path / DB_FILE), buffer_pool_size=pool_bytes, read_only=read_only)
+        return importlib.import_module(name)
+    except (ImportError, RuntimeError) as e:
+        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: its module {name!r} cannot be "
+                               f"loaded: {str(e).splitlines()[0]}") from None
+
+
+def engine_version(engine: str) -> str:
+    """The version of an embedded engine's module (``kuzu.__version__``)."""
+    return str(driver(engine).__version__)
+
+
+def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
+    """LadybugDB takes no lock for a read-only open, so a writer and readers could hold a store at once;
+    graphmem keeps Kuzu's rule there with its own lock (``ENGINE_LOCK``): shared by readers, held alone by
+    the writer. The open file holding it, or None (Kuzu; a folder graphmem cannot write to: no writer
+    can be there either)."""
+    if engine == "kuzu":
+        return None
+    import fcntl
+    lock = path / ENGINE_LOCK
+    try:
+        f = open(lock, "a+b")  # noqa: SIM115  (held until the database is closed)
+    except OSError:
+        return None
+    try:
+        fcntl.lockf(f, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        from graphmem.config import server_holding
+        holder = server_holding(path) or lock_holder(lock) or "another process"
+        raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (graphmem lets one process write "
+                               "to a store, or several read it at once)") from None
+    return f
+
+
+def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu") -> Any:
+    """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
+    another process holds, or one the engine cannot open, is StoreUnavailable naming the holder or the
+    reason. Kuzu lets one process open a store to write, or several open it read-only at once (a lock
+    on the database file)."""
+    db_file = path / ENGINE_FILES[engine]
+    mod = driver(engine)
+    held = _hold_lock(path, engine, read_only)
+    try:
+        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only)
+        if held is not None:
+            db._graphmem_lock = held  # released with the database object (Store.close drops it)
+        return db
     except RuntimeError as e:
+        if held is not None:
+            held.close()
         msg = str(e).splitlines()[0]
         if read_only and "shadow pages" in str(e):
             # a write was cut short and left its log, which Kuzu replays only in a writable open: open
             # writable this once (graphmem itself still writes nothing: the Store stays read-only)
-            return open_database(path, pool_bytes, read_only=False)
+            if held is not None:
+                held.close()
+            return open_database(path, pool_bytes, read_only=False, engine=engine)
         if "lock" in msg.lower():
             from graphmem.config import server_holding
-            holder = server_holding(path) or lock_holder(path / DB_FILE) or "another process"
+            holder = server_holding(path) or lock_holder(db_file) or "another process"
             raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (Kuzu lets one process write "
                                    "to a store, or several read it at once)") from None
         raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
@@ -144,28 +208,35 @@ WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or dr
 
 
 class StoreBase:
-    """One Kuzu database in ``path/graph.kuzu``, opened, with the plumbing the table families share
-    (``schema.py`` and the modules beside it add the tables; ``store.Store`` puts them together)."""
+    """One Kuzu database in ``path/graph.kuzu`` (or LadybugDB's in ``path/graph.lbug``: the same Cypher and
+    Python API), opened, with the plumbing the table families share (``schema.py`` and the modules beside
+    it add the tables; ``store.Store`` puts them together)."""
 
     _HOT: frozenset[str] = frozenset()  # queries whose plans are kept (Store names them)
 
-    def __init__(self, path: Path, ontology: Ontology, registry: Registry, *, create: bool = False,
+    def __init__(self, path: Path | StoreAddress, ontology: Ontology, registry: Registry, *, create: bool = False,
                  buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False) -> None:
         """``create`` makes the store when ``path`` holds none (else that is StoreUnavailable).
         ``repair`` opens a store that holds the mark of an interrupted migration or bulk commit
         (``migrate`` and ``rebuild`` do, to make it whole); anything else refuses it. ``read_only``
         opens Kuzu read-only: other read-only processes may hold the store at the same time, and
         nothing is written, not even the store's own upkeep at open (see ``check_writable``)."""
-        self.path = Path(path)
+        self.engine = path.engine if isinstance(path, StoreAddress) else "kuzu"
+        if self.engine not in DRIVERS:
+            raise StoreUnavailable(f"store {str(path)!r}: the {self.engine} engine is not an embedded one")
+        self.address = path if isinstance(path, StoreAddress) else StoreAddress("kuzu", Path(path))
+        assert self.address.folder is not None
+        self.path = self.address.folder
+        self._driver = driver(self.engine)
         self.read_only = read_only
         self._undo = WriteUndo()  # what the transaction under way added or changed (roll_back)
         self.ontology = ontology
         self.registry = registry
-        db_path = self.path / DB_FILE
+        db_path = self.path / ENGINE_FILES[self.engine]
         if self.path.exists() and not self.path.is_dir():
             raise StoreUnavailable(f"store path {str(self.path)!r} is a file; expected a directory")
         if not db_path.exists() and (read_only or not create):
-            require_store(self.path)
+            require_store(self.address)
         if not read_only:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -174,8 +245,9 @@ class StoreBase:
         if not repair:  # before Kuzu opens it: a store cut short in a bulk commit may not open read-only
             self._refuse_interrupted()
         # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
-        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20, read_only)
-        self._main: tuple[Any, dict[str, Any]] = (kuzu.Connection(self._db), {})  # a connection and its prepared plans
+        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20, read_only,
+                                 self.engine)
+        self._main: tuple[Any, dict[str, Any]] = (self._driver.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
         self._writes = 0  # queries that wrote or failed (writes_done)
@@ -200,6 +272,15 @@ class StoreBase:
             self._clear_bulk_files()
         self._repairing = self.interrupted_commit()  # the mark stays until the repair is done (clear_commit_mark)
         self._ensure_schema()
+
+    def engine_version(self) -> str:
+        """The version of the engine's Python module (Kuzu's or LadybugDB's)."""
+        return str(self._driver.__version__)
+
+    def layout_version(self) -> int:
+        """The store's layout (schema) version, as its ``Meta`` table says."""
+        rows = self._q("MATCH (m:Meta {key: 'schema_version'}) RETURN m.value")
+        return int(rows[0][0]) if rows else SCHEMA_VERSION
 
     def _refuse_interrupted(self) -> None:
         """Refuse a store whose migration or bulk commit was cut short (see ``repair``)."""
@@ -260,7 +341,7 @@ class StoreBase:
             return self._main
         mine: tuple[Any, dict[str, Any]] | None = getattr(self._threads, "conn", None)
         if mine is None:
-            mine = self._threads.conn = (kuzu.Connection(self._db), {})
+            mine = self._threads.conn = (self._driver.Connection(self._db), {})
             self._all_conns.append(mine[0])
         return mine
 
@@ -281,6 +362,14 @@ class StoreBase:
             for c in [*self._all_conns, self._main[0]]:
                 c.close()
             self._db.close()
+        if self.engine != "kuzu":
+            # LadybugDB releases the store's lock only when its objects are freed, not at close: drop them
+            # (connections, prepared plans, the database), so another process may open the store at once
+            self._main[1].clear()
+            self._main = (None, {})
+            self._all_conns = []
+            self._threads = None
+            self._db = None
 
     def _prepared(self, query: str) -> Any:
         """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""

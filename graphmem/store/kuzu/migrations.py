@@ -28,18 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import kuzu
-
+from graphmem.config import ENGINE_FILES
 from graphmem.errors import StoreUnavailable
 from graphmem.reports import MigrateReport
 from graphmem.store.kuzu.base import (
     COMMIT_MARK,
-    DB_FILE,
     FACETS_LAYOUT,
     LEXICON_LAYOUT,
     MIGRATION_MARK,
     SCHEMA_VERSION,
     SCOPES_LAYOUT,
+    driver,
     open_database,
     write_mark,
 )
@@ -255,9 +254,9 @@ def marker(path: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else {"from": None, "backup": None}
 
 
-def _open(path: Path) -> tuple[Any, Any]:
-    db = open_database(path)
-    return db, kuzu.Connection(db)
+def _open(path: Path, engine: str = "kuzu") -> tuple[Any, Any]:
+    db = open_database(path, engine=engine)
+    return db, driver(engine).Connection(db)
 
 
 def layout_version(conn: Any, path: Path) -> int:
@@ -280,34 +279,35 @@ def _backup_path(path: Path, version: int) -> Path:
     return candidate
 
 
-def _restore(path: Path, backup: Path) -> None:
+def _restore(path: Path, backup: Path, engine: str = "kuzu") -> None:
     """Put the copy taken before an interrupted migration back in place of the half-migrated store
     (with the mark of a bulk commit the migration's own rebuild may have left)."""
-    for name in (DB_FILE, DB_FILE + ".wal", DB_FILE + ".shadow", COMMIT_MARK):
+    db_file = ENGINE_FILES[engine]
+    for name in (db_file, db_file + ".wal", db_file + ".shadow", COMMIT_MARK):
         with contextlib.suppress(FileNotFoundError):
             (path / name).unlink()
     for f in backup.iterdir():
-        if f.name.startswith(DB_FILE) and not f.name.endswith(".lock"):
+        if f.name.startswith(db_file) and not f.name.endswith(".lock"):
             shutil.copy2(f, path / f.name)
 
 
-def migrate(path: Path, finish: Callable[[Path, Upgrade], MigrateReport]) -> MigrateReport:
+def migrate(path: Path, finish: Callable[[Path, Upgrade], MigrateReport], engine: str = "kuzu") -> MigrateReport:
     """``graphmem migrate``: the store at ``path`` upgraded to the current layout, then ``finish``
     makes its derived data again with the current code (``graphmem.memory.migrate`` hands it the
     view and full-text index rebuild, so the engine needs nothing above it). The whole run holds
     ``<store>/migrate.lock``, so a second one cannot put the copy back under it."""
     path = Path(path)
-    if not (path / DB_FILE).exists():
+    if not (path / ENGINE_FILES[engine]).exists():
         raise StoreUnavailable(f"no store at {str(path)!r}; expected the folder of a graphmem store")
-    with _exclusive(path):
-        up = upgrade_layout(path)
+    with _exclusive(path, engine):
+        up = upgrade_layout(path, engine)
         if not up.steps and not up.restarted:
             return MigrateReport(str(path), up.from_version, SCHEMA_VERSION, (), None, False, {}, 0.0)
         return finish(path, up)
 
 
 @contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
+def _exclusive(path: Path, engine: str = "kuzu") -> Iterator[None]:
     """Hold ``<store>/migrate.lock``, and make sure no other process holds the store."""
     import fcntl
     with open(path / "migrate.lock", "a") as f:
@@ -316,7 +316,7 @@ def _exclusive(path: Path) -> Iterator[None]:
         except OSError:
             raise StoreUnavailable(f"store {str(path)!r} is being migrated by another process") from None
         try:
-            db, conn = _open(path)  # Kuzu's own lock: refused when a command or server holds the store
+            db, conn = _open(path, engine)  # Kuzu's own lock: refused when a command or server holds the store
             conn.close()
             db.close()
         except StoreUnavailable as e:
@@ -325,18 +325,18 @@ def _exclusive(path: Path) -> Iterator[None]:
         yield
 
 
-def upgrade_layout(path: Path) -> Upgrade:
+def upgrade_layout(path: Path, engine: str = "kuzu") -> Upgrade:
     """Run the migrations from the store's layout to the current one, with ``migrate.lock`` held (see
     ``migrate``); the derived data is left to ``Memory.finish_migration``. A current store is left alone."""
     pending = marker(path)
     backup = Path(pending["backup"]) if pending and pending.get("backup") else None  # the copy an interrupted run took
     if pending is not None:
-        if backup is None or not (backup / DB_FILE).exists():
+        if backup is None or not (backup / ENGINE_FILES[engine]).exists():
             raise StoreUnavailable(f"store {str(path)!r}: a migration was interrupted and the copy it took "
                                    f"({backup}) is gone; restore the store from a backup")
-        _restore(path, backup)
+        _restore(path, backup, engine)
     restarted = backup is not None
-    db, conn = _open(path)
+    db, conn = _open(path, engine)
     try:
         version = layout_version(conn, path)
         if version > SCHEMA_VERSION:
@@ -352,7 +352,7 @@ def upgrade_layout(path: Path) -> Upgrade:
         backup = _backup_path(path, version)
         shutil.copytree(path, backup, ignore=shutil.ignore_patterns("tmp", "*.lock", "server.json", MARKER, COMMIT_MARK))
         write_mark(path / MARKER, {"from": version, "backup": str(backup)})
-    db, conn = _open(path)
+    db, conn = _open(path, engine)
     steps = []
     try:
         for v in range(version, SCHEMA_VERSION):

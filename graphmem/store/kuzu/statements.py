@@ -3,6 +3,8 @@ file (``StatementFile``), and read back whole or grouped by subject as log text 
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
@@ -33,21 +35,33 @@ def _json_int(col: str) -> str:
     return f"coalesce(CAST({col} AS STRING), 'null')"
 
 
-# A statement as its log row (see _stmt_row), written as JSON text by Kuzu. Text is concatenated rather
+# A statement as its log row (see _stmt_row), written as JSON text by the engine. Text is concatenated rather
 # than built with to_json per item (which took twice as long: 3 s against 1.4 s at 1M). Free text goes
-# through to_json; op, asserted_by and trust come from closed sets that never need escaping; int, float and
-# bool objects are stored as Python writes them (str of the value, "true"/"false"), which is their JSON.
+# through ``text`` (Kuzu: to_json); op, asserted_by and trust come from closed sets that never need escaping; int,
+# float and bool objects are stored as Python writes them (str of the value, "true"/"false"), which is their JSON.
 # (No CAST to a number: Kuzu evaluates a CASE branch on every row, and a cast of other rows' text fails.)
-_LOG_ROW = ("concat('[', CAST(a.id AS STRING), ',\"', a.op, '\",', CAST(to_json(a.predicate) AS STRING), ',', "
+def _log_row(text: Callable[[str], str]) -> str:
+    return ("concat('[', CAST(a.id AS STRING), ',\"', a.op, '\",', " + text("a.predicate") + ", ',', "
             "coalesce(CASE WHEN a.object_type IN ['int', 'float', 'bool'] THEN a.object "
-            "ELSE CAST(to_json(a.object) AS STRING) END, 'null'), "
+            "ELSE " + text("a.object") + " END, 'null'), "
             "CASE WHEN a.object_type = 'entity' THEN ',\"entity\",' "
             "WHEN a.object_type IS NULL OR a.object_type = '' THEN ',\"\",' ELSE ',\"literal\",' END, "
             f"{_json_int('a.valid_from')}, ',', {_json_int('a.valid_to')}, ',', {_json_int('a.recorded_at')}, ',', "
-            f"{_json_int('a.retracted_at')}, ',', coalesce(CAST(to_json(a.retract_reason) AS STRING), 'null'), ',', "
+            f"{_json_int('a.retracted_at')}, ',', coalesce(" + text("a.retract_reason") + ", 'null'), ',', "
             "a.sources, ',\"', a.asserted_by, '\",\"', a.trust, '\"', "
             # a scoped statement's row has null and its scope as 14th and 15th items (scope names never need escaping)
             "CASE WHEN a.scope IS NULL THEN ']' ELSE concat(',null,\"', a.scope, '\"]') END)")
+
+
+# LadybugDB's to_json needs its JSON extension, which downloads at run time: there free text is quoted with
+# its backslashes and quotes escaped, and the rare log holding a control character is written again in Python
+# (``_LOG_FIXES``). Kuzu keeps to_json, which escapes everything (measured faster than replace chains there).
+_LOG_ROW = _log_row(lambda col: f"CAST(to_json({col}) AS STRING)")
+_LOG_ROW_LADYBUG = _log_row(lambda col: f"CASE WHEN {col} IS NULL THEN 'null' ELSE "  # its concat reads NULL as ''
+                                        "concat('\"', replace(replace(" + col + ", '\\\\', '\\\\\\\\'), "
+                                        "'\"', '\\\\\"'), '\"') END")
+_LOG_ROWS = {"kuzu": _LOG_ROW, "ladybug": _LOG_ROW_LADYBUG}
+_CONTROL = re.compile("[\x00-\x1f]")  # raw in a Ladybug log row's text: JSON needs it escaped
 
 
 class StatementFile:
@@ -322,8 +336,13 @@ class StatementTables(Schema):
         where = " AND ".join(w for w, _, v in conditions if v is not None)
         params = {k: v for _, k, v in conditions if v is not None}
         query = (f"MATCH (a:Assertion) {'WHERE ' + where if where else ''} WITH a.subject AS ref, "
-                 f"concat('[', list_to_string(',', collect({_LOG_ROW})), ']') AS log ")
-        yield from self._iter(query + "RETURN ref, log", params)  # type: ignore[misc]
+                 f"concat('[', list_to_string(',', collect({_LOG_ROWS[self.engine]})), ']') AS log ")
+        rows = self._iter(query + "RETURN ref, log", params)
+        if self.engine == "kuzu":
+            yield from rows  # type: ignore[misc]
+            return
+        for ref, log in rows:
+            yield ref, (dumps(json.loads(log, strict=False)) if _CONTROL.search(log) else log)
 
     def statement_count(self) -> int:
         return int(self._q("MATCH (a:Assertion) RETURN count(a)")[0][0])

@@ -10,8 +10,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-import kuzu
-
 from graphmem.model import Interval, Statement
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import (
@@ -114,7 +112,7 @@ class ViewTables(Schema):
 
         def read(query: str, into: dict[str, Any]) -> None:
             try:
-                conn = kuzu.Connection(self._db)
+                conn = self._driver.Connection(self._db)
                 try:
                     if into is facets:  # by ref: its facet rows (predicate, open, since, ended, first, last)
                         for row in self._iter(query, conn=conn):
