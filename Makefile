@@ -24,8 +24,10 @@ test-ladybug: $(STAMP)  ## the suite on LadybugDB (tests of Kuzu's own files lef
 	GRAPHMEM_TEST_ENGINE=ladybug $(BIN)/pytest tests
 
 test-postgresql: $(STAMP)  ## PostgreSQL's tests and copies to and from it, when a server binary is found (else skipped, saying so)
-	@if command -v pg_ctl >/dev/null 2>&1 || ls /usr/local/bin/pg_ctl /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+	@if command -v pg_ctl >/dev/null 2>&1 || [ -x /usr/local/bin/pg_ctl ] || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
 		GRAPHMEM_TEST_ENGINE=postgresql $(BIN)/pytest tests/test_postgres.py tests/test_engines.py; \
+	elif [ -n "$$GRAPHMEM_REQUIRE_POSTGRESQL" ]; then \
+		echo "make test: no PostgreSQL server binary (pg_ctl) on this machine, and GRAPHMEM_REQUIRE_POSTGRESQL requires the PostgreSQL run"; exit 1; \
 	else echo "make test: the PostgreSQL run is skipped: no PostgreSQL server binary (pg_ctl) on this machine"; fi
 
 lint: $(STAMP)  ## ruff and mypy
