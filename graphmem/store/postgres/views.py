@@ -233,12 +233,13 @@ class PgViews(PgStatements):
                 "SET name = EXCLUDED.name, log = EXCLUDED.log, view = EXCLUDED.view", (ref, name, pack(log), view_text(view)))
         if predicates is None:
             self._w("DELETE FROM fact_edge WHERE src = %s", (ref,))
-            self._w("DELETE FROM view_interval WHERE subject = %s", (ref,))
         elif predicates:
             self._w("DELETE FROM fact_edge WHERE src = %s AND predicate = ANY(%s)", (ref, sorted(predicates)))
-            self._w("DELETE FROM view_interval WHERE subject = %s AND predicate = ANY(%s)", (ref, sorted(predicates)))
+        # the interval rows are the subject's whole view, by position: a new interval of one predicate
+        # moves the positions of the intervals after it, whatever their predicate
+        self._w("DELETE FROM view_interval WHERE subject = %s", (ref,))
         self._many(f"INSERT INTO view_interval({_IV_COLS}) VALUES (%s, %s, %s, %s, %s, %s)",
-                   self._interval_rows(ref, view, predicates))
+                   self._interval_rows(ref, view, None))
         rows = self._edge_rows(ref, view, predicates)
         if rows:  # an edge joins two entities that exist (as a Kuzu rel joins two nodes)
             self._many(f"INSERT INTO fact_edge({_EDGE_COLS}) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s "
