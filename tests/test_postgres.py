@@ -244,6 +244,24 @@ def test_a_write_to_one_predicate_keeps_the_subjects_other_interval_rows_in_step
         m.close()
 
 
+_WRITER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {repo!r})
+    from tests.test_postgres import open_pg
+    m = open_pg({url!r})
+    while not m.store.entity("tool:go"):  # both writers start together
+        time.sleep(0.01)
+    for i in range({n}):
+        if i % 4:
+            m.assert_("Atlas", "uses", "Tool{who}-" + str(i), valid_from="2024-01-01")
+        else:
+            with m.write_group():
+                m.assert_("Tool{who}-" + str(i), "description", "written by {who}")
+    m.ingest(['{{"text": "note %d from {who}", "kind": "note"}}' % i for i in range(5)])
+    m.close()
+""")
+
+
 def test_two_processes_write_at_once(pg_url: str) -> None:  # noqa: F811
     m = open_pg(pg_url, create=True)
     n = 40
