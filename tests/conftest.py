@@ -13,6 +13,7 @@ yet point the folder fixtures at PostgreSQL: ``make test-postgresql`` runs Postg
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +37,14 @@ collect_ignore = [] if TEST_ENGINE == "kuzu" else ["test_migrate.py", "layouts.p
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "engine(*names): the test is about these engines' own files; "
                                        "skipped when the run's engine (GRAPHMEM_TEST_ENGINE) is another")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On LadybugDB, a test module that imported Kuzu while it was collected would make every test fail
+    (one process cannot load both engines' modules): stop with one line naming the cause."""
+    if TEST_ENGINE == "ladybug" and "kuzu" in sys.modules:
+        raise pytest.UsageError("a test module imported kuzu while it was collected, so no LadybugDB store can open "
+                                "in this run: import it inside the test and mark the test @pytest.mark.engine('kuzu')")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

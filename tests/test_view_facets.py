@@ -8,14 +8,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import kuzu
 import pytest
-from helpers import cli
-from layouts import write_old_layout
+from helpers import DB_FILE, TEST_ENGINE, cli
 
 import graphmem
 from graphmem.model.times import parse_instant
-from graphmem.store.kuzu.base import FACETS_LAYOUT
+from graphmem.store.kuzu.base import FACETS_LAYOUT, driver
 from graphmem.store.kuzu.codecs import facet_rows
 from graphmem.view.temporal import holding
 
@@ -84,9 +82,11 @@ def test_facet_rows_keep_open_and_ended_apart() -> None:
 
 
 def _kuzu(path: Path, query: str) -> None:
-    db = kuzu.Database(str(path / "graph.kuzu"))
+    """Run ``query`` on the store's database directly, with the run's embedded engine (Kuzu or LadybugDB)."""
+    engine = driver(TEST_ENGINE)
+    db = engine.Database(str(path / DB_FILE))
     try:
-        kuzu.Connection(db).execute(query)
+        engine.Connection(db).execute(query)
     finally:
         db.close()
 
@@ -113,7 +113,9 @@ def test_rebuild_check_finds_a_drifted_facet_and_rebuild_mends_it(tmp_path: Path
         assert m.facts(predicate="status").to_dict()["facts"] == before["facts"]
 
 
+@pytest.mark.engine("kuzu")
 def test_a_layout_7_store_gets_its_facets_from_migrate(tmp_path: Path) -> None:
+    from layouts import write_old_layout  # Kuzu's own layouts: not loaded on another engine
     src = tmp_path / "src"
     with graphmem.open(src, create=True) as m:
         _history(m, 2)
