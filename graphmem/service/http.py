@@ -12,6 +12,7 @@ docs/service.md has the contract.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import threading
@@ -356,11 +357,18 @@ def check_servable(store: Path | StoreAddress) -> None:
 
 def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
           allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
-          scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> None:
-    """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
+          scoped_tokens: dict[str, tuple[str, ...]] | None = None, workers: int = 1) -> None:
+    """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first).
+
+    ``workers`` above 1 (PostgreSQL only: :func:`check_workers`) runs that many worker processes
+    sharing one listening socket, each with its own store connection (:func:`_serve_workers`)."""
     import uvicorn
     check_bind(host, token, bool(scoped_tokens))
     check_servable(store)
+    check_workers(store, workers)
+    if workers > 1:
+        _serve_workers(store, host, port, token, max_body, allow_hosts, allow_origins, scoped_tokens, workers)
+        return
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins), scoped_tokens=scoped_tokens)
@@ -375,3 +383,108 @@ def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, m
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 
 
+
+
+MAX_WORKERS = 64
+
+
+def check_workers(store: Path | StoreAddress, workers: int) -> None:
+    """BadInput unless ``workers`` is 1, or 2 to 64 on a PostgreSQL store (an embedded store's
+    single-writer lock is held by one process: Kuzu and LadybugDB serve from one)."""
+    if not 1 <= workers <= MAX_WORKERS:
+        raise BadInput(f"bad --workers {workers}: expected 1 to {MAX_WORKERS}")
+    engine = store_address(store).engine
+    if workers > 1 and engine != "postgresql":
+        raise BadInput(f"bad --workers {workers} for a {engine} store: expected 1 (only a PostgreSQL store is "
+                       "served by several processes; an embedded store is locked by one)")
+
+
+def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str | None, max_body: int,
+                   allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...],
+                   scoped_tokens: dict[str, tuple[str, ...]] | None, workers: int) -> None:
+    """Pre-fork: bind the socket here, fork ``workers`` children that each open the store and serve on
+    it (the kernel spreads the connections), start a new one in place of any that dies (a kill -9),
+    and on SIGINT or SIGTERM pass the signal on and wait for them to finish their requests."""
+    import os
+    import signal
+    import socket
+    import time
+
+    import uvicorn
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise StoreUnavailable(f"the server did not start on {host}:{port}: {e.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+
+    def child() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        app = create_app(store, token=token, max_body=max_body, url=None, host=host, port=port,
+                         allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
+                         allow_origins=tuple(check_allow_origin(o) for o in allow_origins),
+                         scoped_tokens=scoped_tokens)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=30,
+                                access_log=False, proxy_headers=False, server_header=False)
+        server = uvicorn.Server(config)
+        code = 0
+        try:
+            server.run(sockets=[sock])
+            code = 0 if server.started else 1
+        except BaseException:  # noqa: BLE001 - a worker reports its failure by its exit status
+            code = 1
+        os._exit(code)
+
+    def spawn() -> int:
+        pid = os.fork()
+        if pid == 0:
+            child()
+        return pid
+
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+        for pid in pids:  # each finishes its requests in flight, then ends; waitpid returns
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    pids: set[int] = set()
+    for _ in range(workers):
+        pids.add(spawn())
+    failures = 0
+    try:
+        while pids and not stopping:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+            if pid not in pids:
+                continue
+            pids.discard(pid)
+            if stopping:
+                break
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0:
+                failures += 1  # a worker that could not start: do not start it again and again
+                if failures >= workers:
+                    raise StoreUnavailable(f"the workers did not start on {host}:{port} (is the store reachable?)")
+                time.sleep(0.5)
+            pids.add(spawn())  # a worker killed (kill -9) or ended: another takes its place
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in pids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        sock.close()
+        for s, h in old.items():
+            signal.signal(s, h)
