@@ -55,7 +55,7 @@ def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_pat
     k, p = Server(kuzu), Server(pg_url, "--workers", "3")  # type: ignore[arg-type]
     try:
         assert len(_workers(p.proc.pid)) == 3
-        for path, params in (("/current", {"subject": "atlas"}), ("/entities", {}), ("/history", {"subject": "atlas"})):
+        for path, params in (("/current", {"subject": "atlas"}), ("/entities", {}), ("/timeline", {"subject": "atlas"})):
             a, b = k.get(path, **params), p.get(path, **params)
             assert a.status_code == b.status_code == 200, (path, a.text, b.text)
             assert _shape(a.json()) == _shape(b.json()), path
