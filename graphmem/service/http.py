@@ -412,7 +412,9 @@ def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str 
 
     import uvicorn
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto named: asyncio sets TCP_NODELAY on accepted sockets only when it is IPPROTO_TCP (else each
+    # answer, written as head then body, waits ~40 ms for the client's delayed ACK)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
