@@ -16,6 +16,7 @@ average (``uptime``) is printed before and after: other work on the machine chan
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -53,10 +54,8 @@ def tree_cpu(pid: int) -> float:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     total = cpu_seconds(pid)
     for p in out.split():
-        try:
+        with contextlib.suppress(OSError):  # a worker that just ended
             total += cpu_seconds(int(p))
-        except OSError:
-            pass
     return total
 
 

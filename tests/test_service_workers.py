@@ -48,7 +48,7 @@ def _shape(doc: object) -> object:
     return doc
 
 
-def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_path: Path) -> None:
+def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     kuzu = tmp_path / "kuzu"
     _demo(kuzu)
     _demo(pg_url)
@@ -74,7 +74,7 @@ def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_pat
     assert not _workers(p.proc.pid)
 
 
-def test_kill_9_of_a_worker_under_concurrent_writers_loses_no_acknowledged_write(pg_url: str) -> None:
+def test_kill_9_of_a_worker_under_concurrent_writers_loses_no_acknowledged_write(pg_url: str) -> None:  # noqa: F811
     """16 clients assert (every fourth notes) through 4 workers; one worker is killed with SIGKILL
     mid-stream, then another; the clients whose connection died reconnect; every acknowledged write is
     in the database, as sent, and the server keeps serving with 4 workers."""

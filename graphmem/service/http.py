@@ -1,6 +1,7 @@
 """The local HTTP JSON service (SPEC 11): ``graphmem serve``.
 
-One process owns the store (Kuzu's lock); the service answers with the same JSON
+One process owns an embedded store (Kuzu's lock); a PostgreSQL store may be served by several
+worker processes sharing the port (``serve --workers N``: ``_serve_workers``). The service answers with the same JSON
 documents as ``--json``. Endpoints come from the operations table (``operations.py``, shared
 with MCP), which also makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
 Reads run at once, each thread on its own Kuzu connection; a write waits for the
@@ -389,8 +390,29 @@ MAX_WORKERS = 64
 
 
 def check_workers(store: Path | StoreAddress, workers: int) -> None:
-    """BadInput unless ``workers`` is 1, or 2 to 64 on a PostgreSQL store (an embedded store's
-    single-writer lock is held by one process: Kuzu and LadybugDB serve from one)."""
+    """Refuse a worker count the store cannot be served with.
+
+    Parameters
+    ----------
+    store : Path or StoreAddress
+        The store to serve.
+    workers : int
+        Worker processes asked for: 1, or 2 to 64 on a PostgreSQL store (an embedded store's
+        single-writer lock is held by one process: Kuzu and LadybugDB are served by one).
+
+    Raises
+    ------
+    BadInput
+        One line naming the value and what was expected.
+
+    Examples
+    --------
+    >>> check_workers("postgresql://localhost/graphmem", 4)
+    >>> check_workers("/nonexistent/graphmem-store", 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    graphmem.errors.BadInput: bad --workers 4 for a kuzu store: expected 1 (only a PostgreSQL store ...
+    """
     if not 1 <= workers <= MAX_WORKERS:
         raise BadInput(f"bad --workers {workers}: expected 1 to {MAX_WORKERS}")
     engine = store_address(store).engine
