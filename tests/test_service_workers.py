@@ -154,3 +154,16 @@ def test_workers_above_one_are_refused_on_kuzu(tmp_path: Path, demo_dir: Path) -
     p = subprocess.run([sys.executable, "-c", MAIN, "--store", str(store), "serve", "--workers", "0"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "bad --workers 0: expected 1 to 64" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_workers_require_the_token(pg_url: str) -> None:  # noqa: F811
+    """Every worker checks the token; a PostgreSQL store has no folder, so no marker is written."""
+    _demo(pg_url)
+    s = Server(pg_url, "--workers", "2", "--token", "s3cret")  # type: ignore[arg-type]
+    try:
+        for _ in range(6):  # new connections, spread over both workers
+            assert httpx.get(s.url + "/current", params={"subject": "atlas"}).status_code == 401
+            ok = httpx.get(s.url + "/current", params={"subject": "atlas"}, headers={"Authorization": "Bearer s3cret"})
+            assert ok.status_code == 200 and ok.json()["subject"]
+    finally:
+        assert s.stop() == 0
