@@ -51,6 +51,9 @@ def serve(
         "--allow-origin", metavar="ORIGIN", help="Also answer requests from pages at ORIGIN (e.g. "
                                                  "http://localhost:3000), with CORS headers; repeatable. By default a "
                                                  "request with another site's Origin is refused (403).")] = None,
+    workers: Annotated[int, typer.Option("--workers", metavar="N", help="Worker processes sharing the port, each with "
+                                         "its own connection (PostgreSQL stores only; Kuzu and LadybugDB are "
+                                         "served by 1, as one process holds their lock).")] = 1,
 ) -> None:
     """Serve the store over HTTP JSON (docs/service.md) until Ctrl-C or SIGTERM.
 
@@ -67,7 +70,7 @@ def serve(
         parse_scoped_token,
         url_host,
     )
-    from graphmem.service.http import check_servable
+    from graphmem.service.http import check_servable, check_workers
     from graphmem.service.http import serve as run
     with errors():
         if not 1 <= port <= 65535:
@@ -86,9 +89,12 @@ def serve(
         hosts = tuple(check_allow_host(h) for h in allow_host or ())
         origins = tuple(check_allow_origin(o) for o in allow_origin or ())
         check_servable(store_path(ctx))  # before saying it serves
-        typer.echo(f"graphmem: serving {store_path(ctx)} on http://{url_host(host)}:{port} (docs at /docs)", err=True)
+        check_workers(store_path(ctx), workers)
+        many = f" with {workers} workers" if workers > 1 else ""
+        typer.echo(f"graphmem: serving {store_path(ctx)} on http://{url_host(host)}:{port}{many} (docs at /docs)",
+                   err=True)
         if host in ("0.0.0.0", "::") and not hosts:
             typer.echo("graphmem: requests must name 127.0.0.1, localhost or [::1] in Host; add --allow-host NAME "
                        "for each name clients use", err=True)
         run(store_path(ctx), host, port, token, max_body_mb * 2**20, allow_hosts=hosts, allow_origins=origins,
-            scoped_tokens=scoped)
+            scoped_tokens=scoped, workers=workers)

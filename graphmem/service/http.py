@@ -1,6 +1,7 @@
 """The local HTTP JSON service (SPEC 11): ``graphmem serve``.
 
-One process owns the store (Kuzu's lock); the service answers with the same JSON
+One process owns an embedded store (Kuzu's lock); a PostgreSQL store may be served by several
+worker processes sharing the port (``serve --workers N``: ``_serve_workers``). The service answers with the same JSON
 documents as ``--json``. Endpoints come from the operations table (``operations.py``, shared
 with MCP), which also makes the OpenAPI description at ``/openapi.json`` and the page at ``/docs``.
 Reads run at once, each thread on its own Kuzu connection; a write waits for the
@@ -12,6 +13,7 @@ docs/service.md has the contract.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import threading
@@ -356,11 +358,18 @@ def check_servable(store: Path | StoreAddress) -> None:
 
 def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, max_body: int = MAX_BODY,
           allow_hosts: tuple[str, ...] = (), allow_origins: tuple[str, ...] = (),
-          scoped_tokens: dict[str, tuple[str, ...]] | None = None) -> None:
-    """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first)."""
+          scoped_tokens: dict[str, tuple[str, ...]] | None = None, workers: int = 1) -> None:
+    """Run the service until SIGINT or SIGTERM (uvicorn finishes the requests in flight first).
+
+    ``workers`` above 1 (PostgreSQL only: :func:`check_workers`) runs that many worker processes
+    sharing one listening socket, each with its own store connection (:func:`_serve_workers`)."""
     import uvicorn
     check_bind(host, token, bool(scoped_tokens))
     check_servable(store)
+    check_workers(store, workers)
+    if workers > 1:
+        _serve_workers(store, host, port, token, max_body, allow_hosts, allow_origins, scoped_tokens, workers)
+        return
     app = create_app(store, token=token, max_body=max_body, url=f"http://{url_host(host)}:{port}", host=host,
                      port=port, allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins), scoped_tokens=scoped_tokens)
@@ -375,3 +384,131 @@ def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, m
         raise StoreUnavailable(f"the server did not start on {host}:{port} (is the port in use, or the store locked?)")
 
 
+
+
+MAX_WORKERS = 64
+
+
+def check_workers(store: Path | StoreAddress, workers: int) -> None:
+    """Refuse a worker count the store cannot be served with.
+
+    Parameters
+    ----------
+    store : Path or StoreAddress
+        The store to serve.
+    workers : int
+        Worker processes asked for: 1, or 2 to 64 on a PostgreSQL store (an embedded store's
+        single-writer lock is held by one process: Kuzu and LadybugDB are served by one).
+
+    Raises
+    ------
+    BadInput
+        One line naming the value and what was expected.
+
+    Examples
+    --------
+    >>> check_workers("postgresql://localhost/graphmem", 4)
+    >>> check_workers("/nonexistent/graphmem-store", 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    graphmem.errors.BadInput: bad --workers 4 for a kuzu store: expected 1 (only a PostgreSQL store ...
+    """
+    if not 1 <= workers <= MAX_WORKERS:
+        raise BadInput(f"bad --workers {workers}: expected 1 to {MAX_WORKERS}")
+    engine = store_address(store).engine
+    if workers > 1 and engine != "postgresql":
+        raise BadInput(f"bad --workers {workers} for a {engine} store: expected 1 (only a PostgreSQL store is "
+                       "served by several processes; an embedded store is locked by one)")
+
+
+def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str | None, max_body: int,
+                   allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...],
+                   scoped_tokens: dict[str, tuple[str, ...]] | None, workers: int) -> None:
+    """Pre-fork: bind the socket here, fork ``workers`` children that each open the store and serve on
+    it (the kernel spreads the connections), start a new one in place of any that dies (a kill -9),
+    and on SIGINT or SIGTERM pass the signal on and wait for them to finish their requests."""
+    import os
+    import signal
+    import socket
+    import time
+
+    import uvicorn
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto named: asyncio sets TCP_NODELAY on accepted sockets only when it is IPPROTO_TCP (else each
+    # answer, written as head then body, waits ~40 ms for the client's delayed ACK)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise StoreUnavailable(f"the server did not start on {host}:{port}: {e.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+
+    def child() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        app = create_app(store, token=token, max_body=max_body, url=None, host=host, port=port,
+                         allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
+                         allow_origins=tuple(check_allow_origin(o) for o in allow_origins),
+                         scoped_tokens=scoped_tokens)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=30,
+                                access_log=False, proxy_headers=False, server_header=False)
+        server = uvicorn.Server(config)
+        code = 0
+        try:
+            server.run(sockets=[sock])
+            code = 0 if server.started else 1
+        except BaseException:  # noqa: BLE001 - a worker reports its failure by its exit status
+            code = 1
+        os._exit(code)
+
+    def spawn() -> int:
+        pid = os.fork()
+        if pid == 0:
+            child()
+        return pid
+
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+        for pid in pids:  # each finishes its requests in flight, then ends; waitpid returns
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    pids: set[int] = set()
+    for _ in range(workers):
+        pids.add(spawn())
+    failures = 0
+    try:
+        while pids and not stopping:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+            if pid not in pids:
+                continue
+            pids.discard(pid)
+            if stopping:
+                break
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0:
+                failures += 1  # a worker that could not start: do not start it again and again
+                if failures >= workers:
+                    raise StoreUnavailable(f"the workers did not start on {host}:{port} (is the store reachable?)")
+                time.sleep(0.5)
+            pids.add(spawn())  # a worker killed (kill -9) or ended: another takes its place
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in pids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        sock.close()
+        for s, h in old.items():
+            signal.signal(s, h)

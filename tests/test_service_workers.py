@@ -1,0 +1,169 @@
+"""``graphmem serve --workers N`` on a PostgreSQL store: several worker processes share one port and
+one database; they answer as one process on Kuzu does; a worker killed with SIGKILL under concurrent
+writers loses no acknowledged write and another takes its place. On Kuzu, ``--workers`` above 1 is
+refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from importlib import resources
+from pathlib import Path
+
+import httpx
+from helpers import cli, one_clear_line
+from test_service import MAIN, Server, free_port
+
+import graphmem
+from tests.pg import pg_cluster, pg_url  # noqa: F401  (fixtures)
+
+
+def _demo(store: str | Path) -> None:
+    with graphmem.open(store, create=True) as m:
+        examples = resources.files("graphmem").joinpath("examples")
+        with resources.as_file(examples.joinpath("records.jsonl")) as f:
+            assert not m.ingest(f).errors
+        with resources.as_file(examples.joinpath("demo.jsonl")) as f:
+            assert m.import_jsonl(f, strict=True).ok
+
+
+def _workers(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _shape(doc: object) -> object:
+    """The answer without what differs by store (times, refs, paths)."""
+    if isinstance(doc, dict):
+        return {k: _shape(v) for k, v in doc.items() if k not in ("recorded_at", "ref", "id", "store", "engine",
+                                                                   "created", "record", "records", "tx", "as_of", "known_at",
+                                                                   "valid_from", "recorded", "asserted_at")}
+    if isinstance(doc, list):
+        return [_shape(v) for v in doc]
+    return doc
+
+
+def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
+    kuzu = tmp_path / "kuzu"
+    _demo(kuzu)
+    _demo(pg_url)
+    k, p = Server(kuzu), Server(pg_url, "--workers", "3")  # type: ignore[arg-type]
+    try:
+        assert len(_workers(p.proc.pid)) == 3
+        for path, params in (("/current", {"subject": "atlas"}), ("/entities", {}), ("/timeline", {"subject": "atlas"})):
+            a, b = k.get(path, **params), p.get(path, **params)
+            assert a.status_code == b.status_code == 200, (path, a.text, b.text)
+            assert _shape(a.json()) == _shape(b.json()), path
+        for s in (k, p):
+            r = s.post("/assert", {"subject": "atlas", "predicate": "summary", "object": "served by workers"})
+            assert r.status_code == 200, r.text
+        for _ in range(6):  # every worker sees the write another made
+            b = p.get("/current", subject="atlas")
+            assert b.status_code == 200 and "served by workers" in b.text
+            assert _shape(k.get("/current", subject="atlas").json()) == _shape(b.json())
+        bad = p.post("/assert", {"subject": "atlas"})
+        assert bad.status_code == k.post("/assert", {"subject": "atlas"}).status_code == 400
+    finally:
+        k.stop()
+        assert p.stop() == 0
+    assert not _workers(p.proc.pid)
+
+
+def test_kill_9_of_a_worker_under_concurrent_writers_loses_no_acknowledged_write(pg_url: str) -> None:  # noqa: F811
+    """16 clients assert (every fourth notes) through 4 workers; one worker is killed with SIGKILL
+    mid-stream, then another; the clients whose connection died reconnect; every acknowledged write is
+    in the database, as sent, and the server keeps serving with 4 workers."""
+    _demo(pg_url)
+    s = Server(pg_url, "--workers", "4")  # type: ignore[arg-type]
+    acked: dict[str, str] = {}
+    errors: list[str] = []
+    lost = [0]
+    lock = threading.Lock()
+    enough, done = threading.Event(), threading.Event()
+
+    def client(i: int) -> None:
+        j = 0
+        while not done.is_set():
+            with httpx.Client(base_url=s.url, timeout=30) as c:
+                while not done.is_set():
+                    j += 1
+                    text = f"client {i} write {j}"
+                    try:
+                        r = (c.post("/note", json={"text": text, "source": "test:kill"}) if i % 4 == 3 else
+                             c.post("/assert", json={"subject": ["compass", "ledger", "atlas"][(i + j) % 3],
+                                                     "predicate": "summary", "object": text}))
+                    except httpx.TransportError:
+                        with lock:
+                            lost[0] += 1  # its worker was killed: this write was not acknowledged
+                        break  # a new connection goes to a live worker
+                    with lock:
+                        if r.status_code != 200:
+                            errors.append(r.text)
+                            done.set()
+                            return
+                        acked[r.json()["ref"] if i % 4 == 3 else r.json()["created"][0]] = text
+                        if len(acked) >= 200:
+                            enough.set()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+    try:
+        for t in threads:
+            t.start()
+        assert enough.wait(120)
+        for _ in range(2):
+            victim = _workers(s.proc.pid)[0]
+            os.kill(victim, signal.SIGKILL)
+            n = len(acked)
+            deadline = time.monotonic() + 60
+            while len(acked) < n + 100 and time.monotonic() < deadline and not errors:
+                time.sleep(0.05)  # the others keep serving
+            assert len(acked) >= n + 100, "the surviving workers stopped answering"
+        done.set()
+        for t in threads:
+            t.join(60)
+        assert not errors, errors[:3]
+        deadline = time.monotonic() + 30
+        while len(_workers(s.proc.pid)) != 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_workers(s.proc.pid)) == 4  # the killed ones were replaced
+        assert s.get("/health").status_code == 200
+    finally:
+        done.set()
+        assert s.stop() == 0
+    with graphmem.open(pg_url) as m:
+        assert any(r.startswith("rec:") for r in acked) and any(r.startswith("fact:") for r in acked)
+        for ref, text in acked.items():
+            if ref.startswith("rec:"):
+                assert m.record(ref).text == text
+                continue
+            st = m.store.statement(int(ref.split(":")[1]))
+            assert st is not None and st.object == text, (ref, text, st)
+
+
+def test_workers_above_one_are_refused_on_kuzu(tmp_path: Path, demo_dir: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(demo_dir, store)
+    r = cli(store, "serve", "--port", str(free_port()), "--workers", "4")
+    one_clear_line(r, 2, ["--workers 4", "kuzu"], ("expected 1",))
+    assert not (store / "server.json").exists()
+    p = subprocess.run([sys.executable, "-c", MAIN, "--store", str(store), "serve", "--workers", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "bad --workers 0: expected 1 to 64" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_workers_require_the_token(pg_url: str) -> None:  # noqa: F811
+    """Every worker checks the token; a PostgreSQL store has no folder, so no marker is written."""
+    _demo(pg_url)
+    s = Server(pg_url, "--workers", "2", "--token", "s3cret")  # type: ignore[arg-type]
+    try:
+        for _ in range(6):  # new connections, spread over both workers
+            assert httpx.get(s.url + "/current", params={"subject": "atlas"}).status_code == 401
+            ok = httpx.get(s.url + "/current", params={"subject": "atlas"}, headers={"Authorization": "Bearer s3cret"})
+            assert ok.status_code == 200 and ok.json()["subject"]
+    finally:
+        assert s.stop() == 0
