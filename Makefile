@@ -23,9 +23,9 @@ test-kuzu: $(STAMP)  ## the suite on Kuzu, with the docstrings' examples
 test-ladybug: $(STAMP)  ## the suite on LadybugDB (tests of Kuzu's own files left out)
 	GRAPHMEM_TEST_ENGINE=ladybug $(BIN)/pytest tests
 
-test-postgresql: $(STAMP)  ## PostgreSQL's tests and copies to and from it, when a server binary is found (else skipped, saying so)
+test-postgresql: $(STAMP)  ## the suite on PostgreSQL (tests of the embedded engines' own files left out), when a server binary is found (else skipped, saying so)
 	@if command -v pg_ctl >/dev/null 2>&1 || [ -x /usr/local/bin/pg_ctl ] || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
-		GRAPHMEM_TEST_ENGINE=postgresql $(BIN)/pytest tests/test_postgres.py tests/test_engines.py; \
+		GRAPHMEM_TEST_ENGINE=postgresql $(BIN)/pytest tests; \
 	elif [ -n "$$GRAPHMEM_REQUIRE_POSTGRESQL" ]; then \
 		echo "make test: no PostgreSQL server binary (pg_ctl) on this machine, and GRAPHMEM_REQUIRE_POSTGRESQL requires the PostgreSQL run"; exit 1; \
 	else echo "make test: the PostgreSQL run is skipped: no PostgreSQL server binary (pg_ctl) on this machine"; fi

@@ -6,8 +6,12 @@ through ``GRAPHMEM_ENGINE`` (the engine of a new store at a plain path), so ever
 processes it starts use it. A test of one engine's own files is marked ``@pytest.mark.engine("kuzu")``
 and skipped on the others. PostgreSQL needs a server: ``tests/pg.py`` makes a throwaway cluster
 (``pg_cluster``, ``pg_url``), and ``postgres_store_url`` below hands a test a PostgreSQL store beside the
-run's engine; without a server binary those tests are skipped with one line. (A postgresql run does not
-yet point the folder fixtures at PostgreSQL: ``make test-postgresql`` runs PostgreSQL's own tests.)
+run's engine; without a server binary those tests are skipped with one line. On a postgresql run the
+store fixtures (``store_path``, ``mem``, ``atlas``, ``demo``) hand each test a schema of its own in the
+session's cluster: ``store_path`` is then the store's address (a ``postgresql://`` string; tests pass it
+through ``str()``, ``--store`` and ``graphmem.open`` alike), and ``demo`` is a copy of the demo store
+(``demo_dir``, a Kuzu folder on that run) made with ``graphmem copy``. Tests that make their own folders
+under ``tmp_path`` run on Kuzu there.
 """
 
 from __future__ import annotations
@@ -68,7 +72,11 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def store_path(tmp_path: Path) -> Path:
+def store_path(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The test's store: a folder not made yet, or on a postgresql run a schema's address (a str)."""
+    if TEST_ENGINE == "postgresql":
+        url: Path = request.getfixturevalue("pg_url")  # a str: used as Path only by engine("kuzu", ...) tests
+        return url
     return tmp_path / "store"
 
 
@@ -101,11 +109,16 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def demo(demo_dir: Path, tmp_path: Path) -> Iterator[graphmem.Memory]:
+def demo(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[graphmem.Memory]:
     """A private copy of the demo store."""
     import shutil
-    target = tmp_path / "demo-copy"
-    shutil.copytree(demo_dir, target)
+    if TEST_ENGINE == "postgresql":
+        from graphmem.memory.copying import copy_store
+        target: str | Path = request.getfixturevalue("pg_url")
+        copy_store(demo_dir, target)
+    else:
+        target = tmp_path / "demo-copy"
+        shutil.copytree(demo_dir, target)
     m = graphmem.open(target)
     yield m
     m.close()

@@ -78,3 +78,23 @@ def one_clear_line(r: Run, code: int, names: list[str], expects: list[str] | tup
         assert e in line, f"{e!r} (what was expected) not in {line!r}"
     assert "internal error" not in line
     return line
+
+
+def address(m: Any) -> str:
+    """The store address of an open Memory as ``--store`` takes it (a PostgreSQL store's URL, else its folder)."""
+    return str(m.address.url or m.path)
+
+
+def copy_demo(demo_dir: Path, folder: Path, request: Any) -> Any:
+    """A private copy of the demo store: a copy of ``demo_dir`` at ``folder``, or on a PostgreSQL run
+    (``GRAPHMEM_TEST_ENGINE``) a schema of its own in the session's cluster, whose address is returned."""
+    if TEST_ENGINE == "postgresql":
+        import uuid
+
+        from graphmem.memory.copying import copy_store
+        url = request.getfixturevalue("pg_cluster").url("t_" + uuid.uuid4().hex[:12])
+        copy_store(demo_dir, url)
+        return url
+    import shutil
+    shutil.copytree(demo_dir, folder)
+    return folder

@@ -294,6 +294,7 @@ def v999(store: Path) -> Path:
     return store
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # reads the version marker in the embedded engine's files
 @pytest.mark.parametrize("argv", [["current", "atlas"], ["init"], ["assert", "atlas", "status", "paused"],
                                   ["export"], ["rebuild"]], ids=lambda a: a[0])
 def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:

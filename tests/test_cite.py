@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli, jl, one_clear_line
+from helpers import address, cli, jl, one_clear_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import ENTITIES as ENTITY_PAIRS
@@ -220,7 +220,7 @@ def test_demo_round_trip_into_the_same_store_changes_nothing(demo: graphmem.Memo
     # the same from a file, through the command line
     f = tmp_path / "export.jsonl"
     f.write_text(text, encoding="utf-8")
-    path = demo.path
+    path = address(demo)
     demo.close()
     d = cli(path, "--json", "import", str(f)).json()
     assert (d["statements"], d["unchanged"], d["facts"]) == (0, n_lines, None)

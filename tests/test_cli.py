@@ -11,6 +11,7 @@ from typing import Any
 import networkx as nx
 import pytest
 import typer
+from helpers import copy_demo
 from typer.testing import CliRunner
 
 import graphmem
@@ -95,19 +96,16 @@ def small(template: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def demo_store(demo_dir: Path, tmp_path: Path) -> Path:
-    """A private, writable copy of the demo store (a path; nothing holds it open)."""
-    target = tmp_path / "demo-store"
-    shutil.copytree(demo_dir, target)
-    return target
+def demo_store(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A private, writable copy of the demo store (a path, or a PostgreSQL run's address; nothing holds it open)."""
+    return copy_demo(demo_dir, tmp_path / "demo-store", request)  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
-def demo_ro(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def demo_ro(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory,
+            request: pytest.FixtureRequest) -> Iterator[Path]:
     """A copy of the demo store shared by the read-only tests of this module."""
-    target = tmp_path_factory.mktemp("demo-ro") / "store"
-    shutil.copytree(demo_dir, target)
-    yield target
+    yield copy_demo(demo_dir, tmp_path_factory.mktemp("demo-ro") / "store", request)
 
 
 # init and entities ---------------------------------------------------------------------

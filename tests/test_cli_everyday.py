@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from helpers import cli, one_clear_line
+from helpers import cli, copy_demo, one_clear_line
 
 import graphmem
 from graphmem.model.words import near, plural
@@ -186,9 +185,8 @@ def test_path_names_the_date_not_as_of(small: Path) -> None:
     assert d["message"] == "no path between project:atlas and tool:kuzu within 1 hop as of 2024-06-01"
 
 
-def test_pack_budget_too_small_says_what_the_smallest_item_needs(demo_dir: Path, tmp_path: Path) -> None:
-    store = tmp_path / "demo"
-    shutil.copytree(demo_dir, store)
+def test_pack_budget_too_small_says_what_the_smallest_item_needs(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store = copy_demo(demo_dir, tmp_path / "demo", request)
     d = cli(store, "--json", "pack", "-q", "graph database", "--budget-tokens", "1").json()
     assert d["items"] == [] and d["meta"]["message"].startswith("a budget of 1 token holds nothing: the smallest "
                                                                 "candidate needs ")
@@ -298,9 +296,8 @@ def test_shell_completion_installs(tmp_path: Path) -> None:
     assert opts.stdout.split() == ["--known-at"]
 
 
-def test_pack_pipes_the_bundle_text_alone(demo_dir: Path, tmp_path: Path) -> None:
-    store = tmp_path / "demo"
-    shutil.copytree(demo_dir, store)
+def test_pack_pipes_the_bundle_text_alone(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store = copy_demo(demo_dir, tmp_path / "demo", request)
     args = ["--store", str(store), "pack", "-q", "graph database for atlas", "--as-of", "2025-11-01"]
     doc = json.loads(run(*args, "--json").stdout)
     assert doc["bundle_text"]

@@ -4,13 +4,13 @@ writers is in tests/test_service.py."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import copy_demo
 
 import graphmem
 from graphmem.errors import BadInput, StoreUnavailable, UnknownEntity
@@ -40,9 +40,8 @@ def _half_written(m: graphmem.Memory) -> Any:
     raise BadInput("bad input after a write")
 
 
-def test_a_group_keeps_each_writes_outcome_and_record_time(tmp_path: Path, demo_dir: Path) -> None:
-    store = tmp_path / "store"
-    shutil.copytree(demo_dir, store)
+def test_a_group_keeps_each_writes_outcome_and_record_time(tmp_path: Path, demo_dir: Path, request: pytest.FixtureRequest) -> None:
+    store = copy_demo(demo_dir, tmp_path / "store", request)
     m = graphmem.open(store)
     first = m.store.next_fact_id()
     next_record = m.store.next_record_id()
@@ -100,9 +99,8 @@ def test_a_group_keeps_each_writes_outcome_and_record_time(tmp_path: Path, demo_
         assert again.rebuild(check=True).ok
 
 
-def test_a_failed_group_acknowledges_none_of_its_writes(tmp_path: Path, demo_dir: Path) -> None:
-    store = tmp_path / "store"
-    shutil.copytree(demo_dir, store)
+def test_a_failed_group_acknowledges_none_of_its_writes(tmp_path: Path, demo_dir: Path, request: pytest.FixtureRequest) -> None:
+    store = copy_demo(demo_dir, tmp_path / "store", request)
     m = graphmem.open(store)
     first = m.store.next_fact_id()
     lock = threading.Lock()
@@ -130,9 +128,8 @@ def test_a_failed_group_acknowledges_none_of_its_writes(tmp_path: Path, demo_dir
     m.close()
 
 
-def test_writes_that_do_not_group_run_alone_in_their_turn(tmp_path: Path, demo_dir: Path) -> None:
-    store = tmp_path / "store"
-    shutil.copytree(demo_dir, store)
+def test_writes_that_do_not_group_run_alone_in_their_turn(tmp_path: Path, demo_dir: Path, request: pytest.FixtureRequest) -> None:
+    store = copy_demo(demo_dir, tmp_path / "store", request)
     m = graphmem.open(store)
     c, lock = _committer(m)
     try:

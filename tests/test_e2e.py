@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import copy_demo
 
 
 def _executable() -> str:
@@ -31,10 +32,8 @@ def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
 
 
 @pytest.fixture
-def demo_copy(demo_dir: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "demo"
-    shutil.copytree(demo_dir, target)
-    return target
+def demo_copy(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    return copy_demo(demo_dir, tmp_path / "demo", request)  # type: ignore[no-any-return]
 
 
 def test_demo_walkthrough(tmp_path: Path) -> None:

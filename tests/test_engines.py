@@ -8,6 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,16 @@ COPY_ENGINES = ["kuzu", "ladybug", *(["postgresql"] if HAS_POSTGRES else [])]
 PREFIX = {"kuzu": "kuzu:", "ladybug": "ladybug:"}
 
 
-def address(engine: str, folder: Path, pg_url: str | None = None) -> str:
+def PG_SCHEMA_VERSION() -> int:  # noqa: N802  (a PostgreSQL store's layout version: its own numbering)
+    from graphmem.store.postgres.base import SCHEMA_VERSION as PG
+    return PG
+
+
+def address(engine: str, folder: Path, pg_url: str | None = None, request: pytest.FixtureRequest | None = None) -> str:
     if engine == "postgresql":
-        assert pg_url is not None
+        if pg_url is None:  # another schema of the session's cluster
+            assert request is not None
+            pg_url = request.getfixturevalue("pg_cluster").url("t_" + uuid.uuid4().hex[:12])
         return pg_url
     return PREFIX[engine] + str(folder)
 
@@ -77,6 +85,7 @@ def test_postgresql_without_its_engine_is_one_line(tmp_path: Path) -> None:
     one_clear_line(Run(r), 3, ["PostgreSQL engine"], ["not in this build"])
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the engine of a new folder (GRAPHMEM_ENGINE): the embedded engines
 def test_a_store_opens_with_its_own_engine_whatever_the_default(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     with graphmem.open(tmp_path / "s", create=True) as m:  # the run's engine (GRAPHMEM_ENGINE)
@@ -103,26 +112,26 @@ def test_one_process_cannot_load_both_embedded_engines(tmp_path: Path) -> None:
 # info and init -------------------------------------------------------------------------------------
 
 
-def test_info_and_init_name_the_engine(atlas: graphmem.Memory, tmp_path: Path) -> None:
+def test_info_and_init_name_the_engine(atlas: graphmem.Memory, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     atlas.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01")
     atlas.ingest(['{"text": "Atlas moved to Kuzu.", "ts": "2024-02-01"}'])
     info = atlas.info()
     version = atlas.store.engine_version()
     assert (info.engine, info.engine_version, info.entities, info.statements, info.records) == (
         TEST_ENGINE, version, 6, 1, 1)
-    assert info.layout == SCHEMA_VERSION
+    assert info.layout == (PG_SCHEMA_VERSION() if TEST_ENGINE == "postgresql" else SCHEMA_VERSION)
     store = atlas.address.display
     atlas.close()
     r = runner.invoke(app, ["--store", store, "info", "--json"])
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc == {"schema": "graphmem.info.v1", "store": str(atlas.path), "statements": 1, "entities": 6,
+    assert doc == {"schema": "graphmem.info.v1", "store": atlas.address.url or str(atlas.path), "statements": 1, "entities": 6,
                    "records": 1, "engine": TEST_ENGINE, "engine_version": version, "layout": info.layout,
                    "address": store}
     human = runner.invoke(app, ["--store", store, "info"]).stdout
-    name = {"kuzu": "Kuzu", "ladybug": "LadybugDB"}[TEST_ENGINE]
+    name = {"kuzu": "Kuzu", "ladybug": "LadybugDB", "postgresql": "PostgreSQL"}[TEST_ENGINE]
     assert f"engine:     {name} {version}, layout {info.layout}" in human and "records:    1" in human
-    r = runner.invoke(app, ["--store", address(TEST_ENGINE, tmp_path / "fresh"), "init"])
+    r = runner.invoke(app, ["--store", address(TEST_ENGINE, tmp_path / "fresh", request=request), "init"])
     assert r.exit_code == 0 and f"({name} {version}, layout {info.layout}; 0 entities, 0 statements)" in r.stdout
 
 
@@ -149,19 +158,18 @@ def rich_store(demo: graphmem.Memory) -> str:
 def test_copy_keeps_the_export_both_ways(rich_store: str, tmp_path: Path, dest_engine: str,
                                          request: pytest.FixtureRequest) -> None:
     before = export_of(rich_store)
-    pg_url = request.getfixturevalue("postgres_store_url") if dest_engine == "postgresql" else None
-    there = address(dest_engine, tmp_path / "there", pg_url)
+    there = address(dest_engine, tmp_path / "there", request=request)  # a schema of its own on PostgreSQL
     r = runner.invoke(app, ["copy", rich_store, there, "--json"])
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 0, (r.stderr, r.stdout, rich_store, there)
     doc = json.loads(r.stdout)
     assert (doc["source_engine"], doc["dest_engine"], doc["dest"]) == (TEST_ENGINE, dest_engine,
                                                                        store_address(there).display)
     assert doc["entities"] == 49 and doc["statements"] == 197 and doc["retractions"] == 1 and doc["records"] == 47
     assert export_of(there) == before  # fact ids, record ids and record times kept
-    back = address(TEST_ENGINE, tmp_path / "back")
+    back = address(TEST_ENGINE, tmp_path / "back", request=request)
     r = runner.invoke(app, ["copy", there, back])
     assert r.exit_code == 0, r.stderr
-    assert f"to {store_address(back).display} ({TEST_ENGINE} " in r.stdout
+    assert f"to {store_address(back).display} ({TEST_ENGINE} " in " ".join(r.stdout.split())  # lines wrap
     assert export_of(back) == before
     with graphmem.open(back, read_only=True) as m:  # what was copied reads the same
         assert [f.object for f in m.current("atlas").facts if f.predicate == "status"] == ["paused"]

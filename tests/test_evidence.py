@@ -48,8 +48,9 @@ def empty_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def mem(empty_template: Path, store_path: Path) -> Iterator[graphmem.Memory]:
-    """An empty store (overrides conftest's to copy a template)."""
-    shutil.copytree(empty_template, store_path)
+    """An empty store (overrides conftest's to copy a template; a PostgreSQL run's schema is made empty)."""
+    if isinstance(store_path, Path):
+        shutil.copytree(empty_template, store_path)
     m = graphmem.open(store_path, create=True)
     yield m
     m.close()
@@ -58,6 +59,7 @@ def mem(empty_template: Path, store_path: Path) -> Iterator[graphmem.Memory]:
 # ingest: storage, order, fields ---------------------------------------------------------
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # reads or damages the embedded engines' tables in Cypher
 def test_ingest_stores_every_line_in_order_with_its_fields(mem: graphmem.Memory) -> None:
     meta = {"channel": "atlas", "n": 3, "nested": {"x": [1, 2]}, "ok": True}
     r = mem.ingest(jl(
@@ -97,6 +99,7 @@ def test_ingest_stores_every_line_in_order_with_its_fields(mem: graphmem.Memory)
     assert texts(mem) == ["Atlas moves to Kuzu.", "A bare line.", "pytest: 12 passed", "later one", "later two"]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # reads or damages the embedded engines' tables in Cypher
 @pytest.mark.parametrize("with_id", [True, False], ids=["caller-id", "no-id"])
 def test_reingesting_the_same_file_adds_nothing(mem: graphmem.Memory, tmp_path: Path, with_id: bool) -> None:
     objs = [{"text": f"note number {i} about Atlas", "ts": f"2025-05-0{i + 1}", "kind": "note",
@@ -113,6 +116,7 @@ def test_reingesting_the_same_file_adds_nothing(mem: graphmem.Memory, tmp_path: 
     assert mem.store.record_count() == 5
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # reads or damages the embedded engines' tables in Cypher
 def test_a_repeated_line_in_one_file_is_stored_once(mem: graphmem.Memory) -> None:
     line = {"text": "same words twice", "ts": "2025-02-02"}
     r = mem.ingest(jl(line, line, {"text": "other"}))
@@ -188,6 +192,7 @@ def test_secrets_are_redacted_before_storage(secret_store: tuple[graphmem.Memory
     assert secret not in m.export() and secret not in m.export("graphml")
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # searches the embedded store's files for the secret's bytes
 def test_no_redact_keeps_secrets(mem: graphmem.Memory, store_path: Path) -> None:
     """The positive control of the test above: the same checks do see a secret that was kept."""
     r = mem.ingest(jl(*({"text": text} for _, text, _, _ in SECRETS)), redact=False)
@@ -221,6 +226,7 @@ def test_cli_ingest_redacts_by_default_and_no_redact_keeps(tmp_path: Path) -> No
     assert "password=hunter2hunter2" in sb.json()["results"][0]["snippet"]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # searches the embedded store's files for the secret's bytes
 def test_secrets_in_source_and_meta_are_redacted_too(mem: graphmem.Memory, store_path: Path) -> None:
     r = mem.ingest(jl({"text": "connection notes", "source": "postgres://u:Sup3rS3cretPw@db.example.org/app",
                        "meta": {"auth": "Authorization: Bearer Tk9dQ2vL7xR4mN8pZ3sW", "k": "AKIAIOSFODNN7EXAMPLE"}}))
@@ -322,6 +328,7 @@ def _bad_file_lines() -> tuple[list[bytes], dict[int, tuple[str, list[str]]]]:
     return lines, where
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # reads or damages the embedded engines' tables in Cypher
 def test_bad_lines_are_reported_and_every_good_line_is_stored(mem: graphmem.Memory) -> None:
     lines, where = _bad_file_lines()
     r = mem.ingest(lines)
@@ -455,7 +462,7 @@ def _tok(i: int) -> str:
     return "bulktok" + "".join(chr(ord("a") + int(d)) for d in f"{i:02d}")
 
 
-def test_bulk_ingest_with_multiline_texts_stores_and_indexes_all(mem: graphmem.Memory) -> None:
+def test_bulk_ingest_with_multiline_texts_stores_and_indexes_all(mem: graphmem.Memory, tmp_path: Path) -> None:
     objs = [{"id": f"b{i}", "ts": "2025-06-01T10:00:00Z", "kind": "message", "source": f"chat:{i}",
              "meta": {"i": i, "raw": TRICKY[i % len(TRICKY)]},
              "text": f"{TRICKY[i % len(TRICKY)]} {_tok(i)} end"} for i in range(70)]
@@ -468,7 +475,7 @@ def test_bulk_ingest_with_multiline_texts_stores_and_indexes_all(mem: graphmem.M
         hits = [h["ref"] for h in mem.search(_tok(i)).to_dict()["results"]]
         assert hits == [ref], (i, hits)
     # same fields through the row path (a few lines at a time) as through the bulk path
-    other = graphmem.open(mem.path.parent / "row-store", create=True)
+    other = graphmem.open(tmp_path / "row-store", create=True)  # the run's engine on the embedded runs; Kuzu on PostgreSQL's
     try:
         for k in range(0, 70, 10):
             other.ingest(jl(*objs[k:k + 10]))
@@ -719,6 +726,7 @@ def test_lint_missing_source(atlas: graphmem.Memory) -> None:
     assert cited not in {i["fact"] for i in issues} and uri not in {i["fact"] for i in issues}
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # reads or damages the embedded engines' tables in Cypher
 def test_lint_dangling_source(atlas: graphmem.Memory) -> None:
     atlas.ingest(jl({"text": "Atlas uses Kuzu."}))
     fact = atlas.assert_("atlas", "uses", "kuzu", sources=["rec:1"]).refs[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, cli, jl, load_script, one_clear_line
+from helpers import ROOT, cli, copy_demo, jl, load_script, one_clear_line
 
 import graphmem
 
@@ -29,8 +29,8 @@ AT_ISO = "2026-01-05T00:00:00Z"
 
 def mentions_of(m: graphmem.Memory, rec_ids: list[int] | None = None) -> list[tuple[int, str]]:
     """Every MENTIONS edge (not distinct) as (record id, entity ref)."""
-    rows = m.store.cypher("MATCH (r:Record)-[:MENTIONS]->(e) RETURN r.id, e.ref ORDER BY r.id, e.ref")
-    return [(r[0], r[1]) for r in rows if rec_ids is None or r[0] in rec_ids]
+    rows = sorted((rec, ref) for rec, ms in m.store.all_mentions().items() for ref, *_ in ms)  # every engine's
+    return [r for r in rows if rec_ids is None or r[0] in rec_ids]
 
 
 def rid(ref: str) -> int:
@@ -38,21 +38,19 @@ def rid(ref: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def dm(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[graphmem.Memory]:
+def dm(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory,
+       request: pytest.FixtureRequest) -> Iterator[graphmem.Memory]:
     """A copy of the demo store for extraction that does not write."""
-    target = tmp_path_factory.mktemp("demo-ro") / "store"
-    shutil.copytree(demo_dir, target)
+    target = copy_demo(demo_dir, tmp_path_factory.mktemp("demo-ro") / "store", request)
     m = graphmem.open(target, create=True)
     yield m
     m.close()
 
 
 @pytest.fixture
-def demo_path(demo_dir: Path, tmp_path: Path) -> Path:
-    """A copy of the demo store for the CLI."""
-    target = tmp_path / "cli-demo"
-    shutil.copytree(demo_dir, target)
-    return target
+def demo_path(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A copy of the demo store for the CLI (a PostgreSQL run's: its address)."""
+    return copy_demo(demo_dir, tmp_path / "cli-demo", request)  # type: ignore[no-any-return]
 
 
 def props(res: Any) -> set[tuple[str, str, Any, str]]:

@@ -46,6 +46,7 @@ DAMAGE: dict[str, tuple[Callable[[graphmem.Memory], Any], str]] = {
 }
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # each damage is made in Cypher on the embedded engines' tables
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_the_check_names_each_damage(rich: graphmem.Memory, damage: str) -> None:
     do, code = DAMAGE[damage]

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import cli, jl, one_clear_line
+from helpers import address, cli, jl, one_clear_line
 from hypothesis import HealthCheck, given, settings
 from strategies import LIFE_WORDS, life_records, life_runs
 
@@ -109,6 +109,7 @@ def test_rules_constraints_and_decisions_never_archive(mem: graphmem.Memory) -> 
     assert (c["archived"], c["kept"]) == (0, {"protected_kind": 3})
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the policy file lifecycle.toml sits in an embedded store's folder
 def test_decay_with_frequency_boost(store_path: Path) -> None:
     with graphmem.open(store_path, create=True) as m:
         m.ingest(jl({"text": "alpha", "importance": 0.6}, {"text": "beta", "importance": 0.6}))
@@ -144,6 +145,7 @@ def test_plans_not_yet_due_are_kept(mem: graphmem.Memory) -> None:
     assert c["kept"] == {"plan_not_due": 1} and c["archived"] == 1
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the policy file lifecycle.toml sits in an embedded store's folder
 def test_use_never_promotes_trust(store_path: Path) -> None:
     with graphmem.open(store_path, create=True) as m:
         m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu")
@@ -161,6 +163,7 @@ def test_use_never_promotes_trust(store_path: Path) -> None:
         load_policy(store_path)
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the policy file lifecycle.toml sits in an embedded store's folder
 @pytest.mark.parametrize(("text", "names"), [
     ("[decay]\nhalf_life = 3\n", ["half_life", "lifecycle.toml"]),
     ("[retention]\nignore = -1\n", ["ignore", "lifecycle.toml"]),
@@ -260,7 +263,7 @@ def test_plans_are_shown_as_plans_due_and_overdue_first(mem: graphmem.Memory) ->
     lines = text.splitlines()
     assert lines[0].startswith("Plans (")
     assert "due 2024-03-01 (overdue)" in lines[1] and "due 2024-06-01 (due)" in lines[2] and "no due" in lines[3]
-    one_clear_line(cli(mem.path, "note", "x", "--due", "soon"), 2, ["soon"])
+    one_clear_line(cli(address(mem), "note", "x", "--due", "soon"), 2, ["soon"])
 
 
 def test_extraction_proposes_plans_instead_of_facts(demo: graphmem.Memory) -> None:

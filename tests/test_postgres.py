@@ -87,7 +87,7 @@ def test_a_missing_store_is_refused_until_created(pg_url: str) -> None:  # noqa:
     open_pg(pg_url, create=True).close()
     m = open_pg(pg_url)
     assert m.store.entity_count() == 0
-    assert m.store.engine == "postgresql" and m.store.engine_version.startswith("PostgreSQL 1")  # type: ignore[attr-defined]
+    assert m.store.engine == "postgresql" and m.store.engine_version().startswith("1")  # type: ignore[attr-defined]
     m.close()
 
 

@@ -41,6 +41,7 @@ def _corrupt(m: graphmem.Memory) -> None:
     q("CREATE (:Subject {ref: 'project:ghost', name: 'Ghost', log: '[]', view: '[]'})")
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_check_finds_every_damaged_part_and_rebuild_repairs_it(demo: graphmem.Memory) -> None:
     edges, subjects = _edges(demo), _subjects(demo)
     _corrupt(demo)
@@ -61,6 +62,7 @@ def test_check_finds_every_damaged_part_and_rebuild_repairs_it(demo: graphmem.Me
     assert not [i for i in demo.lint().issues if i.code == "view_drift"]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_the_bulk_path_repairs_the_same_way(demo: graphmem.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     edges, subjects = _edges(demo), _subjects(demo)
     _corrupt(demo)
@@ -73,6 +75,7 @@ def test_the_bulk_path_repairs_the_same_way(demo: graphmem.Memory, monkeypatch: 
     assert demo.rebuild(check=True).drift == ()
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_a_log_in_the_older_row_form_is_the_same_content_and_rebuild_rewrites_it(demo: graphmem.Memory) -> None:
     ref = "project:atlas"
     name, log, view = _subjects(demo)[ref]
@@ -87,6 +90,7 @@ def test_a_log_in_the_older_row_form_is_the_same_content_and_rebuild_rewrites_it
     assert _subjects(demo)[ref] == (name, log, view)
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_instants_before_1970_keep_their_microseconds(mem: graphmem.Memory) -> None:
     mem.add_entity("Project", "Old")
     mem.add_entity("Tool", "Abacus")
@@ -107,6 +111,7 @@ _AWKWARD_TIMES = ["0001-01-01T00:00:00Z", "1850-03-01T00:00:00.000250Z", "1900-0
                   "9999-12-31T23:59:59.999999Z"]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_time_text_is_what_kuzu_writes(mem: graphmem.Memory) -> None:
     for t in _AWKWARD_TIMES:
         us = parse_instant(t)
@@ -115,6 +120,7 @@ def test_time_text_is_what_kuzu_writes(mem: graphmem.Memory) -> None:
         assert kuzu_time_text(us) == kuzu_text, t
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_edges_with_awkward_times_compare_equal(mem: graphmem.Memory) -> None:
     mem.add_entity("Project", "Old")
     for i, t in enumerate(_AWKWARD_TIMES):
@@ -175,6 +181,7 @@ def test_packed_rows_read_back_exactly() -> None:
         assert len(stored) < len(text) or len(text) < 256
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # damages or reads the embedded engines' tables in Cypher
 def test_when_every_subject_differs_the_compared_rows_are_loaded(demo: graphmem.Memory,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     edges, subjects = _edges(demo), _subjects(demo)

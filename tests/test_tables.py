@@ -7,13 +7,13 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import copy_demo
 from typer.testing import CliRunner
 
 import graphmem
@@ -34,10 +34,9 @@ def run(store: Path, *args: str, columns: int | None = 80) -> Any:
 
 
 @pytest.fixture(scope="module")
-def demo_copy(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_copy(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     """The demo store with the extractor's facts applied (so some facts only the extractor asserted)."""
-    target = tmp_path_factory.mktemp("tables") / "store"
-    shutil.copytree(demo_dir, target)
+    target = copy_demo(demo_dir, tmp_path_factory.mktemp("tables") / "store", request)
     with graphmem.open(target) as m:
         assert m.extract_pending(apply=True).written
     return target

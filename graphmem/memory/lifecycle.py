@@ -83,7 +83,7 @@ class LifecycleFacade(MemoryBase):
         started = time.perf_counter()
         now = now_us()
         t = now if at is None else parse_instant(at, now=now, what="at")
-        policy = load_policy(self.path)
+        policy = load_policy(self.address.folder)  # a PostgreSQL store has no folder: the defaults
         if not dry_run:
             self.store.check_writable()
         if not self.read_only:

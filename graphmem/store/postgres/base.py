@@ -170,8 +170,12 @@ class PgBase:
         self._main = self._connect()
         version = self._main.info.server_version  # e.g. 150004
         self.engine = "postgresql"
-        self.engine_version = f"PostgreSQL {version // 10000}.{version % 10000}"  # what `graphmem info` can show
+        self._server_version = f"{version // 10000}.{version % 10000}"  # what `graphmem info` shows
         self._ensure_schema(create)
+
+    def engine_version(self) -> str:
+        """The server's version (``15.4``), a method as on the embedded engines (``graphmem info``)."""
+        return self._server_version
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
