@@ -91,6 +91,7 @@ def _kuzu(path: Path, query: str) -> None:
         db.close()
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # Cypher that damages the embedded engines' SubjectFacet table
 @pytest.mark.parametrize("damage", [
     "MATCH (f:SubjectFacet) WHERE f.predicate = 'status' SET f.open = NULL",
     "MATCH (f:SubjectFacet) WHERE f.predicate = 'uses' DELETE f",
