@@ -11,14 +11,16 @@ store fixtures (``store_path``, ``mem``, ``atlas``, ``demo``) hand each test a s
 session's cluster: ``store_path`` is then the store's address (a ``postgresql://`` string; tests pass it
 through ``str()``, ``--store`` and ``graphmem.open`` alike), and ``demo`` is a copy of the demo store
 (``demo_dir``, a Kuzu folder on that run) made with ``graphmem copy``. Tests that make their own folders
-under ``tmp_path`` run on Kuzu there.
+under ``tmp_path`` run on Kuzu there; ``new_store(name)`` hands a test as many fresh stores of the run's
+engine as it needs.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,26 @@ def store_path(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
         url: Path = request.getfixturevalue("pg_url")  # a str: used as Path only by engine("kuzu", ...) tests
         return url
     return tmp_path / "store"
+
+
+@pytest.fixture
+def new_store(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], Path]:
+    """A maker of fresh store addresses of the run's engine, for a test that needs more than one store (or
+    a store it makes itself): ``new_store("a")`` is ``tmp_path / "a"`` (a folder not made yet) on an embedded
+    run and a new schema's address in the session's cluster (a str) on a postgresql run. Each call with a
+    new name gives a new store; the same name gives the same address."""
+    made: dict[str, Path] = {}
+
+    def make(name: str = "store") -> Path:
+        if name not in made:
+            if TEST_ENGINE == "postgresql":
+                from tests.pg import Cluster
+                cluster: Cluster = request.getfixturevalue("pg_cluster")
+                made[name] = cluster.url("t_" + uuid.uuid4().hex[:12])  # type: ignore[assignment]
+            else:
+                made[name] = tmp_path / name
+        return made[name]
+    return make
 
 
 @pytest.fixture
