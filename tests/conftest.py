@@ -43,6 +43,31 @@ collect_ignore = [] if TEST_ENGINE == "kuzu" else ["test_migrate.py", "layouts.p
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "engine(*names): the test is about these engines' own files; "
                                        "skipped when the run's engine (GRAPHMEM_TEST_ENGINE) is another")
+    config.addinivalue_line("markers", "folder_store(reason): the test opens a folder (Kuzu or LadybugDB) store "
+                                       "beside the run's engine on purpose (a copy between engines, say)")
+
+
+@pytest.fixture(autouse=True)
+def _stores_of_the_run(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """On a postgresql run, a test that opens a folder store in its own process fails, unless it is marked
+    ``engine(...)`` or ``folder_store(reason)``: every other test is to run on the run's engine (make its
+    stores with ``store_path``, ``mem``, ``demo`` or ``new_store``)."""
+    if TEST_ENGINE != "postgresql" or request.node.get_closest_marker("folder_store") is not None:
+        yield
+        return
+    from graphmem.store.kuzu.base import StoreBase
+    opened: list[str] = []
+    init = StoreBase.__init__
+
+    def recording(self: StoreBase, path: object, *args: object, **kwargs: object) -> None:
+        opened.append(str(path))
+        init(self, path, *args, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(StoreBase, "__init__", recording)
+    yield
+    if opened:
+        pytest.fail(f"opened a folder store on a postgresql run: {opened[0]!r}; make the test's stores with "
+                    "store_path, mem, demo or new_store, or mark it engine(...) or folder_store(reason)",
+                    pytrace=False)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
