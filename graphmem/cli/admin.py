@@ -260,7 +260,8 @@ def copy(
                                                              "folder is a Kuzu store; ladybug:PATH a LadybugDB one.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Copy a whole store to another place or engine (export and import; fact ids, record ids and times kept)."""
+    """Copy a whole store to another place or engine (export and import; fact ids, record ids and times kept,
+    and the entity and record events: renames, merges, archived records)."""
     from graphmem.memory.copying import copy_store
     o = opts(ctx)
     with errors(), bar() as progress:
@@ -268,4 +269,5 @@ def copy(
         emit(ctx, r.to_dict(), lambda d: render.out(
             f"copied {d['source']} ({d['source_engine']} {d['source_version']}) to {d['dest']} ({d['dest_engine']} "
             f"{d['dest_version']}): {plural(d['entities'], 'entity', 'entities')}, {plural(d['records'], 'record')}, "
-            f"{plural(d['statements'], 'statement')}, {plural(d['retractions'], 'retraction')} in {d['seconds']} s"))
+            f"{plural(d['statements'], 'statement')}, {plural(d['retractions'], 'retraction')}, "
+            f"{plural(d['events'], 'event')} in {d['seconds']} s"))
