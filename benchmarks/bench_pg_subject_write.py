@@ -3,8 +3,9 @@
 written predicate's rows; positions within a predicate). docs/engines.md ("Layout migrations") quotes it.
 
 Starts a throwaway cluster (tests/pg.py). For each size, one store per layout holds a project whose view has
-that many intervals over nine predicates; then 40 ``assert_`` of its ``summary`` (one new interval each)
-are timed, whole and the store's writing of the subject's rows alone (``write_subjects``). Layout 1 is the table as layout 1 made it and layout 1's write (``_put_subject`` as it was).
+that many intervals over nine predicates; then 40 ``assert_`` of its ``summary`` (one new interval each) are
+timed, whole and the store's writing of the subject's rows alone (``write_subjects``). Layout 1 is the table
+as layout 1 made it and layout 1's write (``_put_subject`` as it was).
 
     PYTHONPATH=. python benchmarks/bench_pg_subject_write.py 200 2000 10000
 """
@@ -24,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from graphmem.memory import Memory  # noqa: E402
 from graphmem.store.kuzu.codecs import pack, view_text  # noqa: E402
 from graphmem.store.postgres import views  # noqa: E402
-from graphmem.store.postgres.store import PgStore  # noqa: E402
 from tests.pg import Cluster, server_binaries  # noqa: E402
 
 MANY = ("uses", "depends_on", "blocked_by", "evaluates")

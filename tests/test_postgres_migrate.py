@@ -178,6 +178,12 @@ def test_migrate_keeps_everything(made: tuple[str, dict[str, Any]]) -> None:
     facts = cli(old, "facts", "-p", "status", "--json").json()
     assert any(f["subject"]["ref"] == "project:old-works" and f["object"]["value"] == "blocked" for f in facts["facts"])
 
+    # a rename rewrites every row that may name the entity (no predicate named)
+    assert cli(old, "entity", "rename", "Relic 3", "Relic Three").code == 0
+    renamed = interval_rows(old, "project:old-works")
+    assert sorted(renamed) == sorted(after) and "Relic Three" in renamed[("uses", 3)][0]
+    assert cli(old, "rebuild", "--check", "--json").json()["ok"]
+
 
 def test_a_current_store_is_left_alone(pg_url: str) -> None:  # noqa: F811
     assert cli(pg_url, "init").code == 0
