@@ -6,6 +6,8 @@ before; a migrate that fails changes nothing; a current store is left alone; a n
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -146,6 +148,8 @@ def test_migrate_keeps_everything(made: tuple[str, dict[str, Any]]) -> None:
     assert len(refused.err_lines) == 1 and "Traceback" not in refused.err
     with pytest.raises(graphmem.StoreUnavailable, match="migrate"):
         graphmem.open(old)
+    init = cli(old, "init")  # init opens the store: refused the same way, nothing made
+    assert init.code == 3 and "layout 1" in init.err and "migrate" in init.err and layout(old) == 1
 
     r = cli(old, "migrate", "--json")
     assert r.code == 0, r.err
@@ -227,6 +231,31 @@ def test_a_failed_step_leaves_layout_1_whole(old: str) -> None:
 
     sql(old, "ALTER TABLE meta DROP CONSTRAINT layout_1_only")
     assert cli(old, "migrate").code == 0 and layout(old) == SCHEMA_VERSION
+    assert cli(old, "rebuild", "--check", "--json").json()["ok"]
+
+
+_KILLED_IN_STEP = """
+import os, signal, sys
+from graphmem.store.postgres import migrations
+step = migrations.MIGRATIONS[1]
+def killed(cur):
+    step(cur)  # every statement of the step has run; the transaction is not committed
+    os.kill(os.getpid(), signal.SIGKILL)
+migrations.MIGRATIONS[1] = killed
+from graphmem.cli import main
+sys.argv = ["graphmem", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_killed_migration_leaves_layout_1_whole(old: str) -> None:
+    before = dump(old)
+    killed = subprocess.run([sys.executable, "-c", _KILLED_IN_STEP, "--store", old, "migrate"], capture_output=True,
+                            timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    assert dump(old) == before and layout(old) == 1
+    r = cli(old, "migrate", "--json")  # the killed session's lock went with it
+    assert r.code == 0 and r.json()["steps"] == STEPS and not r.json()["restarted"], r.err
     assert cli(old, "rebuild", "--check", "--json").json()["ok"]
 
 
