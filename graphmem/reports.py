@@ -340,7 +340,7 @@ class MigrateReport(HtmlRepr):
     Attributes
     ----------
     store : str
-        The store's folder.
+        The store's address: its folder, or a PostgreSQL address (password shown as ``***``).
     from_version, to_version : int
         The layout version before and after.
     steps : tuple of str
