@@ -113,8 +113,12 @@ class PgServer:
             self._as = ["runuser", "-u", "postgres", "--"]
         if not (self.data / "PG_VERSION").exists():
             self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "graphmem", "-E", "UTF8", "--locale=C")
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(folder / "log"), "-w", "-o",
-                  f"-k {folder} -c listen_addresses='' -c max_connections=60", "start")
+        running = subprocess.run([*self._as, str(bindir / "pg_ctl"), "-D", str(self.data), "status"],
+                                 capture_output=True, check=False).returncode == 0
+        self.started = not running  # a cluster another benchmark started is used, and left running
+        if self.started:
+            self._run("pg_ctl", "-D", str(self.data), "-l", str(folder / "log"), "-w", "-o",
+                      f"-k {folder} -c listen_addresses='' -c max_connections=60", "start")
 
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run([*self._as, str(self.bindir / tool), *args], check=True, capture_output=True)
@@ -123,6 +127,8 @@ class PgServer:
         return f"postgresql://graphmem@/postgres?host={self.folder}&schema={schema}"
 
     def stop(self) -> None:
+        if not self.started:
+            return
         with contextlib.suppress(subprocess.CalledProcessError):
             self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "stop")
 
