@@ -5,6 +5,7 @@ query that does the same work, in the same run (docs/engines.md, "Measured").
     python benchmarks/bench_engines.py --scales 100000 1000000 [--engines kuzu ladybug postgresql]
         [--root bench-stores/engines] [--out bench-results] [--seed 42] [--samples 200] [--budget 20]
         [--pg-url postgresql://...]
+    python benchmarks/bench_engines.py --show bench-results/bench-engines-1000000.json
 
 Per scale, the data is made once (``--root``/data-<N>-s<seed>): ``synth.py``'s facts (N assertions,
 N/10 entities) and ``benchstore.py``'s N/10 evidence records naming them; every engine imports the
@@ -478,11 +479,11 @@ ROWS = [("current", "current"), ("timeline", "timeline"), ("facts_uses_object", 
 
 def table(res: dict[str, Any]) -> str:
     engines = [e for e in ENGINES if e in res["engines"]]
-    head = f"{'call (p50 ms; p99)':<22}" + "".join(f"{e:>30}" for e in engines)
+    head = f"{'call (p50 ms; p99)':<22}" + "".join(f"{e:>34}" for e in engines)
     lines = [f"== {res['scale']:,} assertions; graphmem | raw, p50 (p99) ms; load = 1-min load average", head]
 
     def cell(txt: str) -> str:
-        return f"{txt:>30}"
+        return f"{txt:>34}"
 
     row = f"{'import (s)':<22}"
     for e in engines:
@@ -491,6 +492,11 @@ def table(res: dict[str, Any]) -> str:
             row += cell(f"{b['import']['seconds']:.1f} | {b['raw_load']['seconds']:.1f}")
         else:
             row += cell("-")
+    lines.append(row)
+    row = f"{'  statement rows (s)':<22}"
+    for e in engines:
+        tables = res["engines"][e].get("build", {}).get("raw_load", {}).get("tables", {})
+        row += cell(f"{tables.get('Assertion', tables.get('assertion', float('nan'))):.1f} of the raw load")
     lines.append(row)
     row = f"{'  load then':<22}"
     for e in engines:
@@ -546,10 +552,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scan-reps", type=int, default=5, help="runs of the status scan")
     ap.add_argument("--rebuild", action="store_true", help="import again even when a built store is kept")
     ap.add_argument("--pg-url", help="a PostgreSQL server to use (postgresql://...; the schema is the benchmark's)")
+    ap.add_argument("--show", nargs="+", metavar="FILE", help="print the tables of saved bench-engines-N.json and exit")
     ap.add_argument("--child", nargs=2, metavar=("ENGINE", "ADDRESS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.samples < 10 or a.budget <= 0:
         raise SystemExit(f"--samples {a.samples} / --budget {a.budget}: expected at least 10 samples and a budget > 0")
+    if a.show:
+        for f in a.show:
+            print(table(json.loads(Path(f).read_text(encoding="utf-8"))))
+        return
     root = Path(a.root).resolve()
     a.root = str(root)
     if a.child:
