@@ -556,7 +556,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--child", nargs=2, metavar=("ENGINE", "ADDRESS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.samples < 10 or a.budget <= 0:
-        raise SystemExit(f"--samples {a.samples} / --budget {a.budget}: expected at least 10 samples and a budget > 0")
+        ap.error(f"--samples {a.samples} / --budget {a.budget}: expected at least 10 samples and a budget > 0")
     if a.show:
         for f in a.show:
             print(table(json.loads(Path(f).read_text(encoding="utf-8"))))

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="bench-results")
     a = ap.parse_args(argv)
     if not 1 <= a.requests <= 2000 or any(w < 1 for w in a.workers):
-        raise SystemExit(f"--requests {a.requests} / --workers {a.workers}: expected 1-2000 requests and workers >= 1")
+        ap.error(f"--requests {a.requests} / --workers {a.workers}: expected 1-2000 requests and workers >= 1")
     root = Path(a.root).resolve()
     data = make_data(root, a.scale, a.seed)
     info = json.loads((data / "done").read_text())
