@@ -285,8 +285,8 @@ class PgBase:
                     n += len(chunk)
         except (psycopg.Error, UnicodeEncodeError) as e:
             raise self._fail(e, None) from None
-        if n >= 5000:
-            self._analyze.add(table)
+        if n >= 5000:  # a temporary upsert_<table>'s rows end in <table> (and it is dropped at the commit)
+            self._analyze.add(table.removeprefix("upsert_"))
         return n
 
     def _iter(self, sql: str, params: Any = None) -> Iterator[tuple[Any, ...]]:
