@@ -168,3 +168,99 @@ def test_workers_require_the_token(pg_url: str) -> None:  # noqa: F811
             assert ok.status_code == 200 and ok.json()["subject"]
     finally:
         assert s.stop() == 0
+
+
+def test_ctrl_c_stops_every_worker_cleanly(pg_url: str) -> None:  # noqa: F811
+    """A terminal's Ctrl-C sends SIGINT to the whole foreground process group (the parent and every
+    worker at once): every worker finishes its requests in flight and ends, the server exits 0 with no
+    traceback, no process of the group is left, the port can be bound again, and every acknowledged
+    write is kept."""
+    import socket
+
+    from test_service import free_port
+    _demo(pg_url)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHMEM_TOKEN"}
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", pg_url, "serve", "--port", str(port), "--workers",
+                             "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers(proc.pid)) < 3 or not _answers(url):
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        acked: list[str] = []
+        stop = threading.Event()
+
+        def client(i: int) -> None:
+            with httpx.Client(base_url=url, timeout=30) as c:
+                j = 0
+                while not stop.is_set():
+                    j += 1
+                    try:
+                        r = c.post("/assert", json={"subject": "atlas", "predicate": "summary",
+                                                    "object": f"client {i} write {j}"})
+                    except httpx.TransportError:
+                        return  # the server is stopping: this write was not acknowledged
+                    if r.status_code == 200:
+                        acked.append(r.json()["created"][0])
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        while len(acked) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        code = proc.wait(timeout=60)
+        stop.set()
+        for t in threads:
+            t.join(30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 0, err
+    assert "Traceback" not in err and err.strip().splitlines() == [err.strip().splitlines()[0]], err
+    left = subprocess.run(["ps", "-o", "pid=", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left in the server's group: {left}"
+    with socket.socket() as s:  # nothing listens on the port any more (a new server binds it)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen()
+    assert len(acked) >= 20
+    with graphmem.open(pg_url) as m:
+        for ref in acked:
+            assert m.store.statement(int(ref.split(":")[1])) is not None, ref
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url + "/health", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_ctrl_c_while_the_workers_start_leaves_no_worker(pg_url: str) -> None:  # noqa: F811
+    """Ctrl-C at moments while the workers are being forked and are opening the store: the server still
+    ends, with every worker, within the time allowed, and prints no traceback (exit 0, or 130 when the
+    signal comes before the workers are started: docs/service.md)."""
+    _demo(pg_url)
+    from test_service import free_port
+    for delay in (0.0, 0.05, 0.15, 0.3, 0.6):
+        proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", pg_url, "serve", "--port", str(free_port()),
+                                 "--workers", "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        try:
+            assert proc.stderr is not None and "serving" in proc.stderr.readline().decode()  # printed before the fork
+            time.sleep(delay)
+            os.killpg(proc.pid, signal.SIGINT)
+            code = proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        err = proc.stderr.read().decode()
+        assert code in (0, 130) and "Traceback" not in err, (delay, code, err)
+        left = subprocess.run(["ps", "-o", "pid=", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert not left, (delay, left)
