@@ -166,6 +166,7 @@ class PgBase:
         self.where = redact(self.url)
         self.path = Path(self.where)  # TransactionStore.path: the store's name in messages
         self.read_only = read_only
+        self.replica = False  # a hot standby's store (found on open below)
         self.ontology = ontology
         self.registry = registry
         self._undo = WriteUndo()
@@ -182,6 +183,11 @@ class PgBase:
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}
         self._analyze: set[str] = set()  # tables bulk-loaded in the transaction under way (ANALYZE after its commit)
         self._main = self._connect()
+        # a hot standby (a streaming replica) answers reads and refuses every write: the store is then
+        # read-only whatever was asked, so nothing is tried that the server would refuse half-way
+        self.replica = bool(self._q("SELECT pg_is_in_recovery()")[0][0])
+        if self.replica:
+            self.read_only = True
         version = self._main.info.server_version  # e.g. 150004
         self.engine = "postgresql"
         self._server_version = f"{version // 10000}.{version % 10000}"  # what `graphmem info` shows
@@ -293,7 +299,10 @@ class PgBase:
         yield from self._q(sql, params)
 
     def check_writable(self, what: str = "write") -> None:
-        """StoreReadOnly when the store was opened read-only."""
+        """StoreReadOnly when the store was opened read-only or is a read-only replica."""
+        if self.replica:
+            raise StoreReadOnly(f"the store at {self.where!r} is a read-only replica (a PostgreSQL hot standby): "
+                                f"cannot {what}; expected the primary server's address for writes")
         if self.read_only:
             raise StoreReadOnly(f"store {self.where!r} is open read-only: cannot {what}; open it without "
                                 "read_only=True to write")
@@ -379,6 +388,8 @@ class PgBase:
         exists = bool(self._q("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'",
                               (self.schema,)))
         if not exists:
+            if create and self.replica:
+                self.check_writable("create a store")
             if not create or self.read_only:
                 raise StoreUnavailable(f"no store at {self.where!r} (schema {self.schema} holds no graphmem tables): "
                                        "expected one made by 'graphmem init' (or graphmem.open(address, create=True))")
