@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 import httpx
+import pytest
 from helpers import cli, one_clear_line
 from test_service import MAIN, Server, free_port
 
@@ -48,6 +49,7 @@ def _shape(doc: object) -> object:
     return doc
 
 
+@pytest.mark.folder_store("compares PostgreSQL's workers with one process on an embedded store")
 def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     kuzu = tmp_path / "kuzu"
     _demo(kuzu)
@@ -145,6 +147,7 @@ def test_kill_9_of_a_worker_under_concurrent_writers_loses_no_acknowledged_write
             assert st is not None and st.object == text, (ref, text, st)
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # an embedded store's one-process limit, and its folder's server.json
 def test_workers_above_one_are_refused_on_kuzu(tmp_path: Path, demo_dir: Path) -> None:
     store = tmp_path / "store"
     shutil.copytree(demo_dir, store)
