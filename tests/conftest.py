@@ -159,9 +159,9 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def demo(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[graphmem.Memory]:
     """A private copy of the demo store."""
     import shutil
-    if TEST_ENGINE == "postgresql":
+    if TEST_ENGINE == "postgresql":  # a schema of its own, not store_path's
         from graphmem.memory.copying import copy_store
-        target: str | Path = request.getfixturevalue("pg_url")
+        target: str | Path = request.getfixturevalue("pg_cluster").url("t_" + uuid.uuid4().hex[:12])
         copy_store(demo_dir, target)
     else:
         target = tmp_path / "demo-copy"

@@ -394,8 +394,6 @@ def test_only_init_makes_a_store_from_the_command_line(new_store: Callable[[str]
     assert cli(store, "entity", "add", "Tool", "Kuzu").out.strip() == "tool:kuzu"
 
 
-# PostgreSQL: serve finds no store only once uvicorn has started (a traceback, exit 3), see docs/engines.md Limits
-@pytest.mark.engine("kuzu", "ladybug")
 def test_serve_on_a_path_without_a_store_is_one_clear_line(new_store: Callable[[str], Path]) -> None:
     import socket
     store = new_store("s")

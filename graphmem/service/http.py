@@ -351,7 +351,12 @@ class _ReadWriteLock:
 def check_servable(store: Path | StoreAddress) -> None:
     """StoreUnavailable unless ``store`` is a store no other server holds (checked before the server
     starts: uvicorn would report a failed start as a traceback)."""
-    holder = server_holding(store_address(store).folder)
+    where = store_address(store)
+    if where.folder is None:  # a server engine's address: opened once, as the server will open it
+        from graphmem.memory import Memory
+        Memory(where, read_only=True).close()
+        return
+    holder = server_holding(where.folder)
     if holder is not None:
         raise StoreUnavailable(f"store {str(store)!r} is in use by {holder}")
     require_store(store)
