@@ -13,7 +13,7 @@ from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.runs import ExtractorCache
 from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_registry
-from graphmem.store import Store, open_store
+from graphmem.store import StorageEngine, open_store
 from graphmem.view.reads import Reads
 from graphmem.write.apply import Writer
 from graphmem.write.entities import EntityEditor
@@ -60,8 +60,8 @@ class MemoryBase:
         ont_dirs, pred_dirs = schema_dirs(self.address, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
-        # typed as the Kuzu Store the facade was written against; every engine has the same roles (StorageEngine)
-        self.store = cast(Store, engine(self.path, self.ontology, self.registry, create=create,
+        # every engine has the roles of StorageEngine (store/roles.py); the facade calls nothing else
+        self.store = cast(StorageEngine, engine(self.path, self.ontology, self.registry, create=create,
                                         buffer_pool_mb=buffer_pool_mb, repair=repair, read_only=read_only)
                           if engine is not None else
                           open_store(self.address, self.ontology, self.registry, create=create,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from graphmem.evidence.extraction import Extraction
     from graphmem.model.records import Record
     from graphmem.ontology.schema import Registry
-    from graphmem.store import StatementFile, Store
+    from graphmem.store import StatementBatch, StorageEngine
 
 Marks = Iterable[tuple[int, int, str | None]]  # (fact id, retracted at, reason)
 
@@ -40,7 +40,7 @@ def touched_by(stmts: Iterable[Statement]) -> dict[str, set[str]]:
     return touched
 
 
-def touch(store: Store, marks: Marks, touched: dict[str, set[str]], new: dict[int, Statement] | None = None,
+def touch(store: StorageEngine, marks: Marks, touched: dict[str, set[str]], new: dict[int, Statement] | None = None,
           first_new: int | None = None) -> None:
     """Add the subject and predicate of each retracted fact to ``touched``: a stored fact is looked up, one
     in ``new`` is not; an id from ``first_new`` on is one of the caller's new facts, touched already."""
@@ -53,7 +53,7 @@ def touch(store: Store, marks: Marks, touched: dict[str, set[str]], new: dict[in
         touched[st.subject].add(st.predicate)
 
 
-def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, next_id: int | None) -> None:
+def append(store: StorageEngine, stmts: list[Statement] | StatementBatch, marks: Marks, next_id: int | None) -> None:
     """Append statements (a list, or a bulk file an import wrote as it read) and set retractions on
     stored statements; the next fact id moves past ``next_id`` (default: past the last statement)."""
     if isinstance(stmts, list):
@@ -72,7 +72,7 @@ def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, n
         store.mark_retracted_many(fids, at, reason)
 
 
-def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
+def refresh(store: StorageEngine, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
             marks: Marks, name_of: Callable[[str], str | None]) -> None:
     """Write the log, view and edges of each touched subject: its stored log with the retractions set and
     the new statements added (``write_subject`` replaces the edges of the touched predicates only)."""
@@ -91,7 +91,7 @@ def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmt
     store.write_subjects(rows)  # the rows of many subjects in one query
 
 
-def apply(store: Store, registry: Registry, stmts: list[Statement], marks: Marks = (), *,
+def apply(store: StorageEngine, registry: Registry, stmts: list[Statement], marks: Marks = (), *,
           touched: dict[str, set[str]] | None = None, name_of: Callable[[str], str | None] | None = None,
           next_id: int | None = None) -> None:
     """Append statements and retractions and bring the touched subjects' view up to date, in one
@@ -106,7 +106,7 @@ def apply(store: Store, registry: Registry, stmts: list[Statement], marks: Marks
         refresh(store, registry, touched, stmts, marks, name_of or _stored_name(store))
 
 
-def _stored_name(store: Store) -> Callable[[str], str | None]:
+def _stored_name(store: StorageEngine) -> Callable[[str], str | None]:
     def name_of(ref: str) -> str | None:
         e = store.entity(ref)
         return e.name if e else None
@@ -116,7 +116,7 @@ def _stored_name(store: Store) -> Callable[[str], str | None]:
 class Writer:
     """The single writes of the Python API, each checked by ``checks`` and applied by ``apply``."""
 
-    def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
+    def __init__(self, store: StorageEngine, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
         self._pending: list[Statement] | None = None  # a group's asserts, checked, not applied yet (grouped)
         self._names: dict[str, str] = {}  # the names of the entities the group's asserts resolved

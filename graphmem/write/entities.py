@@ -26,13 +26,13 @@ from graphmem.write.validate import Checks, alias_text, entity_name
 
 if TYPE_CHECKING:
     from graphmem.ontology.schema import Registry
-    from graphmem.store import Store
+    from graphmem.store import StorageEngine
 
 
 class EntityEditor:
     """The upkeep of stored entities, checked by ``checks`` and written with their events."""
 
-    def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
+    def __init__(self, store: StorageEngine, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
 
     def show(self, text: str) -> EntityDoc:
