@@ -42,11 +42,13 @@ def test_kuzu_store_is_a_storage_engine(mem: graphmem.Memory) -> None:
 
 
 def test_engine_codecs_are_store_methods() -> None:
-    from graphmem.store.kuzu import codecs as s
-    for name in ("decode_log", "statements_from_log", "log_text", "unpack", "view_text", "same_view"):
-        assert getattr(Store, name).__doc__, name
-    assert Store.view_text([]) == s.view_text([]) and Store.same_view("[]", "[]")
-    assert Store.unpack(s.pack("[" + "1," * 300 + "1]")) == "[" + "1," * 300 + "1]"
+    from graphmem.store.common import codecs as s
+    from graphmem.store.postgres.store import PgStore
+    for engine in (Store, PgStore):
+        for name in ("decode_log", "statements_from_log", "log_text", "unpack", "view_text", "same_view"):
+            assert getattr(engine, name).__doc__, (engine, name)
+        assert engine.view_text([]) == s.view_text([]) and engine.same_view("[]", "[]")
+        assert engine.unpack(s.pack("[" + "1," * 300 + "1]")) == "[" + "1," * 300 + "1]"
 
 
 def test_nothing_outside_the_store_imports_kuzu() -> None:

@@ -26,8 +26,8 @@ from graphmem.config import ENGINE_FILES, ENGINE_NAMES, StoreAddress, require_st
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
+from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile, _chunks
-from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.values import RecordFacets, WriteUndo
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command

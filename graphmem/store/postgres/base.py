@@ -361,7 +361,7 @@ class PgBase:
     # the schema and meta --------------------------------------------------------------
 
     def _ensure_schema(self, create: bool) -> None:
-        from graphmem.store.kuzu.codecs import dumps
+        from graphmem.store.common.codecs import dumps
         exists = bool(self._q("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'",
                               (self.schema,)))
         if not exists:
@@ -388,7 +388,7 @@ class PgBase:
     def _check_compatible(self, meta: dict[str, str]) -> None:
         import json
 
-        from graphmem.store.kuzu.codecs import dumps
+        from graphmem.store.common.codecs import dumps
         old_ont = json.loads(meta.get("ontology") or "{}")
         new_ont = self.ontology.fingerprint()
         for t in old_ont.get("entity_types", []):
