@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.synth import generate  # noqa: E402
 from graphmem.memory import Memory  # noqa: E402
 from graphmem.model.times import now_us  # noqa: E402
-from graphmem.store.postgres.store import PgStore  # noqa: E402
 from tests.pg import Cluster, server_binaries  # noqa: E402
 
 WORDS = ["graph", "database", "migration", "latency", "budget", "review", "incident", "rollout", "schema", "index",
@@ -106,8 +105,7 @@ def main() -> None:
     try:
         url = cluster.url("bench")
         engines = {"kuzu": Memory(tmp / "kuzu", create=True),
-                   "postgres": Memory(url, create=True,
-                                      engine=lambda _p, o, r, **kw: PgStore(url, o, r, **kw))}
+                   "postgres": Memory(url, create=True)}
         rng = random.Random(1)
         for name, m in engines.items():
             res: dict[str, Any] = out.setdefault(name, {})
