@@ -310,10 +310,27 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
     # smaller imports keep them, and an import into an empty store computes the view from them
     sink = store.statement_file() if size > STREAM_BYTES else None
     stored = held(store, large)
-    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
+    # the ids are read, the lines checked and the valid ones written in one transaction: a refused import
+    # (strict, with an error) or one with nothing to write takes back nothing but releases the store's lock
+    with store.transaction():
+        r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
+        if not _read_and_write(r, path, lines, strict, now, progress):
+            return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
+                                r.unchanged)
+    n_stmts = r.next_id - r.first_id
+    return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
+                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
+                        tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
+
+
+def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict: bool, now: int,
+                    progress: Progress) -> bool:
+    """Read and check every line, then write the valid ones (in the caller's transaction); False when
+    ``strict`` refuses the import for an error (nothing written)."""
+    sink, store = r.sink, r.store
     try:
         # two cores only into a store without entities: the child process must not query the store
-        run = (_plain_run(path) if path is not None and sink is not None and resolve.store_empty and stored is None
+        run = (_plain_run(path) if path is not None and sink is not None and r.resolve.store_empty and r.stored is None
                else None)
         if path is None:
             assert isinstance(lines, list)
@@ -330,18 +347,15 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
     if strict and r.errors:
         if sink is not None:
             sink.discard()
-        return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
-                            r.unchanged)
+        return False
     del r.recorded
     if r.created or r.updated or r.records or n_stmts or r.retractions:
         progress("writing to the store", 0, None)
-        _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
+        _write(store, r.checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
                r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
     elif sink is not None:
         sink.discard()
-    return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
-                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
-                        tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
+    return True
 
 
 def _plain_run(path: Path) -> tuple[int, int, int] | None:

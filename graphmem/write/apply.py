@@ -150,20 +150,31 @@ class Writer:
     def _next_fact_id(self) -> int:
         return self._pending[-1].id + 1 if self._pending else self.store.next_fact_id()
 
+    # Each write numbers its statement inside its own transaction (a group's is the caller's), so the id
+    # is read under the store's write lock and a write refused for bad input after reading it releases
+    # the lock with its rollback: on a store several processes write (PostgreSQL) nothing is held past
+    # a refusal (docs/engines.md, "Writes from several processes").
+
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None, scope: str | None = None) -> WriteResult:
-        st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
-                                   sources, by, recorded_at, now_us(), scope=scope,
-                                   resolve=self._resolve if self._pending is not None else None)
-        if self._pending is not None:
-            self._pending.append(st)
-        else:
-            apply(self.store, self.registry, [st])
+        with self.store.transaction():
+            st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
+                                       sources, by, recorded_at, now_us(), scope=scope,
+                                       resolve=self._resolve if self._pending is not None else None)
+            if self._pending is not None:
+                self._pending.append(st)
+            else:
+                apply(self.store, self.registry, [st])
         return WriteResult("assert", (st.ref,), {"fact": st.to_dict()})
 
     def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str,
             scope: str | None = None) -> WriteResult:
         self.flush()
+        with self.store.transaction():
+            return self._end(subject, predicate, obj, at, sources, by, scope)
+
+    def _end(self, subject: str, predicate: str, obj: Any, at: str, sources: Iterable[str], by: str,
+             scope: str | None) -> WriteResult:
         st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us(),
                                 scope=scope)
         if st.scope is None:
@@ -197,6 +208,11 @@ class Writer:
     def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str,
              scopes: tuple[str, ...] | None = None) -> WriteResult:
         self.flush()
+        with self.store.transaction():
+            return self._cite(fact, sources, note, by, scopes)
+
+    def _cite(self, fact: str, sources: Iterable[str], note: str | None, by: str,
+              scopes: tuple[str, ...] | None) -> WriteResult:
         fid = parse_fact_ref(fact)
         target = self.store.statement(fid)
         log = self.store.subject_log(target.subject) if target is not None else []
@@ -215,6 +231,10 @@ class Writer:
         Each statement carries the scope of the record it cites (what the whole view knows is still skipped,
         so a fact is not proposed again for each scope a record of it belongs to)."""
         self.flush()
+        with self.store.transaction():  # the ids are read in the write's transaction (``assert_``)
+            return self._extractions(items)
+
+    def _extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []
