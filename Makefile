@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-kuzu test-ladybug test-postgresql lint bench bench-small bench-evidence bench-locomo bench-recommend bench-service clean
+.PHONY: demo test test-kuzu test-ladybug test-postgresql lint bench bench-small bench-evidence bench-locomo bench-recommend bench-service bench-engines clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,8 @@ bench: $(STAMP)  ## benchmarks at 10k, 100k and 1M assertions, the real data set
 	$(BIN)/python benchmarks/bench_pack_tail.py --records 100000
 	$(BIN)/python benchmarks/bench_scopes.py --scale 100000
 	$(BIN)/python benchmarks/bench_openclaw.py
+	$(BIN)/python benchmarks/bench_engines.py --scales 100000 1000000
+	$(BIN)/python benchmarks/bench_service_workers.py --scale 100000
 
 bench-locomo: $(STAMP)  ## conversations: evidence recall of search and pack beside a plain BM25 (../shared/data/locomo-dev)
 	$(BIN)/python benchmarks/bench_locomo.py
@@ -58,6 +60,10 @@ bench-recommend: $(STAMP)  ## recommend, path and pack at 10k, 100k and 1M besid
 
 bench-service: $(STAMP)  ## the service under 1, 8 and 32 clients on the 100k store, beside in-process calls
 	$(BIN)/python benchmarks/bench_service.py --scale 100000
+
+bench-engines: $(STAMP)  ## Kuzu, LadybugDB and PostgreSQL at 100k and 1M beside raw queries; the service's workers at 100k
+	$(BIN)/python benchmarks/bench_engines.py --scales 100000 1000000
+	$(BIN)/python benchmarks/bench_service_workers.py --scale 100000
 
 bench-evidence: $(STAMP)  ## ingest, search and extraction at 100k records
 	$(BIN)/python benchmarks/bench_evidence.py --records 100000

@@ -340,7 +340,7 @@ class MigrateReport(HtmlRepr):
     Attributes
     ----------
     store : str
-        The store's folder.
+        The store's address: its folder, or a PostgreSQL address (password shown as ``***``).
     from_version, to_version : int
         The layout version before and after.
     steps : tuple of str
@@ -482,6 +482,8 @@ class CopyReport(HtmlRepr):
         What was copied (statements: the asserts, ends and cites).
     seconds : float
         How long it took.
+    events : int
+        The entity events (renames, merges, ...) and record events (use, archive, revive) copied.
 
     Examples
     --------
@@ -501,13 +503,14 @@ class CopyReport(HtmlRepr):
     statements: int
     retractions: int
     seconds: float
+    events: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": "graphmem.copy.v1", "source": self.source, "dest": self.dest,
                 "source_engine": self.source_engine, "source_version": self.source_version,
                 "dest_engine": self.dest_engine, "dest_version": self.dest_version, "entities": self.entities,
                 "records": self.records, "statements": self.statements, "retractions": self.retractions,
-                "seconds": round(self.seconds, 3)}
+                "events": self.events, "seconds": round(self.seconds, 3)}
 
     def _summary(self) -> str:
         return (f"copied {self.source} ({self.source_engine}) to {self.dest} ({self.dest_engine}): "

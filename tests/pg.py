@@ -42,6 +42,18 @@ def server_binaries() -> Path | None:
     return None
 
 
+def tool(bindir: Path, name: str) -> Path:
+    """A server tool beside ``initdb`` (``psql``, ``pg_basebackup``, ``pg_dump``): in ``bindir``, else in the
+    folder ``pg_ctl`` links to (``/usr/local/bin`` may hold links to the server binaries alone), else on PATH."""
+    for folder in (bindir, Path(os.path.realpath(bindir / "pg_ctl")).parent):
+        if (folder / name).exists():
+            return folder / name
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"PostgreSQL's {name} not found beside {bindir} or on PATH: this test is skipped")
+    return Path(found)
+
+
 class Cluster:
     """A running throwaway cluster: its folder, its socket folder, and store addresses in it."""
 
@@ -74,6 +86,42 @@ class Cluster:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def sql(self, query: str) -> str:
+        """One query's answer through ``psql`` (unaligned, tuples only), e.g. ``SELECT pg_current_wal_lsn()``."""
+        return subprocess.run([str(tool(self.bindir, "psql")), "-h", str(self.socket), "-U", "graphmem", "-d", "postgres",
+                               "-XAtc", query], check=True, capture_output=True, text=True).stdout.strip()
+
+
+class Standby(Cluster):
+    """A hot standby of a running cluster, as docs/engines.md sets one up: ``pg_basebackup -R`` (a copy of
+    the primary's data folder that streams the primary's WAL from then on) into a folder of its own,
+    started on a socket of its own. Its stores answer reads and refuse writes."""
+
+    def __init__(self, primary: Cluster) -> None:  # noqa: D107  (not Cluster's initdb: a copy of the primary)
+        self.bindir = primary.bindir
+        self.root = Path(tempfile.mkdtemp(prefix="graphmem-pg-standby-"))
+        self.data = self.root / "data"
+        self.socket = self.root
+        self._as = primary._as
+        if self._as:
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.root, pw.pw_uid, pw.pw_gid)
+        self._run(str(tool(self.bindir, "pg_basebackup")), "-h", str(primary.socket), "-U", "graphmem", "-D", str(self.data), "-R",
+                  "-X", "stream", "-c", "fast")
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w", "-o",
+                  f"-k {self.socket} -c listen_addresses='' -c fsync=off -c hot_standby=on -c max_connections=60",
+                  "start")
+
+    def catch_up(self, primary: Cluster, timeout: float = 60.0) -> None:
+        """Wait until this standby has replayed everything the primary has written so far."""
+        import time
+        target = primary.sql("SELECT pg_current_wal_lsn()")
+        deadline = time.monotonic() + timeout
+        while self.sql(f"SELECT pg_last_wal_replay_lsn() >= '{target}'::pg_lsn") != "t":
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the standby did not replay the primary's WAL up to {target} in {timeout} s")
+            time.sleep(0.05)
+
 
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
@@ -93,3 +141,13 @@ def pg_cluster() -> Iterator[Cluster]:
 def pg_url(pg_cluster: Cluster) -> str:
     """A store address in the session's cluster with a schema of its own (made by ``create=True``)."""
     return pg_cluster.url("t_" + uuid.uuid4().hex[:12])
+
+
+@pytest.fixture(scope="module")
+def pg_standby(pg_cluster: Cluster) -> Iterator[Standby]:
+    """A hot standby of the session's cluster (for the module that asks for it; stopped after it)."""
+    standby = Standby(pg_cluster)
+    try:
+        yield standby
+    finally:
+        standby.stop()

@@ -7,7 +7,8 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,11 @@ def export(store: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A small store with history (assertions, an end, a retraction) and an ambiguous name; and its export."""
-    path = tmp_path_factory.mktemp("bad-tpl") / "store"
+def template(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> tuple[Path, str]:
+    """A small store with history (assertions, an end, a retraction) and an ambiguous name, on the run's
+    engine; and its export."""
+    path: Path = (request.getfixturevalue("pg_cluster").url("t_bad_tpl_" + uuid.uuid4().hex[:8])
+                  if TEST_ENGINE == "postgresql" else tmp_path_factory.mktemp("bad-tpl") / "store")
     m = graphmem.open(path, create=True)
     m.add_entity("Project", "Atlas", aliases=["atlas-app"], description="The knowledge graph.")
     m.add_entity("Tool", "Kuzu")
@@ -48,9 +51,15 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 @pytest.fixture
-def store(template: tuple[Path, str], tmp_path: Path) -> Iterator[Path]:
-    target = tmp_path / "store"
-    shutil.copytree(template[0], target)
+def store(template: tuple[Path, str], tmp_path: Path, new_store: Callable[[str], Path]) -> Iterator[Path]:
+    """A private copy of the template: its folder copied, or on PostgreSQL its export imported into a new schema."""
+    if TEST_ENGINE == "postgresql":
+        target = new_store("store")
+        with graphmem.open(target, create=True) as m:
+            assert m.import_jsonl(template[1].splitlines(), strict=True).ok
+    else:
+        target = tmp_path / "store"
+        shutil.copytree(template[0], target)
     yield target
 
 
@@ -270,6 +279,7 @@ def test_import_from_stdin_non_utf8(store: Path, before: str) -> None:
 # the store cannot be used: exit 3 --------------------------------------------------------
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the embedded engines' lock: one process writes (PostgreSQL: many)
 def test_locked_store_exit_3(store: Path, before: str) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", "import graphmem,time,sys; m=graphmem.open(sys.argv[1]); print('ready', flush=True); "
@@ -314,13 +324,15 @@ def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:
 @pytest.mark.parametrize("argv", [["current", "atlas"], ["timeline", "atlas"], ["facts"], ["why", "fact:1"],
                                   ["entity", "list"], ["entity", "show", "atlas"], ["lint"], ["rebuild", "--check"],
                                   ["export"]], ids=lambda a: " ".join(a))
-def test_read_on_missing_store_exit_3(tmp_path: Path, argv: list[str]) -> None:
-    missing = tmp_path / "no" / "such" / "store"
+def test_read_on_missing_store_exit_3(tmp_path: Path, new_store: Callable[[str], Path], argv: list[str]) -> None:
+    missing = new_store("no/such/store")
     r = cli(missing, *argv)
     one_clear_line(r, 3, [str(missing)], ["init"])
-    assert not missing.exists() and not (tmp_path / "no").exists()
+    assert TEST_ENGINE == "postgresql" or not missing.exists() and not (tmp_path / "no").exists()
+    one_clear_line(cli(missing, *argv), 3, [str(missing)], ["init"])  # still none: the read made nothing
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # an embedded store's address is a folder: here it names a file
 def test_store_path_is_a_file_exit_3(tmp_path: Path) -> None:
     f = tmp_path / "file"
     f.write_text("not a store")
@@ -334,12 +346,14 @@ def test_store_path_is_a_file_exit_3(tmp_path: Path) -> None:
                                   ["end", "atlas", "uses", "--at", "2025-01-01"], ["entity", "add", "Tool", "Kuzu"],
                                   ["import", "-"], ["ingest", "-"], ["extract", "--text", "Atlas uses Kuzu", "--apply"]],
                          ids=lambda a: "-".join(a[:2]))
-def test_a_write_on_a_missing_store_is_exit_3_and_creates_nothing(tmp_path: Path, argv: list[str]) -> None:
+def test_a_write_on_a_missing_store_is_exit_3_and_creates_nothing(new_store: Callable[[str], Path],
+                                                                  argv: list[str]) -> None:
     """Only init (and demo) make a store; a write elsewhere names the path and the way to make one."""
-    missing = tmp_path / "nothing-here"
+    missing = new_store("nothing-here")
     lines = '{"op": "entity", "type": "Tool", "name": "Kuzu"}\n'
     one_clear_line(cli(missing, *argv, input=lines), 3, [f"no store at {str(missing)!r}", "graphmem init"])
-    assert not missing.exists()
+    assert TEST_ENGINE == "postgresql" or not missing.exists()
+    one_clear_line(cli(missing, "export"), 3, [f"no store at {str(missing)!r}", "graphmem init"])  # none was made
 
 
 _PRED = ('[predicates.tint]\ndescription = "A colour."\nsubject_types = ["Project"]\nobject = {{ type = "string" }}\n'
@@ -354,34 +368,34 @@ _PRED = ('[predicates.tint]\ndescription = "A colour."\nsubject_types = ["Projec
     (_PRED.format(extra="").replace('cardinality = "one"\n', ""), ["cardinality"]),
     ("[predicates.tint\n", ["not valid TOML", "line 1"]),
 ], ids=["literal-type", "subject-type", "cardinality", "edge-on-literal", "missing-field", "not-toml"])
-def test_bad_registry_file_names_file_and_entry(tmp_path: Path, toml: str, expects: list[str]) -> None:
+def test_bad_registry_file_names_file_and_entry(tmp_path: Path, store_path: Path, toml: str, expects: list[str]) -> None:
     folder = tmp_path / "preds"
     folder.mkdir()
     (folder / "bad.toml").write_text(toml, encoding="utf-8")
-    store = tmp_path / "s"
+    store = store_path
     r = cli(store, "--predicates", str(folder), "predicates")
     line = one_clear_line(r, 2, [str(folder / "bad.toml"), *(["'tint'"] if toml.startswith("[predicates.tint]") else [])], expects)
     assert line.startswith("graphmem: error: ")
-    assert not store.exists()
+    assert TEST_ENGINE == "postgresql" or not store.exists()
 
 
-def test_bad_ontology_file_names_file_and_entry(tmp_path: Path) -> None:
+def test_bad_ontology_file_names_file_and_entry(tmp_path: Path, store_path: Path) -> None:
     folder = tmp_path / "ont"
     folder.mkdir()
     (folder / "edges.toml").write_text('[edge_types.HOSTS]\ndescription = "x"\npairs = [["Project", "Planet"]]\n',
                                        encoding="utf-8")
-    r = cli(tmp_path / "s", "--ontology", str(folder), "ontology")
+    r = cli(store_path, "--ontology", str(folder), "ontology")
     one_clear_line(r, 2, [str(folder / "edges.toml"), "'HOSTS'", "'Planet'"], ["unknown entity type"])
 
 
-def test_a_predicate_first_used_later_is_recorded_and_its_change_refused(tmp_path: Path) -> None:
+def test_a_predicate_first_used_later_is_recorded_and_its_change_refused(tmp_path: Path, store_path: Path) -> None:
     """The store records the registry it is used with; a predicate added after the store was made
     counts too, so changing its cardinality later is refused (exit 3), not silently reinterpreted."""
     one, many = tmp_path / "one", tmp_path / "many"
     for folder, card in ((one, "one"), (many, "many")):
         folder.mkdir()
         (folder / "p.toml").write_text(_PRED.format(extra="").replace('"one"', f'"{card}"'), encoding="utf-8")
-    store = tmp_path / "s"
+    store = store_path
     assert cli(store, "init").code == 0  # made with the default registry only
     assert cli(store, "--predicates", str(one), "entity", "add", "Project", "Atlas").code == 0
     assert cli(store, "--predicates", str(one), "assert", "atlas", "tint", "blue").code == 0
@@ -392,11 +406,11 @@ def test_a_predicate_first_used_later_is_recorded_and_its_change_refused(tmp_pat
     assert export(store) == before
 
 
-def test_ontology_without_a_type_the_store_uses_exit_3(tmp_path: Path) -> None:
+def test_ontology_without_a_type_the_store_uses_exit_3(tmp_path: Path, store_path: Path) -> None:
     ont = tmp_path / "ont"
     ont.mkdir()
     (ont / "extra.toml").write_text('[entity_types.Planet]\ndescription = "A world."\n', encoding="utf-8")
-    store = tmp_path / "s"
+    store = store_path
     assert cli(store, "--ontology", str(ont), "init").code == 0
     assert cli(store, "--ontology", str(ont), "entity", "add", "Planet", "Mars").code == 0
     r = cli(store, "current", "mars")  # without the folder that defines Planet

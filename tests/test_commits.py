@@ -5,6 +5,7 @@ writers is in tests/test_service.py."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,12 @@ def test_writes_that_do_not_group_run_alone_in_their_turn(tmp_path: Path, demo_d
     m.close()
 
 
-def test_a_group_writes_its_statements_and_subjects_as_one_at_a_time_would(tmp_path: Path) -> None:
+def test_a_group_writes_its_statements_and_subjects_as_one_at_a_time_would(new_store: Callable[[str], Path]) -> None:
     """A group's statements are created by one query and its subjects' rows set by another (new subjects
     made on their own): the store ends as the same writes made one by one leave it, and a rebuild agrees."""
     stores = []
     for name in ("grouped", "alone"):
-        m = graphmem.open(tmp_path / name, create=True)
+        m = graphmem.open(new_store(name), create=True)
         for n in ("Atlas", "Borealis", "Cygnus"):
             m.add_entity("Project", n)
         m.add_entity("Tool", "Kuzu")

@@ -40,9 +40,9 @@ def _same(m: graphmem.Memory) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_stored_lexicon_equals_a_fresh_one_after_random_writes(tmp_path: Path, seed: int) -> None:
+def test_stored_lexicon_equals_a_fresh_one_after_random_writes(store_path: Path, seed: int) -> None:
     rng = random.Random(seed)
-    path = tmp_path / "s"
+    path = store_path
     refs: list[str] = []
     with graphmem.open(path, create=True) as m:
         for step in range(60):
@@ -89,8 +89,8 @@ def test_stored_lexicon_equals_a_fresh_one_after_random_writes(tmp_path: Path, s
         assert r.rebuild(check=True).ok
 
 
-def test_a_reader_patches_the_stored_lexicon_with_the_entities_written_since(tmp_path: Path) -> None:
-    path = tmp_path / "s"
+def test_a_reader_patches_the_stored_lexicon_with_the_entities_written_since(store_path: Path) -> None:
+    path = store_path
     with graphmem.open(path, create=True) as m:
         m.add_entity("Tool", "Kuzu", description="an embedded graph database")
         m.add_entity("Project", "Atlas")
@@ -111,8 +111,8 @@ def test_a_reader_patches_the_stored_lexicon_with_the_entities_written_since(tmp
         assert r.rebuild(check=True).ok
 
 
-def test_rebuild_check_finds_a_stored_lexicon_that_differs_and_rebuild_makes_it_again(tmp_path: Path) -> None:
-    path = tmp_path / "s"
+def test_rebuild_check_finds_a_stored_lexicon_that_differs_and_rebuild_makes_it_again(store_path: Path) -> None:
+    path = store_path
     with graphmem.open(path, create=True) as m:
         m.add_entity("Tool", "Kuzu")
     with graphmem.open(path) as m:
@@ -125,8 +125,8 @@ def test_rebuild_check_finds_a_stored_lexicon_that_differs_and_rebuild_makes_it_
         assert Lexicon.from_parts(m.store.lexicon_parts(None)).state() == fresh_lexicon(m.store).state()
 
 
-def test_a_bulk_import_drops_the_stored_lexicon_and_closing_stores_it_again(tmp_path: Path) -> None:
-    path = tmp_path / "s"
+def test_a_bulk_import_drops_the_stored_lexicon_and_closing_stores_it_again(tmp_path: Path, store_path: Path) -> None:
+    path = store_path
     lines = [json.dumps({"op": "entity", "type": "Tool", "name": f"Tool {i}", "description": f"engine {i % 7}"})
              for i in range(3000)]
     src = tmp_path / "in.jsonl"

@@ -11,12 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Run, cli, one_clear_line
+from helpers import TEST_ENGINE, Run, cli, copy_demo, one_clear_line
 from test_service import Server
 
 import graphmem
@@ -28,9 +28,9 @@ HOLD = ("import graphmem, sys; m = graphmem.open(sys.argv[1], read_only=sys.argv
 
 
 @pytest.fixture
-def copy(demo_dir: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "store"
-    shutil.copytree(demo_dir, target)
+def copy(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A private copy of the demo store on the run's engine."""
+    target: Path = copy_demo(demo_dir, tmp_path / "store", request)
     return target
 
 
@@ -69,6 +69,19 @@ def files(path: Path) -> dict[str, tuple[int, int, str]]:
             for p in sorted(path.rglob("*")) if p.is_file()}
 
 
+def held(store: Path) -> Any:
+    """All the store holds: every file of a folder store (``files``), or every row of every table of a
+    PostgreSQL store, read over a connection of its own."""
+    if TEST_ENGINE != "postgresql":
+        return files(store)
+    import psycopg
+
+    from graphmem.store.postgres.base import TABLES, split_url
+    conninfo, schema = split_url(str(store))
+    with psycopg.connect(conninfo) as c:
+        return {t: sorted(repr(r) for r in c.execute(f"SELECT * FROM {schema}.{t}").fetchall()) for t in TABLES}
+
+
 # 1. read-only: several readers at once, nothing written ----------------------------------------
 
 READS = [["current", "atlas"], ["timeline", "atlas", "-p", "status"], ["facts", "-p", "uses", "-o", "kuzu"],
@@ -93,6 +106,7 @@ def test_cli_reads_side_by_side_with_a_reader_that_holds_the_store(copy: Path, r
                 assert err == "", (argv, err)
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the embedded engines' lock on the folder: one writer or several readers
 def test_a_writer_finds_the_store_busy_and_names_the_reader(copy: Path, reader: Holder) -> None:
     before = files(copy)
     r = run(copy, "assert", "ledger", "priority", "p1")
@@ -106,6 +120,7 @@ def test_a_writer_finds_the_store_busy_and_names_the_reader(copy: Path, reader: 
     assert files(copy) == before
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the embedded engines' lock on the folder: one writer or several readers
 def test_a_reader_waits_for_no_one_but_a_writer(copy: Path) -> None:
     """Kuzu lets one process write or several read: a process that writes keeps readers out too."""
     writer = Holder(copy, read_only=False)
@@ -127,12 +142,13 @@ WRITES: list[tuple[str, Any]] = [
     ("extract_text", lambda m: m.extract_text("Quill is now paused", apply=True)),
     ("extract_pending", lambda m: m.extract_pending(apply=True)),
     ("rebuild", lambda m: m.rebuild()),
-    ("cypher", lambda m: m.store.cypher("CREATE (:Tool {ref: 'tool:x', name: 'x'})")),
+    ("query", lambda m: m.store._q("INSERT INTO meta VALUES ('x', 'y')") if TEST_ENGINE == "postgresql"
+     else m.store.cypher("CREATE (:Tool {ref: 'tool:x', name: 'x'})")),  # the engine's own language
 ]
 
 
 def test_a_write_through_a_read_only_memory_is_one_clear_error(copy: Path) -> None:
-    before = files(copy)
+    before = held(copy)
     with graphmem.open(copy, read_only=True) as m:
         export = m.export()
         for name, write in WRITES:
@@ -142,25 +158,27 @@ def test_a_write_through_a_read_only_memory_is_one_clear_error(copy: Path) -> No
             assert "\n" not in message and message.startswith(f"store {str(copy)!r} is open read-only: cannot "), name
             assert message.endswith("open it without read_only=True to write"), (name, message)
         assert m.export() == export  # and it still reads
-    assert files(copy) == before
+    assert held(copy) == before
 
 
 def test_opening_read_only_writes_nothing_at_all(copy: Path, tmp_path: Path) -> None:
-    """No tmp/ clean-up, no registry upkeep, no checkpoint: the store's files are as they were."""
-    leftover = copy / "tmp" / "tmpk1ll3d.csv"
-    leftover.parent.mkdir(exist_ok=True)
-    leftover.write_text("1\tassert\n", "utf-8")  # as a killed import leaves it; a writer's open removes it
+    """No tmp/ clean-up, no registry upkeep, no checkpoint: the store's files (or tables) are as they were."""
+    leftover = Path(copy) / "tmp" / "tmpk1ll3d.csv"
+    if TEST_ENGINE != "postgresql":  # an embedded store's folder
+        leftover.parent.mkdir(exist_ok=True)
+        leftover.write_text("1\tassert\n", "utf-8")  # as a killed import leaves it; a writer's open removes it
     extra = tmp_path / "preds"
     extra.mkdir()
     (extra / "x.toml").write_text('[predicates.mood]\ndescription = "A mood."\nsubject_types = ["Project"]\n'
                                   'object = { type = "string" }\ncardinality = "one"\n', "utf-8")
-    before = files(copy)
+    before = held(copy)
     with graphmem.open(copy, read_only=True, predicate_dirs=[extra]) as m:  # a predicate the store has not recorded
         m.lint()
         m.pack("Atlas Kuzu")
-    assert files(copy) == before
-    graphmem.open(copy).close()
+    assert held(copy) == before
+    graphmem.open(copy, predicate_dirs=[extra]).close()
     assert not leftover.exists()
+    assert held(copy) != before  # a writer's open records the new predicate: what the reader did not
 
 
 @pytest.mark.parametrize("other", ["create", "repair"])
@@ -169,6 +187,7 @@ def test_read_only_with_create_or_repair_is_bad_input(copy: Path, other: str) ->
         graphmem.open(copy, read_only=True, **{other: True})
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # a node table per entity type (PostgreSQL: one entity table for every type)
 def test_a_type_the_store_has_no_table_for_needs_one_writable_open(copy: Path, tmp_path: Path) -> None:
     ont = tmp_path / "ont"
     ont.mkdir()
@@ -214,6 +233,7 @@ def _notice(r: Run, server: Server) -> list[str]:
     return lines[1:]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 @pytest.mark.parametrize("argv", SAME, ids=lambda a: " ".join(a[:2]))
 def test_a_command_through_the_server_prints_and_exits_as_it_would_alone(
@@ -251,6 +271,7 @@ def _without_times(doc: Any) -> Any:
     return doc
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 def test_writes_through_the_server_are_the_writes_it_would_make_alone(served: tuple[Server, Path],
                                                                       tmp_path: Path) -> None:
     server, twin = served
@@ -291,6 +312,7 @@ def _normalize_text(out: str) -> str:
     return re.sub(r"\d+(\.\d+)? s\b", "<seconds> s", out)  # "... in 0.01 s", "(0.008 s)"
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 def test_init_through_the_server_reports_the_store(served: tuple[Server, Path]) -> None:
     server, _ = served
     r = cli(server.store, "--json", "init")
@@ -298,6 +320,7 @@ def test_init_through_the_server_reports_the_store(served: tuple[Server, Path]) 
     assert r.json()["store"] == str(server.store)
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 def test_extra_ontology_options_are_refused_while_a_server_holds_the_store(served: tuple[Server, Path],
                                                                            tmp_path: Path) -> None:
     server, _ = served
@@ -305,6 +328,7 @@ def test_extra_ontology_options_are_refused_while_a_server_holds_the_store(serve
     one_clear_line(r, 3, ["in use by a graphmem server", "--predicates"])
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 def test_the_cli_uses_the_token_the_server_requires(copy: Path) -> None:
     s = Server(copy, "--token", "s3cret-t0ken")
     try:
@@ -322,6 +346,7 @@ def test_the_cli_uses_the_token_the_server_requires(copy: Path) -> None:
     assert not (copy / "server.json").exists()
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 def test_a_server_bound_to_every_address_is_reached_on_loopback(copy: Path) -> None:
     s = Server(copy, "--host", "0.0.0.0", "--token", "t")
     try:
@@ -332,6 +357,7 @@ def test_a_server_bound_to_every_address_is_reached_on_loopback(copy: Path) -> N
         s.stop()
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # the marker in an embedded store's folder sends the CLI through its server
 def test_a_server_that_stopped_answering_is_one_clear_line(copy: Path, tmp_path: Path) -> None:
     """A marker naming a live process that is no server (here: this test) is a refusal, not a hang."""
     from test_service import free_port
@@ -342,36 +368,41 @@ def test_a_server_that_stopped_answering_is_one_clear_line(copy: Path, tmp_path:
 
 # 3. a store is made on purpose -------------------------------------------------------------------
 
-def test_open_on_a_path_without_a_store_is_store_unavailable(tmp_path: Path) -> None:
-    missing, empty = tmp_path / "missing", tmp_path / "empty"
+def test_open_on_a_path_without_a_store_is_store_unavailable(tmp_path: Path, new_store: Callable[[str], Path]) -> None:
+    missing, empty = new_store("missing"), tmp_path / "empty"
     empty.mkdir()
-    for path in (missing, empty):
+    for path in (missing, empty) if TEST_ENGINE != "postgresql" else (missing,):  # an empty folder: no store either
         for kw in ({}, {"read_only": True}):
-            with pytest.raises(StoreUnavailable, match=rf"^no store at {str(path)!r}: expected one made by "
-                                                       r"'graphmem init' \(or graphmem.open\(path, create=True\)\)$"):
+            with pytest.raises(StoreUnavailable, match=rf"^no store at {re.escape(repr(str(path)))}"
+                                                       r"( \(schema \w+ holds no graphmem tables\))?: expected one made "
+                                                       r"by 'graphmem init' \(or graphmem.open\((path|address), "
+                                                       r"create=True\)\)$"):
                 graphmem.open(path, **kw)
-    assert not missing.exists() and list(empty.iterdir()) == []
+    assert TEST_ENGINE == "postgresql" or not missing.exists() and list(empty.iterdir()) == []
     with graphmem.open(missing, create=True) as m:
         assert m.info().entities == 0
     with graphmem.open(missing) as m:  # now there is one
         assert m.info().statements == 0
 
 
-def test_only_init_makes_a_store_from_the_command_line(tmp_path: Path) -> None:
-    store = tmp_path / "s"
+def test_only_init_makes_a_store_from_the_command_line(new_store: Callable[[str], Path]) -> None:
+    store = new_store("s")
     for argv in (["entity", "add", "Tool", "Kuzu"], ["current", "kuzu"], ["lint"], ["export"]):
         one_clear_line(cli(store, *argv), 3, [f"no store at {str(store)!r}", "graphmem init"])
-    assert not store.exists()
+    assert TEST_ENGINE == "postgresql" or not store.exists()  # (on every engine: each command above found none)
     assert cli(store, "init").code == 0
     assert cli(store, "entity", "add", "Tool", "Kuzu").out.strip() == "tool:kuzu"
 
 
-def test_serve_on_a_path_without_a_store_is_one_clear_line(tmp_path: Path) -> None:
+# PostgreSQL: serve finds no store only once uvicorn has started (a traceback, exit 3), see docs/engines.md Limits
+@pytest.mark.engine("kuzu", "ladybug")
+def test_serve_on_a_path_without_a_store_is_one_clear_line(new_store: Callable[[str], Path]) -> None:
     import socket
-    store = tmp_path / "s"
+    store = new_store("s")
     with socket.socket() as busy:  # a port in use, so that a server that did start would stop at once
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         r = cli(store, "serve", "--port", str(busy.getsockname()[1]))
     one_clear_line(r, 3, [f"no store at {str(store)!r}", "graphmem init"])
-    assert not store.exists()
+    assert TEST_ENGINE == "postgresql" or not store.exists()
+    one_clear_line(cli(store, "current", "atlas"), 3, [f"no store at {str(store)!r}", "graphmem init"])  # none made

@@ -379,6 +379,18 @@ def test_bulk_loads_keep_awkward_text(pg_url: str, tmp_path: Path) -> None:  # n
         pg.close()
 
 
+def test_an_ingest_of_many_new_terms_is_searchable(pg_url: str) -> None:  # noqa: F811
+    # more than 5,000 new terms in one ingest: the postings go through a temporary table (dropped at the
+    # commit), and the planner statistics gathered after the commit are the real tables'
+    lines = [f'{{"text": "note {i} about w{i}x and v{i}y", "kind": "note"}}' for i in range(3000)]
+    pg = open_pg(pg_url, create=True)
+    try:
+        assert not pg.ingest(lines).errors
+        assert [h.ref for h in pg.search("w2999x").results] == ["rec:3000"]
+    finally:
+        pg.close()
+
+
 _IMPORTER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,8 @@ def _leaks(text: str) -> list[str]:
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Iterator[graphmem.Memory]:
-    m = _store(tmp_path / "s")
+def mem(store_path: Path) -> Iterator[graphmem.Memory]:
+    m = _store(store_path)
     yield m
     m.close()
 
@@ -134,10 +134,11 @@ def test_pack_recommend_and_path_use_the_scoped_view(mem: graphmem.Memory) -> No
     assert [r.project.ref for r in mem.recommend("something on neo4j", scope="user:b").results] == ["project:atlas"]
 
 
-def test_export_and_import_keep_scopes_and_import_twice_writes_nothing(mem: graphmem.Memory, tmp_path: Path) -> None:
+def test_export_and_import_keep_scopes_and_import_twice_writes_nothing(mem: graphmem.Memory,
+                                                                      new_store: Callable[[str], Path]) -> None:
     text = mem.export_doc("jsonl", None).text
     assert '"scope": "user:b"' in text
-    with graphmem.open(tmp_path / "t", create=True) as other:
+    with graphmem.open(new_store("t"), create=True) as other:
         assert other.import_jsonl(text.splitlines()).errors == ()
         again = other.import_jsonl(text.splitlines())
         assert again.statements == 0 and again.unchanged == again.lines
@@ -150,8 +151,8 @@ def test_export_and_import_keep_scopes_and_import_twice_writes_nothing(mem: grap
         assert r.statements == 1 and other.store.statement(6) is None or r.statements == 1
 
 
-def test_import_gives_its_scope_to_lines_without_one(tmp_path: Path) -> None:
-    with graphmem.open(tmp_path / "s", create=True) as m:
+def test_import_gives_its_scope_to_lines_without_one(store_path: Path) -> None:
+    with graphmem.open(store_path, create=True) as m:
         r = m.import_jsonl(['{"op": "entity", "type": "Project", "name": "Atlas"}',
                             '{"op": "assert", "subject": "Atlas", "predicate": "status", "object": "active"}',
                             '{"op": "assert", "subject": "Atlas", "predicate": "priority", "object": "p1", '
@@ -170,9 +171,9 @@ def test_a_bad_scope_is_one_clear_line(mem: graphmem.Memory, bad: str) -> None:
     assert mem.store.statement_count() == 5
 
 
-def test_the_cli_takes_scope_on_reads_and_writes(tmp_path: Path) -> None:
-    _store(tmp_path / "s").close()
-    store = tmp_path / "s"
+def test_the_cli_takes_scope_on_reads_and_writes(store_path: Path) -> None:
+    _store(store_path).close()
+    store = store_path
     r = cli(store, "--json", "current", "Atlas", "--scope", "user:a")
     assert r.code == 0, r.err
     assert _objects(r.json()) == ["active", "tool:kuzu"] and r.json()["scope"] == ["user:a"]
@@ -257,12 +258,12 @@ def test_every_operation_has_a_scope_rule_and_a_case() -> None:
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[tuple[TestClient, Path]]:
-    _store(tmp_path / "s").close()
-    app = create_app(tmp_path / "s", token=ADMIN, scoped_tokens={TOKEN_A: ("user:a", "team:x")},
+def service(store_path: Path) -> Iterator[tuple[TestClient, Path]]:
+    _store(store_path).close()
+    app = create_app(store_path, token=ADMIN, scoped_tokens={TOKEN_A: ("user:a", "team:x")},
                      allow_hosts=("testserver",))
     with TestClient(app) as client:
-        yield client, tmp_path / "s"
+        yield client, store_path
 
 
 def _send(client: TestClient, op_name: str, params: dict[str, Any], token: str = TOKEN_A) -> Any:
@@ -326,21 +327,21 @@ def test_the_admin_token_sees_every_scope_and_a_wrong_token_nothing(service: tup
     assert r.status_code == 200 and r.json()["facts"] == [] and r.json()["scope"] == ["team:x"]
 
 
-def test_tokens_file_and_scoped_token_options_are_checked(tmp_path: Path) -> None:
-    _store(tmp_path / "s").close()
+def test_tokens_file_and_scoped_token_options_are_checked(tmp_path: Path, store_path: Path) -> None:
+    _store(store_path).close()
     bad = tmp_path / "tokens.toml"
     bad.write_text('[[token]]\ntoken = "abcdefgh1"\nscopes = ["has space"]\n')
-    one_clear_line(cli(tmp_path / "s", "serve", "--tokens", str(bad)), 2, ["bad scope", "tokens.toml"])
-    one_clear_line(cli(tmp_path / "s", "serve", "--scoped-token", "abcdefgh1"), 2, ["--scoped-token", "TOKEN=SCOPE"])
-    one_clear_line(cli(tmp_path / "s", "serve", "--scoped-token", "short=user:a"), 2, ["bad token"])
-    one_clear_line(cli(tmp_path / "s", "serve", "--tokens", str(tmp_path / "missing.toml")), 2, ["cannot read"])
+    one_clear_line(cli(store_path, "serve", "--tokens", str(bad)), 2, ["bad scope", "tokens.toml"])
+    one_clear_line(cli(store_path, "serve", "--scoped-token", "abcdefgh1"), 2, ["--scoped-token", "TOKEN=SCOPE"])
+    one_clear_line(cli(store_path, "serve", "--scoped-token", "short=user:a"), 2, ["bad token"])
+    one_clear_line(cli(store_path, "serve", "--tokens", str(tmp_path / "missing.toml")), 2, ["cannot read"])
 
 
-def test_a_scope_reads_as_a_store_of_its_statements_alone(mem: graphmem.Memory, tmp_path: Path) -> None:
+def test_a_scope_reads_as_a_store_of_its_statements_alone(mem: graphmem.Memory, new_store: Callable[[str], Path]) -> None:
     mem.assert_("Atlas", "status", "paused", valid_from="2024-03-01", scope="user:b")  # b supersedes, not a
     mem.end("Atlas", "uses", "Kuzu", at="2024-05-01", scope="user:a")
     lines = [json.loads(x) for x in mem.export_doc("jsonl", None).text.splitlines()]
-    with graphmem.open(tmp_path / "a", create=True) as alone:
+    with graphmem.open(new_store("a"), create=True) as alone:
         alone.import_jsonl([json.dumps(x) for x in lines if x["op"] == "entity" or x.get("scope") == "user:a"])
 
         def shape(doc: dict[str, Any]) -> list[tuple[Any, ...]]:

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 import httpx
+import pytest
 from helpers import cli, one_clear_line
 from test_service import MAIN, Server, free_port
 
@@ -48,6 +49,7 @@ def _shape(doc: object) -> object:
     return doc
 
 
+@pytest.mark.folder_store("compares PostgreSQL's workers with one process on an embedded store")
 def test_workers_on_postgresql_answer_like_one_kuzu_process(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     kuzu = tmp_path / "kuzu"
     _demo(kuzu)
@@ -145,6 +147,7 @@ def test_kill_9_of_a_worker_under_concurrent_writers_loses_no_acknowledged_write
             assert st is not None and st.object == text, (ref, text, st)
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # an embedded store's one-process limit, and its folder's server.json
 def test_workers_above_one_are_refused_on_kuzu(tmp_path: Path, demo_dir: Path) -> None:
     store = tmp_path / "store"
     shutil.copytree(demo_dir, store)
@@ -168,3 +171,108 @@ def test_workers_require_the_token(pg_url: str) -> None:  # noqa: F811
             assert ok.status_code == 200 and ok.json()["subject"]
     finally:
         assert s.stop() == 0
+
+
+def test_ctrl_c_stops_every_worker_cleanly(pg_url: str) -> None:  # noqa: F811
+    """A terminal's Ctrl-C sends SIGINT to the whole foreground process group (the parent and every
+    worker at once) while clients hold keep-alive connections: every worker ends, the server exits 0
+    with no traceback, no process of the group is left, the port can be bound again, and every write
+    acknowledged before is kept. (With a database call in flight at the signal a worker sometimes waits
+    out uvicorn's 30 s graceful limit: docs/service.md, "Known issue"; not tested here.)"""
+    import socket
+
+    from test_service import free_port
+    _demo(pg_url)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHMEM_TOKEN"}
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", pg_url, "serve", "--port", str(port), "--workers",
+                             "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers(proc.pid)) < 3 or not _answers(url):
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        acked: list[str] = []
+        stop, done = threading.Event(), threading.Event()
+
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for j in range(20):
+                r = c.post("/assert", json={"subject": "atlas", "predicate": "summary", "object": f"write {j}"})
+                assert r.status_code == 200, r.text
+                acked.append(r.json()["created"][0])
+        reads = [0]
+
+        def client(i: int) -> None:
+            with httpx.Client(base_url=url, timeout=30) as c:
+                while not stop.is_set():
+                    try:
+                        r = c.get("/current", params={"subject": "atlas"}) if i % 2 else c.get("/search",
+                                                                                              params={"q": "kuzu"})
+                    except httpx.TransportError:
+                        return  # the server is stopping
+                    assert r.status_code == 200, r.text
+                    reads[0] += 1
+                done.wait(60)  # the connection stays open (keep-alive) until the server closes
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        while reads[0] < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stop.set()  # the clients keep their connections open, idle
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        code = proc.wait(timeout=60)
+        done.set()
+        for t in threads:
+            t.join(30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 0, err
+    assert "Traceback" not in err and err.strip().splitlines() == [err.strip().splitlines()[0]], err
+    left = subprocess.run(["ps", "-o", "pid=", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left in the server's group: {left}"
+    with socket.socket() as s:  # nothing listens on the port any more (a new server binds it)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen()
+    assert len(acked) == 20 and reads[0] >= 30
+    with graphmem.open(pg_url) as m:
+        for ref in acked:
+            assert m.store.statement(int(ref.split(":")[1])) is not None, ref
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url + "/health", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_ctrl_c_while_the_workers_start_leaves_no_worker(pg_url: str) -> None:  # noqa: F811
+    """Ctrl-C at moments while the workers are being forked and are opening the store: the server still
+    ends, with every worker, within the time allowed, and prints no traceback (exit 0, or 130 when the
+    signal comes before the workers are started: docs/service.md)."""
+    _demo(pg_url)
+    from test_service import free_port
+    for delay in (0.0, 0.05, 0.15, 0.3, 0.6):
+        proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", pg_url, "serve", "--port", str(free_port()),
+                                 "--workers", "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        try:
+            assert proc.stderr is not None and "serving" in proc.stderr.readline().decode()  # printed before the fork
+            time.sleep(delay)
+            os.killpg(proc.pid, signal.SIGINT)
+            code = proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        err = proc.stderr.read().decode()
+        assert code in (0, 130) and "Traceback" not in err, (delay, code, err)
+        left = subprocess.run(["ps", "-o", "pid=", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert not left, (delay, left)

@@ -9,11 +9,12 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import copy_demo
+from helpers import TEST_ENGINE, copy_demo
 from typer.testing import CliRunner
 
 import graphmem
@@ -152,9 +153,10 @@ def test_trust_marks_facts_only_the_extractor_asserted(demo_copy: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def noisy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with 1 error (a conflict) and 60 warnings (statements without sources)."""
-    path = tmp_path_factory.mktemp("noisy") / "store"
+def noisy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A store with 1 error (a conflict) and 60 warnings (statements without sources), on the run's engine."""
+    path: Path = (request.getfixturevalue("pg_cluster").url("t_noisy_" + uuid.uuid4().hex[:8]) if TEST_ENGINE == "postgresql"
+                  else tmp_path_factory.mktemp("noisy") / "store")
     lines = [json.dumps({"op": "entity", "type": "Project", "name": f"P{i}"}) for i in range(60)]
     lines += [json.dumps({"op": "assert", "subject": f"P{i}", "predicate": "status", "object": "active",
                           "valid_from": "2025-01-01"}) for i in range(60)]
@@ -233,11 +235,11 @@ def big_import(path: Path, n: int) -> Path:
     return path
 
 
-def test_the_library_tells_a_progress_callback_how_far_it_has_got(tmp_path: Path) -> None:
+def test_the_library_tells_a_progress_callback_how_far_it_has_got(tmp_path: Path, store_path: Path) -> None:
     src = big_import(tmp_path / "in.jsonl", 5000)
     records = tmp_path / "records.jsonl"
     records.write_text("".join(json.dumps({"text": f"P{i} uses nothing new."}) + "\n" for i in range(30)))
-    with graphmem.open(tmp_path / "store", create=True) as m:
+    with graphmem.open(store_path, create=True) as m:
         p = Calls()
         assert m.import_jsonl(src, progress=p).statements == 5000
         p.check()
@@ -262,7 +264,7 @@ def test_the_library_tells_a_progress_callback_how_far_it_has_got(tmp_path: Path
         assert p.calls[0] == ("checking lines", 0, 3)
 
 
-def test_the_bar_draws_on_a_terminal_only_and_survives_a_fork(tmp_path: Path) -> None:
+def test_the_bar_draws_on_a_terminal_only_and_survives_a_fork(tmp_path: Path, store_path: Path) -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -275,7 +277,7 @@ def test_the_bar_draws_on_a_terminal_only_and_survives_a_fork(tmp_path: Path) ->
     assert early.shown is None  # not before the work has run the delay
     screen = Tty()
     bar = Bar(screen, delay=0)
-    with graphmem.open(tmp_path / "store", create=True) as m:
+    with graphmem.open(store_path, create=True) as m:
         m.import_jsonl(big_import(tmp_path / "in.jsonl", 3000))
         report = m.lint(progress=bar)  # 3,000 subjects: shared with a forked child while the bar is up
         bar.close()
@@ -283,15 +285,15 @@ def test_the_bar_draws_on_a_terminal_only_and_survives_a_fork(tmp_path: Path) ->
     assert "comparing subjects" in screen.getvalue()
 
 
-def test_no_rich_at_cold_start_or_when_piped(demo_dir: Path) -> None:
+def test_no_rich_at_cold_start_or_when_piped(demo_copy: Path) -> None:
     code = ("import sys\nfrom graphmem.cli.app import app\n"
             "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich'), file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for args in (["current", "atlas", "--json"], ["lint", "--json"]):
-        r = subprocess.run([sys.executable, "-c", code, "--store", str(demo_dir), *args], capture_output=True,
+        r = subprocess.run([sys.executable, "-c", code, "--store", str(demo_copy), *args], capture_output=True,
                            text=True, env=env, check=False)
         assert r.stderr.strip().splitlines()[-1] == "[]", (args, r.stderr)
-    r = subprocess.run([sys.executable, "-c", code, "--store", str(demo_dir), "lint"], capture_output=True,
+    r = subprocess.run([sys.executable, "-c", code, "--store", str(demo_copy), "lint"], capture_output=True,
                        text=True, env=env, check=False)
     assert "rich.progress" not in r.stderr  # a table, but no bar: stderr is not a terminal

@@ -12,7 +12,8 @@ import datetime as dt
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -58,10 +59,10 @@ def _fresh(root: Path) -> graphmem.Memory:
 
 @given(text=st.one_of(time_texts(), st.sampled_from(EDGES)))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_a_time_the_parser_accepts_is_written_read_exported_and_imported(tmp_path_factory: pytest.TempPathFactory,
+def test_a_time_the_parser_accepts_is_written_read_exported_and_imported(new_store: Callable[[str], Path],
                                                                           text: str) -> None:
-    root = tmp_path_factory.mktemp("t")
-    with _fresh(root / "a") as m:
+    example = uuid.uuid4().hex[:8]  # the fixture is made once for every example: each example's stores are new
+    with _fresh(new_store("a" + example)) as m:
         before = m.export()
         try:
             us = parse_instant(text)
@@ -89,15 +90,15 @@ def test_a_time_the_parser_accepts_is_written_read_exported_and_imported(tmp_pat
         m.pack("atlas", as_of=text)
         out = m.export()
         assert m.rebuild(check=True).ok
-    with graphmem.open(root / "b", create=True) as b:
+    with graphmem.open(new_store("b" + example), create=True) as b:
         report = b.import_jsonl(out.splitlines(), strict=True)
         assert not report.errors
         assert b.export() == out
 
 
 @pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00"])
-def test_a_time_outside_the_calendar_is_exit_2_and_writes_nothing(tmp_path: Path, text: str) -> None:
-    store = tmp_path / "s"
+def test_a_time_outside_the_calendar_is_exit_2_and_writes_nothing(tmp_path: Path, store_path: Path, text: str) -> None:
+    store = store_path
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*EXE, "--store", str(store), *args], capture_output=True, text=True, timeout=120)

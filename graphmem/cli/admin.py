@@ -216,6 +216,7 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
     The store is first copied aside (STORE.layoutN-backup, named in the output); then one
     named migration per layout change runs, and the view and full-text index are made again
     by this version. Killed at any moment, it is run again: it starts over from the copy.
+    On PostgreSQL the steps run in one transaction instead (all or nothing, no copy).
     A store already at this version's layout is left as it is.
     """
     from graphmem.memory import migrate as run
@@ -226,7 +227,8 @@ def migrate(ctx: typer.Context, json_: JsonOpt = False) -> None:
             f"store {d['store']} is at layout {d['to']}; nothing to do" if not d["migrated"] else
             f"migrated {d['store']} from layout {d['from']} to {d['to']} ({', '.join(d['steps'])}); "
             f"{plural(d['counts']['entities'], 'entity', 'entities')}, {plural(d['counts']['statements'], 'statement')}, "
-            f"{plural(d['counts']['records'], 'record')}; the store as it was is at {d['backup']}"))
+            f"{plural(d['counts']['records'], 'record')}; " + (f"the store as it was is at {d['backup']}" if d["backup"]
+                                                               else "in one transaction (no copy needed)")))
 
 
 def export(
@@ -260,7 +262,8 @@ def copy(
                                                              "folder is a Kuzu store; ladybug:PATH a LadybugDB one.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Copy a whole store to another place or engine (export and import; fact ids, record ids and times kept)."""
+    """Copy a whole store to another place or engine (export and import; fact ids, record ids and times kept,
+    and the entity and record events: renames, merges, archived records)."""
     from graphmem.memory.copying import copy_store
     o = opts(ctx)
     with errors(), bar() as progress:
@@ -268,4 +271,5 @@ def copy(
         emit(ctx, r.to_dict(), lambda d: render.out(
             f"copied {d['source']} ({d['source_engine']} {d['source_version']}) to {d['dest']} ({d['dest_engine']} "
             f"{d['dest_version']}): {plural(d['entities'], 'entity', 'entities')}, {plural(d['records'], 'record')}, "
-            f"{plural(d['statements'], 'statement')}, {plural(d['retractions'], 'retraction')} in {d['seconds']} s"))
+            f"{plural(d['statements'], 'statement')}, {plural(d['retractions'], 'retraction')}, "
+            f"{plural(d['events'], 'event')} in {d['seconds']} s"))

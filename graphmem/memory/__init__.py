@@ -45,8 +45,9 @@ class Memory(EntityFacade, WriteFacade, ReadFacade, QueryFacade, EvidenceFacade,
 
     Attributes
     ----------
-    path : Path
-        The store's folder.
+    path : Path or str
+        The store's folder; for a PostgreSQL store, its address as written (a ``str``,
+        ``postgresql://...``, a password shown as ``***``).
     ontology : Ontology
         The entity and edge types in force (``graphmem.ontology``).
     registry : Registry

@@ -48,8 +48,9 @@ class MemoryBase:
         store is refused (exit 3). The engine is the one ``path`` names (``graphmem.config.StoreAddress``:
         a folder, ``ladybug:PATH``, ``postgresql://...``; ``store/engines.py`` opens it)."""
         self.address = store_address(path)
-        # the store's folder (a PostgreSQL store has none: its address stands in, for messages)
-        self.path = self.address.folder if self.address.folder is not None else Path(self.address.display)
+        # the store's folder; a PostgreSQL store has none: its address stands in, as written (``postgresql://``,
+        # which a Path would fold to ``postgresql:/``), its password shown as ***
+        self.path: Path | str = self.address.folder if self.address.folder is not None else self.address.display
         if buffer_pool_mb is not None and (type(buffer_pool_mb) is not int or buffer_pool_mb < 64):  # noqa: E721
             raise BadInput(f"bad buffer_pool_mb {buffer_pool_mb!r}: expected a whole number of MiB, at least 64")
         if read_only and (create or repair):

@@ -5,7 +5,10 @@ native type names), so each side runs in a child process of its own (``spawn``: 
 that loads only its engine): the first exports the source to a JSONL file, the second imports it into
 the new store with ``strict`` (nothing written if a line fails) and exports the result again; the copy
 is kept only when that export equals the source's (same SHA-256), else it is removed. Fact ids, record
-ids and record times come across as the export writes them (docs/engines.md).
+ids and record times come across as the export writes them. The entity events (renames, merges) and the
+record events (use, archive, revive), which an export leaves out, go beside it in a second file and are
+written into the new store with their ids and times, in the import's process, and checked the same way
+(docs/engines.md).
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def copy_store(source: str | Path | StoreAddress, dest: str | Path | StoreAddres
         raise StoreUnavailable(f"the copy at {dst.display!r} did not export as its source did, so it was removed")
     return CopyReport(src.display, dst.display, src.engine, dst.engine, exported["engine_version"],
                       imported["engine_version"], exported["entities"], exported["records"], exported["statements"],
-                      exported["retractions"], time.perf_counter() - started)
+                      exported["retractions"], time.perf_counter() - started, exported["events"])
 
 
 def _export_lines(m: Any, out: Path) -> dict[str, Any]:
@@ -107,10 +110,35 @@ def _export_lines(m: Any, out: Path) -> dict[str, Any]:
             "statements": statements, "retractions": counts["retract"], "engine_version": describe(m.store)[1]}
 
 
+def _events(m: Any) -> dict[str, list[Any]]:
+    """``m``'s entity events and record events, as JSON values, in the order they were recorded."""
+    return {"entity": [[e.id, e.op, e.ref, e.other, e.detail, e.recorded_at] for e in m.store.entity_events()],
+            "record": [list(e) for e in m.store.record_events()]}
+
+
+def _events_digest(events: dict[str, list[Any]]) -> str:
+    return hashlib.sha256(json.dumps(events, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _write_events(m: Any, events: dict[str, list[Any]]) -> None:
+    """Write the source's events into the new store ``m`` with their ids and times, in one transaction."""
+    from graphmem.model import EntityEvent
+    with m.store.transaction():
+        for i, op, ref, other, detail, at in events["entity"]:
+            m.store.add_entity_event(EntityEvent(i, op, ref, other, detail, at))
+        for i, op, recs, detail, at in events["record"]:
+            if m.store.next_record_event_id() != i:  # a gap in the source's ids (none is made today)
+                raise StoreUnavailable(f"the source's record event {i} cannot keep its id in the copy")
+            m.store.add_record_event(op, recs, detail, at)
+
+
 def _export_side(src: StoreAddress, lines: str, memory_options: dict[str, Any], tell: Progress) -> dict[str, Any]:
     from graphmem.memory import Memory
     with Memory(src, read_only=True, **memory_options) as m:
-        return _export_lines(m, Path(lines))
+        result = _export_lines(m, Path(lines))
+        events = _events(m)
+    Path(lines + ".events").write_text(json.dumps(events, ensure_ascii=False), "utf-8")
+    return result | {"events": len(events["entity"]) + len(events["record"]), "events_sha256": _events_digest(events)}
 
 
 def _import_side(dst: StoreAddress, lines: str, memory_options: dict[str, Any], tell: Progress) -> dict[str, Any]:
@@ -123,8 +151,12 @@ def _import_side(dst: StoreAddress, lines: str, memory_options: dict[str, Any], 
             if not report.ok:
                 line, why = report.errors[0]
                 raise BadInput(f"the source's export line {line} does not import: {why}")
+            events = json.loads(Path(lines + ".events").read_text("utf-8"))
+            _write_events(m, events)
             tell("checking the copy", 0, None)
             check = _export_lines(m, Path(lines + ".copy"))
+            if _events_digest(_events(m)) != _events_digest(events):
+                raise StoreUnavailable(f"the copy at {dst.display!r} did not keep its source's events, so it was removed")
         with open(lines, "rb") as f:
             if hashlib.file_digest(f, "sha256").hexdigest() != check["sha256"]:
                 raise StoreUnavailable(f"the copy at {dst.display!r} did not export as its source did, so it was removed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from graphmem.bulk import gc_paused
@@ -292,7 +293,7 @@ class ReadFacade(MemoryBase):
         (2, {'entities': 0, 'statements': 0, 'records': 0})
         >>> m.close()
         """
-        return _with_lexicon(self.store, view_rebuild.finish_migration(self.store, self.registry, self.path, up), False)
+        return _with_lexicon(self.store, view_rebuild.finish_migration(self.store, self.registry, Path(self.path), up), False)
 
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import html
 import json
+import signal
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -387,6 +388,8 @@ def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, m
 
 
 MAX_WORKERS = 64
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})  # SIGINT (a terminal's Ctrl-C) and SIGTERM: the worker server's stop signals
+WORKER_STOP_S = 40  # how long the parent waits for its workers to finish (uvicorn's graceful 30 s, and some)
 
 
 def check_workers(store: Path | StoreAddress, workers: int) -> None:
@@ -447,8 +450,11 @@ def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str 
     sock.set_inheritable(True)
 
     def child() -> None:
+        # a signal that came while this worker was being forked is pending here: with the parent's handler
+        # gone it ends the worker (a Ctrl-C reaches every process of the group, a starting worker too)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         app = create_app(store, token=token, max_body=max_body, url=None, host=host, port=port,
                          allow_hosts=tuple(check_allow_host(h) for h in allow_hosts),
                          allow_origins=tuple(check_allow_origin(o) for o in allow_origins),
@@ -464,11 +470,18 @@ def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str 
             code = 1
         os._exit(code)
 
-    def spawn() -> int:
-        pid = os.fork()
-        if pid == 0:
-            child()
-        return pid
+    def spawn() -> None:
+        # SIGINT and SIGTERM are held back while a worker is forked and listed: a worker never runs the
+        # parent's handler, and the parent's handler always knows every worker (else a worker forked as
+        # Ctrl-C came would miss the signal and serve on, and the parent would wait for it for ever)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                child()
+            pids.add(pid)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
     stopping: list[int] = []
 
@@ -478,10 +491,12 @@ def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str 
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
 
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     pids: set[int] = set()
     for _ in range(workers):
-        pids.add(spawn())
+        if stopping:
+            break
+        spawn()
     failures = 0
     try:
         while pids and not stopping:
@@ -501,14 +516,40 @@ def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str 
                 if failures >= workers:
                     raise StoreUnavailable(f"the workers did not start on {host}:{port} (is the store reachable?)")
                 time.sleep(0.5)
-            pids.add(spawn())  # a worker killed (kill -9) or ended: another takes its place
+            spawn()  # a worker killed (kill -9) or ended: another takes its place
     finally:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-        for pid in pids:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+        _reap(pids, time.monotonic() + WORKER_STOP_S)
         sock.close()
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def _reap(pids: set[int], deadline: float) -> None:
+    """Wait for the workers ``pids`` to end; any still running at ``deadline`` (a worker that ignores
+    SIGTERM, stuck in a request) is killed, so the server never leaves a worker behind."""
+    import os
+    import signal
+    import time
+    left = set(pids)
+    while left:
+        for pid in list(left):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                left.discard(pid)
+        if not left:
+            return
+        if time.monotonic() >= deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in left:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+            return
+        time.sleep(0.05)

@@ -14,6 +14,7 @@ import networkx as nx
 from graphmem.errors import BadInput
 from graphmem.model import Entity, Interval, Statement, fact_ref
 from graphmem.model.times import format_instant, now_us, parse_instant
+from graphmem.write.validate import slug
 
 if TYPE_CHECKING:
     from graphmem.model.records import Record
@@ -50,10 +51,7 @@ def export(store: ExportStore, fmt: str = "jsonl", as_of: str | None = None) -> 
 def export_lines(store: ExportStore) -> list[dict[str, Any]]:
     """Entities (by type, then ref: an import writes them at one time, so the copy of a store exports as it
     did), then evidence records, then statements in id order, then retractions in record-time order."""
-    out: list[dict[str, Any]] = [
-        {"op": "entity", "type": e.type, "name": e.name, "aliases": list(e.aliases), "description": e.description}
-        for e in sorted(store.all_entities(), key=lambda e: (e.type, e.ref))
-    ]
+    out: list[dict[str, Any]] = [entity_line(e) for e in sorted(store.all_entities(), key=lambda e: (e.type, e.ref))]
     mentions = store.all_mentions()
     for r in store.all_records():
         out.append({"op": "record", "ref": r.ref, "key": r.key, "text": r.text, "ts": format_instant(r.ts_us),
@@ -84,6 +82,15 @@ def export_lines(store: ExportStore) -> list[dict[str, Any]]:
     for s in sorted(retracted, key=lambda s: (s.retracted_at or 0, s.id)):
         out.append({"op": "retract", "fact": s.ref, "reason": s.retract_reason, "at": format_instant(s.retracted_at)})
     return out
+
+
+def entity_line(e: Entity) -> dict[str, Any]:
+    """An entity's export line; ``ref`` only when its name no longer spells it (renamed since it was made)."""
+    line: dict[str, Any] = {"op": "entity", "type": e.type, "name": e.name, "aliases": list(e.aliases),
+                            "description": e.description}
+    if e.ref.split(":", 1)[-1] != slug(e.name):
+        line["ref"] = e.ref
+    return line
 
 
 def to_networkx(store: ExportStore, as_of: str | None = None) -> nx.MultiDiGraph:

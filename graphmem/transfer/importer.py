@@ -44,7 +44,7 @@ from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import attached_sources, view_for_subject
 from graphmem.write.apply import append, apply, touch
 from graphmem.write.inputs import parse_fact_ref
-from graphmem.write.validate import Checks, Memo, Resolver, check_retraction, not_attached
+from graphmem.write.validate import Checks, Memo, Resolver, check_retraction, kept_ref, not_attached
 
 BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
@@ -171,6 +171,8 @@ class _Reader:
         if op == "entity":
             ent = self.checks.make_entity(str(obj.get("type", "")), obj.get("name", ""), str_list(obj, "aliases"),
                                 obj.get("description") or "")
+            if "ref" in obj:  # a renamed entity keeps the ref it was made with
+                ent = kept_ref(ent, obj["ref"])
             have = resolve.entity(ent.ref)
             if have is None:
                 self.created[ent.ref] = ent

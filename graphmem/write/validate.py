@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, NamedTuple, Protocol
 
 from graphmem.errors import AmbiguousEntity, BadInput, BadTime, TypeMismatch, UnknownEntity, UnknownPredicate
@@ -285,6 +286,26 @@ def make_entity(ontology: Ontology, type_name: str, name: str, aliases: Iterable
         raise BadInput(f"bad description {description!r}: expected text")
     description = clean(description, "description")
     return Entity(f"{ontology.entity_types[etype].prefix}:{s}", etype, name, tuple(kept), description)
+
+
+def kept_ref(e: Entity, ref: object) -> Entity:
+    """``e`` under the ref an import line gives it (``"ref"`` on an ``entity`` line: an export writes the ref of
+    an entity renamed since it was made, which its name no longer spells); the ref must be of ``e``'s type
+    (its prefix) and a slug.
+
+    >>> e = Entity("tool:kuzudb", "Tool", "KuzuDB", (), "")
+    >>> kept_ref(e, "tool:kuzu").ref
+    'tool:kuzu'
+    >>> kept_ref(e, "project:kuzu")
+    Traceback (most recent call last):
+    graphmem.errors.BadInput: bad ref 'project:kuzu' for Tool 'KuzuDB': expected 'tool:' and a slug (lower-case letters, digits and -)
+    """
+    prefix = e.ref.split(":", 1)[0]
+    rest = ref.split(":", 1)[1] if isinstance(ref, str) and ":" in ref else ""
+    if not isinstance(ref, str) or not ref.startswith(prefix + ":") or not rest or slug(rest) != rest:
+        raise BadInput(f"bad ref {ref!r} for {e.type} {e.name!r}: expected '{prefix}:' and a slug "
+                       "(lower-case letters, digits and -)")
+    return replace(e, ref=ref)
 
 
 # statements ------------------------------------------------------------------------

@@ -10,5 +10,6 @@ ontology, registry, id counters), ``entity`` and ``name``, ``assertion`` (the st
 Modules, from the bottom up: ``base`` (the address, connections, transactions with the store's
 lock and the server's clock, the tables), then one module per table family: ``entities``,
 ``statements``, ``views``, ``records``, ``postings``, ``graph`` (reads along the fact edges, checks
-and repairs); ``store`` puts them together as ``PgStore``.
+and repairs); ``store`` puts them together as ``PgStore``. ``migrations`` moves a store of an older
+layout to the current one (``graphmem migrate``), in one transaction.
 """

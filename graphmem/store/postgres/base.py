@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from graphmem.model.textindex import Postings
 
-SCHEMA_VERSION = 1  # the PostgreSQL layout (its own numbering; docs/engines.md)
+SCHEMA_VERSION = 2  # the PostgreSQL layout (its own numbering; migrations.py moves older ones here; docs/engines.md)
 DEFAULT_SCHEMA = "graphmem"
 LOCK_WAIT_S = 120  # how long a write waits for the store's lock before it is refused (StoreUnavailable)
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -58,10 +58,10 @@ _TABLE_DDL = (
     "CREATE TABLE fact_edge(label text NOT NULL, src text NOT NULL, dst text NOT NULL, src_type text NOT NULL, "
     "dst_type text NOT NULL, predicate text NOT NULL, valid_from bigint NOT NULL, valid_to bigint, "
     "assertions bigint[] NOT NULL, conflicts bigint[] NOT NULL)",
-    # each interval of the view again, one row each (its stored JSON), for the scans of one predicate
+    # each interval of the view again, one row each (its stored JSON), for the scans of one predicate;
+    # ``pos`` counts within (subject, predicate), so a write replaces only its predicates' rows (layout 2)
     "CREATE TABLE view_interval(subject text NOT NULL, predicate text NOT NULL, pos integer NOT NULL, "
-    "valid_from bigint NOT NULL, valid_to bigint, row text NOT NULL)",
-    "CREATE INDEX view_interval_subject ON view_interval(subject, predicate)",
+    "valid_from bigint NOT NULL, valid_to bigint, row text NOT NULL, PRIMARY KEY (subject, predicate, pos))",
     "CREATE INDEX view_interval_predicate ON view_interval(predicate, valid_from)",
     "CREATE INDEX fact_edge_src ON fact_edge(src, predicate)",
     "CREATE INDEX fact_edge_dst ON fact_edge(dst, predicate)",
@@ -102,6 +102,11 @@ def split_url(url: str) -> tuple[str, str]:
     return urllib.parse.urlunsplit(parts._replace(query=rest)), schema
 
 
+def lock_key(schema: str) -> int:
+    """The key of the advisory lock every write to the store in ``schema`` takes (and ``migrate``)."""
+    return zlib.crc32(f"graphmem:{schema}".encode()) - 2**31
+
+
 def redact(url: str) -> str:
     """The address without its password (for messages)."""
     parts = urllib.parse.urlsplit(url)
@@ -109,6 +114,15 @@ def redact(url: str) -> str:
         return url
     host = parts.netloc.rpartition("@")[2]
     return urllib.parse.urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+def layout_refusal(where: str, version: str | None) -> str:
+    """Why a store of another layout is not opened, and the way forward (as the Kuzu store says it)."""
+    if version is not None and version.isdigit() and int(version) < SCHEMA_VERSION:
+        return (f"store {where!r} has layout {version}; this graphmem reads layout {SCHEMA_VERSION}: "
+                f"run 'graphmem --store \"{where}\" migrate' (one transaction: all of it or nothing)")
+    return (f"store {where!r} has layout {version}; this graphmem reads layout {SCHEMA_VERSION}: "
+            "upgrade graphmem to read it")
 
 
 _NEEDS_ESCAPE = re.compile(r"[\\\t\n\r]").search
@@ -152,6 +166,7 @@ class PgBase:
         self.where = redact(self.url)
         self.path = Path(self.where)  # TransactionStore.path: the store's name in messages
         self.read_only = read_only
+        self.replica = False  # a hot standby's store (found on open below)
         self.ontology = ontology
         self.registry = registry
         self._undo = WriteUndo()
@@ -160,7 +175,7 @@ class PgBase:
         self._ticket_held = False
         self._threads: threading.local | None = None
         self._all_conns: list[psycopg.Connection[Any]] = []
-        self._lock_key = zlib.crc32(f"graphmem:{self.schema}".encode()) - 2**31  # the store's advisory lock
+        self._lock_key = lock_key(self.schema)  # the store's advisory lock
         self.entity_writes = 0
         self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}
         self._postings_held = 0
@@ -168,6 +183,11 @@ class PgBase:
         self._edge_labels: dict[tuple[str, str, str], str | None] = {}
         self._analyze: set[str] = set()  # tables bulk-loaded in the transaction under way (ANALYZE after its commit)
         self._main = self._connect()
+        # a hot standby (a streaming replica) answers reads and refuses every write: the store is then
+        # read-only whatever was asked, so nothing is tried that the server would refuse half-way
+        self.replica = bool(self._q("SELECT pg_is_in_recovery()")[0][0])
+        if self.replica:
+            self.read_only = True
         version = self._main.info.server_version  # e.g. 150004
         self.engine = "postgresql"
         self._server_version = f"{version // 10000}.{version % 10000}"  # what `graphmem info` shows
@@ -271,15 +291,18 @@ class PgBase:
                     n += len(chunk)
         except (psycopg.Error, UnicodeEncodeError) as e:
             raise self._fail(e, None) from None
-        if n >= 5000:
-            self._analyze.add(table)
+        if n >= 5000:  # a temporary upsert_<table>'s rows end in <table> (and it is dropped at the commit)
+            self._analyze.add(table.removeprefix("upsert_"))
         return n
 
     def _iter(self, sql: str, params: Any = None) -> Iterator[tuple[Any, ...]]:
         yield from self._q(sql, params)
 
     def check_writable(self, what: str = "write") -> None:
-        """StoreReadOnly when the store was opened read-only."""
+        """StoreReadOnly when the store was opened read-only or is a read-only replica."""
+        if self.replica:
+            raise StoreReadOnly(f"the store at {self.where!r} is a read-only replica (a PostgreSQL hot standby): "
+                                f"cannot {what}; expected the primary server's address for writes")
         if self.read_only:
             raise StoreReadOnly(f"store {self.where!r} is open read-only: cannot {what}; open it without "
                                 "read_only=True to write")
@@ -365,6 +388,8 @@ class PgBase:
         exists = bool(self._q("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'",
                               (self.schema,)))
         if not exists:
+            if create and self.replica:
+                self.check_writable("create a store")
             if not create or self.read_only:
                 raise StoreUnavailable(f"no store at {self.where!r} (schema {self.schema} holds no graphmem tables): "
                                        "expected one made by 'graphmem init' (or graphmem.open(address, create=True))")
@@ -381,8 +406,7 @@ class PgBase:
         meta = dict(self._q("SELECT key, value FROM meta"))
         version = meta.get("schema_version")
         if version != str(SCHEMA_VERSION):
-            raise StoreUnavailable(f"store {self.where!r} has PostgreSQL layout {version}; this graphmem reads "
-                                   f"layout {SCHEMA_VERSION}")
+            raise StoreUnavailable(layout_refusal(self.where, version))
         self._check_compatible(meta)
 
     def _check_compatible(self, meta: dict[str, str]) -> None:

@@ -28,6 +28,15 @@ _COLS = ("id, op, subject, predicate, object, object_type, valid_from, valid_to,
 _INSERT = f"INSERT INTO assertion({_COLS}) VALUES ({', '.join(['%s'] * 15)})"
 
 
+class _FinishedBatch(str):
+    """The file a finished batch wrote (its name): what another batch's ``adopt`` takes, or ``discard``
+    removes unread (an import whose child's half is read again drops it, as it does a Kuzu bulk file)."""
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self)
+
+
 class PgStatementBatch:
     """Statements gathered one at a time (in memory, or in a file once finished, so another process can
     hand them over), then loaded into ``assertion`` with one COPY."""
@@ -42,13 +51,13 @@ class PgStatementBatch:
             self._store._undo.fact(s.id)
         self._rows.append(s)
 
-    def finish(self) -> str:
+    def finish(self) -> _FinishedBatch:
         """The statements written to a file (what another batch's ``adopt`` takes); this batch is then empty."""
         fd, name = tempfile.mkstemp(suffix=".statements")
         with os.fdopen(fd, "wb") as f:
             pickle.dump([tuple(s) for s in self._rows], f, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows = []
-        return name
+        return _FinishedBatch(name)
 
     def adopt(self, other: str) -> None:
         """Take the statements another batch finished; they come after this batch's own."""

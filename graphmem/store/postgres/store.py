@@ -7,6 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphmem.store.postgres.graph import PgGraph
+from graphmem.store.postgres.migrations import migrate_layout
+
+__all__ = ["PgStore", "migrate_layout"]  # migrate_layout: ``graphmem migrate`` (store/engines.py)
 
 if TYPE_CHECKING:
     from graphmem.store.roles import StorageEngine

@@ -73,8 +73,15 @@ class PgViews(ViewForms, PgStatements):
 
     @staticmethod
     def _interval_rows(ref: str, view: list[Interval], predicates: set[str] | None) -> list[tuple[Any, ...]]:
-        return [(ref, iv.predicate, pos, iv.valid_from, iv.valid_to, view_text([iv])[1:-1])
-                for pos, iv in enumerate(view) if predicates is None or iv.predicate in predicates]
+        """The ``view_interval`` rows of ``predicates`` (None: all): ``pos`` counts within (subject, predicate),
+        so the rows ordered by (subject, predicate, pos) spell the view (ordered by predicate, layout 2)."""
+        rows: list[tuple[Any, ...]] = []
+        seen: dict[str, int] = {}
+        for iv in view:
+            pos = seen[iv.predicate] = seen.get(iv.predicate, -1) + 1
+            if predicates is None or iv.predicate in predicates:
+                rows.append((ref, iv.predicate, pos, iv.valid_from, iv.valid_to, view_text([iv])[1:-1]))
+        return rows
 
     def is_fact_edge(self, name: str) -> bool:
         from graphmem.ontology.schema import RECORD_TYPE
@@ -115,7 +122,7 @@ class PgViews(ViewForms, PgStatements):
                 "SELECT label, src, dst, predicate, valid_from, valid_to, assertions, conflicts FROM fact_edge"):
             edges.setdefault(src, []).append(edge_key(label, dst, pred, vf, vt, ids, conf))
         rows: dict[str, list[str]] = {}
-        for ref, row in self._q("SELECT subject, row FROM view_interval ORDER BY subject, pos"):
+        for ref, row in self._q("SELECT subject, row FROM view_interval ORDER BY subject, predicate, pos"):
             rows.setdefault(ref, []).append(row)
         for ref, (name, log, view) in subjects.items():  # interval rows out of step: the view counts as differing
             if view != "[" + ",".join(rows.pop(ref, [])) + "]":
@@ -225,11 +232,14 @@ class PgViews(ViewForms, PgStatements):
             self._w("DELETE FROM fact_edge WHERE src = %s", (ref,))
         elif predicates:
             self._w("DELETE FROM fact_edge WHERE src = %s AND predicate = ANY(%s)", (ref, sorted(predicates)))
-        # the interval rows are the subject's whole view, by position: a new interval of one predicate
-        # moves the positions of the intervals after it, whatever their predicate
-        self._w("DELETE FROM view_interval WHERE subject = %s", (ref,))
+        # the interval rows of the touched predicates only (positions count within a predicate); all of
+        # them when none are named (None: a rebuild's rewrite; empty: a rename, any row may name the entity)
+        if predicates:
+            self._w("DELETE FROM view_interval WHERE subject = %s AND predicate = ANY(%s)", (ref, sorted(predicates)))
+        else:
+            self._w("DELETE FROM view_interval WHERE subject = %s", (ref,))
         self._many(f"INSERT INTO view_interval({_IV_COLS}) VALUES (%s, %s, %s, %s, %s, %s)",
-                   self._interval_rows(ref, view, None))
+                   self._interval_rows(ref, view, predicates or None))
         rows = self._edge_rows(ref, view, predicates)
         if rows:  # an edge joins two entities that exist (as a Kuzu rel joins two nodes)
             self._many(f"INSERT INTO fact_edge({_EDGE_COLS}) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s "
