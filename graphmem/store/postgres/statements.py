@@ -52,16 +52,20 @@ class PgStatementBatch:
         self._rows.append(s)
 
     def finish(self) -> _FinishedBatch:
-        """The statements written to a file (what another batch's ``adopt`` takes); this batch is then empty."""
+        """The statements gathered since the last ``finish`` written to a file, what another batch's ``adopt``
+        takes; this batch still holds them (``statements``, ``load``), as a Kuzu ``StatementFile`` does, so
+        an import computes the view from a finished batch (``transfer/importer.py``)."""
         fd, name = tempfile.mkstemp(suffix=".statements")
         with os.fdopen(fd, "wb") as f:
             pickle.dump([tuple(s) for s in self._rows], f, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows = []
+        self._files.append(name)
         return _FinishedBatch(name)
 
     def adopt(self, other: str) -> None:
         """Take the statements another batch finished; they come after this batch's own."""
-        self._files += [self.finish(), other]
+        self.finish()
+        self._files.append(other)
 
     def _all(self) -> Iterator[Statement]:
         for name in self._files:
