@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from graphmem.memory import Memory  # noqa: E402
-from graphmem.store.kuzu.codecs import pack, view_text  # noqa: E402
+from graphmem.store.common.codecs import pack, view_text  # noqa: E402
 from graphmem.store.postgres import views  # noqa: E402
 from tests.pg import Cluster, server_binaries  # noqa: E402
 
@@ -114,7 +114,7 @@ def run(cluster: Cluster, n: int, layout: int) -> dict[str, Any]:
 
 def _log_and_view(m: Memory) -> tuple[str, list[Any]]:
     (log,) = m.store._q("SELECT log FROM subject WHERE ref = 'project:big'")[0]  # type: ignore[attr-defined]
-    from graphmem.store.kuzu.codecs import unpack
+    from graphmem.store.common.codecs import unpack
     return unpack(log), m.store.subject_view("project:big")
 
 

@@ -312,7 +312,7 @@ class RebuildReport(HtmlRepr):
     counts: dict[str, int]
     seconds: float
     repaired: dict[str, int] | None = None  # after an interrupted bulk commit: name keys and records made again
-    problems: tuple[dict[str, Any], ...] = ()  # with --check: what is wrong beyond the view (Store.integrity_problems)
+    problems: tuple[dict[str, Any], ...] = ()  # with --check: what is wrong beyond the view (the store's integrity_problems)
 
     @property
     def ok(self) -> bool:

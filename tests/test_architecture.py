@@ -168,6 +168,18 @@ def test_only_the_kuzu_folder_imports_kuzu() -> None:
     assert users and all(m == KUZU_HOME or m.startswith(KUZU_HOME + ".") for m in users), users
 
 
+ENGINE_FOLDERS = ("graphmem.store.kuzu", "graphmem.store.postgres")
+
+
+def test_an_engine_folder_imports_no_other_engine_folder() -> None:
+    """What two engines share lives in ``graphmem/store/common/`` (or above), not in one engine's folder."""
+    assert all(f in MODULES for f in ENGINE_FOLDERS)
+    broken = [f"{m} imports {t}" for m, ts in sorted(EDGES.items()) for t in sorted(ts)
+              for mine in ENGINE_FOLDERS if m == mine or m.startswith(mine + ".")
+              for other in ENGINE_FOLDERS if other != mine and (t == other or t.startswith(other + "."))]
+    assert broken == []
+
+
 def test_the_known_exceptions_are_still_there() -> None:
     """An exception that no longer holds comes off the list, so the list only shrinks."""
     gone = [f"{a} -> {b}" for a, b in KNOWN if b not in EDGES.get(a, set())]

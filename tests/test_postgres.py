@@ -26,8 +26,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def open_pg(url: str, **kw: Any) -> Memory:
-    """Memory on the PostgreSQL store at ``url`` (the engine built by the seam in memory/base.py)."""
-    return Memory(url, engine=lambda _path, ontology, registry, **opts: PgStore(url, ontology, registry, **opts), **kw)
+    """Memory on the PostgreSQL store at ``url``, opened by its address as every caller's is."""
+    m = Memory(url, **kw)
+    assert isinstance(m.store, PgStore)
+    return m
 
 
 def _build(m: Memory) -> None:

@@ -15,7 +15,8 @@ import graphmem
 from graphmem import bulk
 from graphmem.model import Interval
 from graphmem.model.times import parse_instant
-from graphmem.store.kuzu.codecs import decode_log, kuzu_time_text, loads, log_text, pack, same_view, unpack, view_text
+from graphmem.store.common.codecs import decode_log, loads, log_text, pack, same_view, unpack, view_text
+from graphmem.store.kuzu.codecs import kuzu_time_text
 from graphmem.view import rebuild as view_rebuild
 
 

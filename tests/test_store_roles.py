@@ -42,11 +42,13 @@ def test_kuzu_store_is_a_storage_engine(mem: graphmem.Memory) -> None:
 
 
 def test_engine_codecs_are_store_methods() -> None:
-    from graphmem.store.kuzu import codecs as s
-    for name in ("decode_log", "statements_from_log", "log_text", "unpack", "view_text", "same_view"):
-        assert getattr(Store, name).__doc__, name
-    assert Store.view_text([]) == s.view_text([]) and Store.same_view("[]", "[]")
-    assert Store.unpack(s.pack("[" + "1," * 300 + "1]")) == "[" + "1," * 300 + "1]"
+    from graphmem.store.common import codecs as s
+    from graphmem.store.postgres.store import PgStore
+    for engine in (Store, PgStore):
+        for name in ("decode_log", "statements_from_log", "log_text", "unpack", "view_text", "same_view"):
+            assert getattr(engine, name).__doc__, (engine, name)
+        assert engine.view_text([]) == s.view_text([]) and engine.same_view("[]", "[]")
+        assert engine.unpack(s.pack("[" + "1," * 300 + "1]")) == "[" + "1," * 300 + "1]"
 
 
 def test_nothing_outside_the_store_imports_kuzu() -> None:
@@ -86,3 +88,38 @@ def test_only_the_postgres_engine_imports_psycopg() -> None:
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
             found += [f"{path.relative_to(PACKAGE)}: {n}" for n in names if n.split(".")[0] == "psycopg"]
     assert found == []
+
+
+# the Kuzu engine's own classes, which graphmem/store/__init__.py exports for the store's own tests and tools
+KUZU_CLASSES = {"Store", "StatementFile", "ViewFiles"}
+
+
+def _names_an_engine(path: Path) -> list[str]:
+    """Where a module imports an engine's folder or class, or calls the Kuzu ``Store`` class itself
+    (``Store.decode_log(...)``: the Kuzu codec, whatever engine holds the store)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("graphmem.store"):
+            if node.module.split(".")[2:3] in (["kuzu"], ["postgres"]):
+                found.append(f"{node.lineno}: from {node.module} import ...")
+            found += [f"{node.lineno}: imports {a.name}" for a in node.names if a.name in KUZU_CLASSES]
+        elif isinstance(node, ast.Import):
+            found += [f"{node.lineno}: import {a.name}" for a in node.names
+                      if a.name.startswith(("graphmem.store.kuzu", "graphmem.store.postgres"))]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in KUZU_CLASSES:
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_nothing_outside_the_store_names_an_engine_or_its_store_class() -> None:
+    """The rest of graphmem holds a store (``StorageEngine``) and calls its role methods, the stored forms
+    included (``store.decode_log``, ``store.view_text``): an engine with forms of its own then works."""
+    found = [f"{p.relative_to(PACKAGE)}:{where}" for p in _outside_store() for where in _names_an_engine(p)]
+    assert found == []
+
+
+def test_the_engine_check_sees_a_static_call(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("from graphmem.store import Store\nfrom graphmem.store.kuzu import codecs\n"
+                   "x = Store.view_text([])\n", encoding="utf-8")
+    assert _names_an_engine(src) == ["1: imports Store", "2: from graphmem.store.kuzu import ...", "3: Store.view_text"]

@@ -280,28 +280,34 @@ def ingest(store: RecordStore, source: Source, *, redact: bool = True, max_chars
             errors.append((lineno, str(e)))
     keys = [r.key for r in parsed]
     known = store.all_record_keys() if len(keys) > 2000 else store.record_ids_for_keys(keys)
-    next_id = store.next_record_id()
-    fresh: list[Record] = []
-    seen: set[str] = set()
-    duplicates = 0
-    for r in parsed:
-        if r.key in known or r.key in seen:
-            duplicates += 1
-            continue
-        seen.add(r.key)
-        fresh.append(replace(r, id=next_id))
-        next_id += 1
+    with store.transaction():  # the ids are read in the write's transaction (write/apply.py's Writer)
+        fresh = _number_and_write(store, parsed, known, progress)
     redactions: dict[str, int] = {}
     for r in fresh:
         for k, v in r.redactions.items():
             redactions[k] = redactions.get(k, 0) + v
+    return IngestReport(text_lines or n, tuple(r.ref for r in fresh), len(parsed) - len(fresh), tuple(sorted(errors)),
+                        redactions, sum(r.truncated for r in fresh), time.perf_counter() - t0, format=form)
+
+
+def _number_and_write(store: RecordStore, parsed: list[Record], known: dict[str, int],
+                      progress: Progress) -> list[Record]:
+    """The records not stored yet (by key; the first of repeats), numbered and written with their index and
+    links, in the caller's transaction."""
+    next_id = store.next_record_id()
+    fresh: list[Record] = []
+    seen: set[str] = set()
+    for r in parsed:
+        if r.key in known or r.key in seen:
+            continue
+        seen.add(r.key)
+        fresh.append(replace(r, id=next_id))
+        next_id += 1
     progress("writing records and their index", 0, None)
     from graphmem.model.names import names, terms_of
     found = [(r.id, names(r.text)) for r in fresh]  # once, for the links and the index
     links = name_links(store, found)  # read before the write: the names the store has now
-    with store.transaction():
-        store.add_records(fresh, {rid: terms_of(ns) for rid, ns in found})
-        if links:
-            store.replace_mentions(links)
-    return IngestReport(text_lines or n, tuple(r.ref for r in fresh), duplicates, tuple(sorted(errors)), redactions,
-                        sum(r.truncated for r in fresh), time.perf_counter() - t0, format=form)
+    store.add_records(fresh, {rid: terms_of(ns) for rid, ns in found})
+    if links:
+        store.replace_mentions(links)
+    return fresh

@@ -52,8 +52,9 @@ class Memory(EntityFacade, WriteFacade, ReadFacade, QueryFacade, EvidenceFacade,
         The entity and edge types in force (``graphmem.ontology``).
     registry : Registry
         The predicates in force.
-    store : Store
-        The storage engine (``graphmem.store``); the methods below are the public way in.
+    store : StorageEngine
+        The storage engine (the roles of ``graphmem.store.roles``, whichever engine it is); the methods
+        below are the public way in.
     read_only : bool
         Whether the store was opened read-only (``graphmem.open(path, read_only=True)``).
 

@@ -4,16 +4,16 @@ graphmem a method hands its call to, and entity resolution."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self
 
 from graphmem.config import StoreAddress, store_address
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.runs import ExtractorCache
 from graphmem.model import Entity
 from graphmem.ontology.schema import Ontology, Registry, load_ontology, load_registry
-from graphmem.store import Store, open_store
+from graphmem.store import StorageEngine, open_store
 from graphmem.view.reads import Reads
 from graphmem.write.apply import Writer
 from graphmem.write.entities import EntityEditor
@@ -40,15 +40,13 @@ class MemoryBase:
 
     def __init__(self, path: str | Path | StoreAddress, *, ontology_dirs: Iterable[str | Path] = (),
                  predicate_dirs: Iterable[str | Path] = (), create: bool = False,
-                 buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False,
-                 engine: Callable[..., Any] | None = None) -> None:
+                 buffer_pool_mb: int | None = None, repair: bool = False, read_only: bool = False) -> None:
         """``create`` makes the store when ``path`` holds none (else StoreUnavailable). ``read_only``
         opens it for reading only: other read-only processes may open it at the same time, and a
         write raises StoreReadOnly. ``repair`` opens a store marked by an interrupted migration or
         bulk commit, for ``rebuild`` and ``finish_migration`` to make it whole; without it such a
         store is refused (exit 3). The engine is the one ``path`` names (``graphmem.config.StoreAddress``:
-        a folder, ``ladybug:PATH``, ``postgresql://...``); ``engine``, when given, builds the store instead,
-        called as ``engine(path, ontology, registry, create=, buffer_pool_mb=, repair=, read_only=)``."""
+        a folder, ``ladybug:PATH``, ``postgresql://...``; ``store/engines.py`` opens it)."""
         self.address = store_address(path)
         # the store's folder; a PostgreSQL store has none: its address stands in, as written (``postgresql://``,
         # which a Path would fold to ``postgresql:/``), its password shown as ***
@@ -61,12 +59,9 @@ class MemoryBase:
         ont_dirs, pred_dirs = schema_dirs(self.address, ontology_dirs, predicate_dirs)
         self.ontology: Ontology = load_ontology(ont_dirs)
         self.registry: Registry = load_registry(self.ontology, pred_dirs)
-        # typed as the Kuzu Store the facade was written against; every engine has the same roles (StorageEngine)
-        self.store = cast(Store, engine(self.path, self.ontology, self.registry, create=create,
-                                        buffer_pool_mb=buffer_pool_mb, repair=repair, read_only=read_only)
-                          if engine is not None else
-                          open_store(self.address, self.ontology, self.registry, create=create,
-                                     buffer_pool_mb=buffer_pool_mb, repair=repair, read_only=read_only))
+        # every engine has the roles of StorageEngine (store/roles.py); the facade calls nothing else
+        self.store: StorageEngine = open_store(self.address, self.ontology, self.registry, create=create,
+                                               buffer_pool_mb=buffer_pool_mb, repair=repair, read_only=read_only)
         self._checks = Checks(self.store, self.ontology, self.registry)
         self._writer = Writer(self.store, self.registry, self._checks)
         self._entities = EntityEditor(self.store, self.registry, self._checks)

@@ -14,7 +14,7 @@ from graphmem.model import Interval, Statement
 from graphmem.model.progress import Progress, no_progress
 from graphmem.reports import LintReport, MigrateReport, RebuildReport
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
-from graphmem.store import ViewFiles
+from graphmem.store import ViewBatch
 from graphmem.view import rebuild as view_rebuild
 
 R = TypeVar("R")
@@ -298,7 +298,7 @@ class ReadFacade(MemoryBase):
     def compare_views(self, names: dict[str, str], content_only: bool,
                       each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
                       write_changed: bool = False, *, progress: Progress = no_progress
-                      ) -> tuple[list[R], list[ViewFiles]]:
+                      ) -> tuple[list[R], list[ViewBatch]]:
         """Every subject recomputed and compared with its stored rows (``view.rebuild.compare_views``).
 
         Parameters
@@ -319,7 +319,7 @@ class ReadFacade(MemoryBase):
         -------
         results : list
             What ``each`` returned, subject by subject.
-        files : list of ViewFiles
+        files : list of ViewBatch
             The bulk files (empty without ``write_changed``).
 
         Examples

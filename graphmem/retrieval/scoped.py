@@ -13,7 +13,7 @@ from graphmem.evidence.search import RecordFilter
 from graphmem.model import Interval, Statement
 from graphmem.model.scopes import in_scopes
 from graphmem.ontology.schema import Ontology, Registry
-from graphmem.store import Store
+from graphmem.store import StorageEngine
 from graphmem.store.values import FactEdge
 from graphmem.view.temporal import holding, view_for_subject
 
@@ -21,7 +21,7 @@ from graphmem.view.temporal import holding, view_for_subject
 class ScopedStore:
     """``store`` limited to ``scopes`` for the retrieval reads; one per call (it keeps what it computed)."""
 
-    def __init__(self, store: Store, ontology: Ontology, registry: Registry, scopes: tuple[str, ...]) -> None:
+    def __init__(self, store: StorageEngine, ontology: Ontology, registry: Registry, scopes: tuple[str, ...]) -> None:
         self._store, self.ontology, self.registry, self.scopes = store, ontology, registry, scopes
         self._logs: dict[str, list[Statement]] = {}
         self._views: dict[str, list[Interval]] = {}

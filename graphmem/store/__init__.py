@@ -17,8 +17,11 @@ commit mark that ``interrupted_commit``/``interrupted_write`` read back, and the
 repairs of ``RepairStore``. It keeps its layout versions and migrations in that folder, and adds
 a line to ``tests/test_store_roles.py``, which checks each role at run time.
 
-The engine's stored forms (a subject's log and view text, ...) are reached through the store
-(``Store.decode_log``, ``Store.view_text``, ...): no name of an encoding is exported here.
+The engine's stored forms (a subject's log and view text, ...) are reached through the store a caller
+holds (``store.decode_log``, ``store.view_text``, ...), never through an engine's class (the Kuzu
+``Store`` is exported for the store's own tests and tools): no name of an encoding is exported here.
+What the engines' folders share (the forms both keep, the cache of posting blocks, what is read from
+the events) is in ``common/``; an engine's folder imports that, never another engine's.
 """
 
 from graphmem.store.engines import migrate_store, open_store

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphmem.bulk import Forked, Threaded, forked_map
 from graphmem.errors import BadInput, GraphmemError
@@ -27,7 +27,7 @@ from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
-from graphmem.store import StatementFile, Store, ViewFiles
+from graphmem.store import StatementBatch, StorageEngine, ViewBatch
 from graphmem.transfer.lines import (
     _count,
     _plain_run_of,
@@ -46,9 +46,6 @@ from graphmem.write.apply import append, apply, touch
 from graphmem.write.inputs import parse_fact_ref
 from graphmem.write.validate import Checks, Memo, Resolver, check_retraction, kept_ref, not_attached
 
-if TYPE_CHECKING:
-    from graphmem.store import Store
-
 BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index
 _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole view
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
@@ -60,8 +57,8 @@ OPS = ("entity", "record", "assert", "end", "cite", "retract")
 class _Reader:
     """One import's state while its lines are read and validated (nothing is written yet)."""
 
-    def __init__(self, store: Store, checks: Checks, now: int, resolve: Resolver, next_id: int, next_record: int,
-                 sink: StatementFile | None, stored: Held | None = None, scope: str | None = None) -> None:
+    def __init__(self, store: StorageEngine, checks: Checks, now: int, resolve: Resolver, next_id: int, next_record: int,
+                 sink: StatementBatch | None, stored: Held | None = None, scope: str | None = None) -> None:
         self.store, self.checks, self.now, self.resolve, self.sink = store, checks, now, resolve, sink
         self.scope = scope  # the scope of statement lines that carry none
         self.stored = stored  # what the store holds already (None: no statements)
@@ -291,7 +288,7 @@ class _Reader:
         self.cited[fid].extend(st.sources)
 
 
-def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
+def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
                  strict: bool = False, progress: Progress = no_progress, scope: str | None = None) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``); ``progress``
     hears how far it has got; ``scope`` is the scope of statement lines that carry none."""
@@ -315,10 +312,27 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     # smaller imports keep them, and an import into an empty store computes the view from them
     sink = store.statement_file() if size > STREAM_BYTES else None
     stored = held(store, large)
-    r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
+    # the ids are read, the lines checked and the valid ones written in one transaction: a refused import
+    # (strict, with an error) or one with nothing to write takes back nothing but releases the store's lock
+    with store.transaction():
+        r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
+        if not _read_and_write(r, path, lines, strict, now, progress):
+            return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
+                                r.unchanged)
+    n_stmts = r.next_id - r.first_id
+    return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
+                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
+                        tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
+
+
+def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict: bool, now: int,
+                    progress: Progress) -> bool:
+    """Read and check every line, then write the valid ones (in the caller's transaction); False when
+    ``strict`` refuses the import for an error (nothing written)."""
+    sink, store = r.sink, r.store
     try:
         # two cores only into a store without entities: the child process must not query the store
-        run = (_plain_run(path) if path is not None and sink is not None and resolve.store_empty and stored is None
+        run = (_plain_run(path) if path is not None and sink is not None and r.resolve.store_empty and r.stored is None
                else None)
         if path is None:
             assert isinstance(lines, list)
@@ -335,18 +349,15 @@ def import_lines(store: Store, checks: Checks, source: str | Path | Iterable[str
     if strict and r.errors:
         if sink is not None:
             sink.discard()
-        return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
-                            r.unchanged)
+        return False
     del r.recorded
     if r.created or r.updated or r.records or n_stmts or r.retractions:
         progress("writing to the store", 0, None)
-        _write(store, checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
+        _write(store, r.checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
                r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
     elif sink is not None:
         sink.discard()
-    return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
-                        fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
-                        tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
+    return True
 
 
 def _plain_run(path: Path) -> tuple[int, int, int] | None:
@@ -425,8 +436,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     r.read(_span(path, end, size, line_at[end], report))
 
 
-def _write(store: Store, registry: Registry, created: list[Entity],
-           updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementFile,
+def _write(store: StorageEngine, registry: Registry, created: list[Entity],
+           updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementBatch,
            next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            touched: dict[str, set[str]], now: int, records: list[Record],
            rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress) -> None:
@@ -453,9 +464,9 @@ def _write(store: Store, registry: Registry, created: list[Entity],
             marks.append((fid, at, reason))
     by_id.clear()
     touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
-    views: list[ViewFiles] = []
-    computing: Forked[str, ViewFiles] | Threaded[ViewFiles] | None = None
-    if fresh and isinstance(stmts, StatementFile) and touched:
+    views: list[ViewBatch] = []
+    computing: Forked[str, ViewBatch] | Threaded[ViewBatch] | None = None
+    if fresh and isinstance(stmts, StatementBatch) and touched:
         # every statement is in this import's bulk files: two children compute the view from them, before
         # the transaction (loading meanwhile measured no faster at 1M on 2 cores, and the children's memory
         # would add to Kuzu's: docs/benchmarks.md)
@@ -506,19 +517,19 @@ def _write(store: Store, registry: Registry, created: list[Entity],
                 return
             # a streamed import touching few subjects: their statements, grouped by Kuzu from the rows just written
             for ref, text in store.subject_logs(refs=sorted(touched)):
-                log = Store.statements_from_log(ref, text, name_of)[0]
+                log = store.statements_from_log(ref, text, name_of)[0]
                 store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, registry), touched[ref])
     finally:
         if computing is not None:  # the write failed: wait for the children, drop what they made
             views = computing.result(fallback=False)
         for v in views:
             v.discard()
-        if isinstance(stmts, StatementFile):
+        if isinstance(stmts, StatementBatch):
             stmts.discard()
 
 
-def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, refs: list[str],
-                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> Forked[str, ViewFiles]:
+def _views_from_files(store: StorageEngine, registry: Registry, stmts: StatementBatch, refs: list[str],
+                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> Forked[str, ViewBatch]:
     """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
     by two forked children, each reading the files for its half of the subjects (started here; their
     ``result`` is the view files): the statements they hold go back when they exit, before Kuzu's loads
@@ -526,24 +537,24 @@ def _views_from_files(store: Store, registry: Registry, stmts: StatementFile, re
     get = names.get
     stmts.finish()  # here: the children must not write what this process has pending
 
-    def chunk(part: list[str]) -> ViewFiles:
+    def chunk(part: list[str]) -> ViewBatch:
         logs: dict[str, list[Statement]] = {ref: [] for ref in part}
         for st in stmts.statements(logs, retractions, get):
             logs[st.subject].append(st)
-        return store.write_view_files(_view_rows(registry, part, logs, get))
+        return store.write_view_files(_view_rows(store, registry, part, logs, get))
 
     return Forked(chunk, refs)
 
 
-def _views_from_list(store: Store, registry: Registry, stmts: list[Statement],
-                     names: dict[str, str]) -> Threaded[ViewFiles]:
+def _views_from_list(store: StorageEngine, registry: Registry, stmts: list[Statement],
+                     names: dict[str, str]) -> Threaded[ViewBatch]:
     """The view's files from statements held in a list (every statement of the store, in id order),
     written by a thread while this one loads the statements into the store (Kuzu's COPY runs without
     Python's lock): forked children would copy the pages of every statement they and this process touch."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
     for st in stmts:
         by_subject[st.subject].append(st)
-    return Threaded(lambda: store.write_view_files(_view_rows(registry, sorted(by_subject), by_subject, names.get)))
+    return Threaded(lambda: store.write_view_files(_view_rows(store, registry, sorted(by_subject), by_subject, names.get)))
 
 
 def _drain(items: list[Statement]) -> Iterator[Statement]:
@@ -553,19 +564,20 @@ def _drain(items: list[Statement]) -> Iterator[Statement]:
         yield items.pop()
 
 
-def _views_of(store: Store, registry: Registry, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
-    """Each subject's row for ``Store.write_view_files``, from every statement of the store (in id order;
+def _views_of(store: StorageEngine, registry: Registry, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
+    """Each subject's row for ``store.write_view_files``, from every statement of the store (in id order;
     the list is consumed)."""
     by_subject: dict[str, list[Statement]] = defaultdict(list)
     for st in _drain(stmts):
         by_subject[st.subject].append(st)
-    yield from _view_rows(registry, sorted(by_subject), by_subject, store.entity_names().get)
+    yield from _view_rows(store, registry, sorted(by_subject), by_subject, store.entity_names().get)
 
 
-def _view_rows(registry: Registry, refs: list[str], logs: dict[str, list[Statement]],
+def _view_rows(store: StorageEngine, registry: Registry, refs: list[str], logs: dict[str, list[Statement]],
                name_of: Callable[[str], str | None]) -> Iterator[tuple[str, str, str, list[Interval]]]:
-    """``Store.write_view_files``'s row of each of ``refs`` from its statements (in id order); each
-    subject's statements are dropped from ``logs`` once its row is made."""
+    """``store.write_view_files``'s row of each of ``refs`` from its statements (in id order); each
+    subject's statements are dropped from ``logs`` once its row is made; the log in the store's own form."""
+    log_text = store.log_text
     for ref in refs:
         log = logs.pop(ref)
-        yield ref, name_of(ref) or ref, Store.log_text(log), view_for_subject(log, registry)
+        yield ref, name_of(ref) or ref, log_text(log), view_for_subject(log, registry)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graphmem.model import Statement
-from graphmem.store import Store
+from graphmem.store import StorageEngine
 
 Key = tuple[object, ...]
 
@@ -26,7 +26,7 @@ def key(s: Statement) -> Key:
 class Held:
     """The stored statements by subject, as keys, read a subject at a time or (``preload``) all at once."""
 
-    def __init__(self, store: Store, preload: bool) -> None:
+    def __init__(self, store: StorageEngine, preload: bool) -> None:
         self.store = store
         self.subjects: dict[str, dict[Key, list[Statement]]] = {}
         self.complete = False
@@ -63,7 +63,7 @@ class Held:
         return None
 
 
-def held(store: Store, preload: bool) -> Held | None:
+def held(store: StorageEngine, preload: bool) -> Held | None:
     """What the store holds, or None for a store without statements (nothing can be equal)."""
     return Held(store, preload) if store.statement_count() else None
 

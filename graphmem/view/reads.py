@@ -15,7 +15,7 @@ from graphmem.model.times import format_instant, utc
 from graphmem.model.words import moment
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.results import CurrentResult, FactsResult, TimelineResult, WhyResult
-from graphmem.store import Store
+from graphmem.store import StorageEngine
 from graphmem.view.temporal import cites_of, holding, intervals_for, view_for_subject
 from graphmem.write.inputs import parse_fact_ref, parse_record_ref, when
 from graphmem.write.validate import Checks, literal
@@ -33,7 +33,7 @@ def _order(iv: Interval) -> tuple[Any, ...]:
 class Reads:
     """The view's read operations over one store, resolving names and types through ``checks``."""
 
-    def __init__(self, store: Store, ontology: Ontology, registry: Registry, checks: Checks) -> None:
+    def __init__(self, store: StorageEngine, ontology: Ontology, registry: Registry, checks: Checks) -> None:
         self.store, self.ontology, self.registry, self.checks = store, ontology, registry, checks
         self.resolve = checks.resolve
 

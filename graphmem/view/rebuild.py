@@ -14,7 +14,7 @@ from graphmem.bulk import forked_map, gc_paused
 from graphmem.model import Interval, Statement
 from graphmem.model.progress import EVERY, Progress, here_only, no_progress
 from graphmem.reports import MigrateReport, RebuildReport
-from graphmem.store import Store, ViewFiles
+from graphmem.store import StorageEngine, ViewBatch
 from graphmem.view.temporal import view_for_subject
 
 if TYPE_CHECKING:
@@ -46,13 +46,13 @@ class Upgrade(Protocol):
     def reindex(self) -> bool: ...
 
 
-def _same_statements(ref: str, stored_log: str, log: list[Statement]) -> bool:
-    """Whether a stored log (of any row form) holds the statements of ``log``, names aside."""
-    stored, _ = Store.statements_from_log(ref, stored_log, lambda _: None)
+def _same_statements(store: StorageEngine, ref: str, stored_log: str, log: list[Statement]) -> bool:
+    """Whether a stored log (of any row form, the store's own) holds the statements of ``log``, names aside."""
+    stored, _ = store.statements_from_log(ref, stored_log, lambda _: None)
     return [s[:14] for s in stored] == [s[:14] for s in log]
 
 
-def reload_view(store: Store, registry: Registry, names: dict[str, str],
+def reload_view(store: StorageEngine, registry: Registry, names: dict[str, str],
                 progress: Progress = no_progress) -> dict[str, int]:
     """Recompute every subject's view from the store and bulk-load the whole view (in the caller's
     transaction). The subjects are read in ranges of about 250,000 statements, so Kuzu's grouping
@@ -60,14 +60,14 @@ def reload_view(store: Store, registry: Registry, names: dict[str, str],
     out between two processes, each writing its own bulk files."""
     get = names.get
 
-    def chunk(part: list[tuple[str, str]]) -> ViewFiles:
+    def chunk(part: list[tuple[str, str]]) -> ViewBatch:
         def subjects() -> Iterator[tuple[str, str, str, list[Interval]]]:
             for ref, text in part:
                 log, stored_form = store.decode_log(ref, text, get)
                 yield ref, get(ref, ref), stored_form, view_for_subject(log, registry)
         return store.write_view_files(subjects())
 
-    files: list[ViewFiles] = []
+    files: list[ViewBatch] = []
     try:
         ranges = store.subject_ranges(store.statement_count() // _RANGE_STATEMENTS + 1)
         for n, (lo, hi) in enumerate(ranges):
@@ -81,9 +81,9 @@ def reload_view(store: Store, registry: Registry, names: dict[str, str],
     return store.load_view(files)
 
 
-def compare_views(store: Store, registry: Registry, names: dict[str, str], content_only: bool,
+def compare_views(store: StorageEngine, registry: Registry, names: dict[str, str], content_only: bool,
                   each: Callable[[str, list[Statement], str, list[Interval], int, list[str]], R],
-                  write_changed: bool = False, progress: Progress = no_progress) -> tuple[list[R], list[ViewFiles]]:
+                  write_changed: bool = False, progress: Progress = no_progress) -> tuple[list[R], list[ViewBatch]]:
     """Recompute every subject from its statements, compare it with its stored rows, and collect
     ``each(ref, statements, log text, view, edge count, parts that differ)``; then, for stored
     subjects or edges that have no statements, ``each(ref, [], "", [], 0, ["orphan"])``.
@@ -92,7 +92,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
     a log stored in another row form or order that holds the same statements; a rebuild rewrites it.
     The subjects are shared out between two processes (``bulk.forked_map``), so ``each`` must not
     touch the store. With ``write_changed``, the rows of the subjects that differ also go to bulk
-    files, returned for ``Store.load_view`` (a rebuild that finds every subject changed loads
+    files, returned for ``store.load_view`` (a rebuild that finds every subject changed loads
     them instead of reading everything again); the caller discards them. ``progress`` hears of
     the read and of the subjects done (this process's half, counted as if the child kept pace).
     """
@@ -105,7 +105,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
     total = len(rows)
     tell = here_only(progress)
 
-    def chunk(part: list[tuple[str, str]]) -> tuple[list[R], ViewFiles | None]:
+    def chunk(part: list[tuple[str, str]]) -> tuple[list[R], ViewBatch | None]:
         out = []
         changed: list[tuple[str, str, str, list[Interval]]] = []
         scale = total / max(len(part), 1)
@@ -120,7 +120,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
             if stored_name != get(ref, ref):
                 parts.append("name")
             # a log stored in an older row form holds the same statements: a rebuild rewrites it, a check does not count it
-            if stored_log != text and not (content_only and stored_log and _same_statements(ref, stored_log, log)):
+            if stored_log != text and not (content_only and stored_log and _same_statements(store, ref, stored_log, log)):
                 parts.append("log")
             if not store.same_view(stored_view, store.view_text(view)):  # the engine's own stored form
                 parts.append("view")
@@ -143,7 +143,7 @@ def compare_views(store: Store, registry: Registry, names: dict[str, str], conte
     return results, files
 
 
-def rebuild_view(store: Store, registry: Registry, check: bool, progress: Progress = no_progress) -> RebuildReport:
+def rebuild_view(store: StorageEngine, registry: Registry, check: bool, progress: Progress = no_progress) -> RebuildReport:
     """Recompute every subject's log, view and edges and compare them with the stored rows; then
     (unless checking) rewrite what differs: subject by subject when few do, else the whole view
     in one bulk load. Either way the view ends up as a full recomputation makes it.
@@ -200,14 +200,14 @@ def rebuild_view(store: Store, registry: Registry, check: bool, progress: Progre
     return RebuildReport(False, (), counts, time.perf_counter() - t0)
 
 
-def drift_entry(store: Store, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:
+def drift_entry(store: StorageEngine, ref: str, view: list[Interval], parts: list[str]) -> dict[str, Any]:
     """How the stored rows of ``ref`` differ from ``view``: intervals stored only and missing, and which parts."""
     stored = {iv.key() for iv in store.subject_view(ref)}
     want = {iv.key() for iv in view}
     return {"subject": ref, "stored_only": len(stored - want), "missing": len(want - stored), "parts": parts}
 
 
-def rebuild(store: Store, registry: Registry, *, check: bool = False,
+def rebuild(store: StorageEngine, registry: Registry, *, check: bool = False,
             forget: Callable[[], None] = lambda: None, progress: Progress = no_progress) -> RebuildReport:
     """Recompute the view from the statements; with ``check``, only compare. A store marked by an
     interrupted bulk commit (opened with ``repair``) first has that write taken back whole (what
@@ -232,7 +232,7 @@ def rebuild(store: Store, registry: Registry, *, check: bool = False,
             return dataclasses.replace(report, repaired=rewritten, seconds=time.perf_counter() - t0)
         undo = store.interrupted_write()
         # first the tables the interrupted write inserted into: a kill during its checkpoint can have
-        # left their primary-key index out of step with their rows (Store.rewrite_node_table), and the
+        # left their primary-key index out of step with their rows (the store's rewrite_node_table), and the
         # steps below look rows up by key
         rewritten = {f"rewritten_{t}": store.rewrite_node_table(t) for t in store.tables_to_rewrite(undo)}
         with store.transaction():
@@ -245,7 +245,7 @@ def rebuild(store: Store, registry: Registry, *, check: bool = False,
         return dataclasses.replace(report, repaired=repaired, seconds=time.perf_counter() - t0)
 
 
-def finish_migration(store: Store, registry: Registry, path: Path, up: Upgrade) -> MigrateReport:
+def finish_migration(store: StorageEngine, registry: Registry, path: Path, up: Upgrade) -> MigrateReport:
     """After ``migrations.upgrade_layout``: the full-text index (when the old layout had none) and
     the view made by the current code, then the migration's mark removed."""
     from graphmem.store import MIGRATION_MARK, SCHEMA_VERSION, remove_mark

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from graphmem.evidence.extraction import Extraction
     from graphmem.model.records import Record
     from graphmem.ontology.schema import Registry
-    from graphmem.store import StatementFile, Store
+    from graphmem.store import StatementBatch, StorageEngine
 
 Marks = Iterable[tuple[int, int, str | None]]  # (fact id, retracted at, reason)
 
@@ -40,7 +40,7 @@ def touched_by(stmts: Iterable[Statement]) -> dict[str, set[str]]:
     return touched
 
 
-def touch(store: Store, marks: Marks, touched: dict[str, set[str]], new: dict[int, Statement] | None = None,
+def touch(store: StorageEngine, marks: Marks, touched: dict[str, set[str]], new: dict[int, Statement] | None = None,
           first_new: int | None = None) -> None:
     """Add the subject and predicate of each retracted fact to ``touched``: a stored fact is looked up, one
     in ``new`` is not; an id from ``first_new`` on is one of the caller's new facts, touched already."""
@@ -53,7 +53,7 @@ def touch(store: Store, marks: Marks, touched: dict[str, set[str]], new: dict[in
         touched[st.subject].add(st.predicate)
 
 
-def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, next_id: int | None) -> None:
+def append(store: StorageEngine, stmts: list[Statement] | StatementBatch, marks: Marks, next_id: int | None) -> None:
     """Append statements (a list, or a bulk file an import wrote as it read) and set retractions on
     stored statements; the next fact id moves past ``next_id`` (default: past the last statement)."""
     if isinstance(stmts, list):
@@ -72,7 +72,7 @@ def append(store: Store, stmts: list[Statement] | StatementFile, marks: Marks, n
         store.mark_retracted_many(fids, at, reason)
 
 
-def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
+def refresh(store: StorageEngine, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
             marks: Marks, name_of: Callable[[str], str | None]) -> None:
     """Write the log, view and edges of each touched subject: its stored log with the retractions set and
     the new statements added (``write_subject`` replaces the edges of the touched predicates only)."""
@@ -91,7 +91,7 @@ def refresh(store: Store, registry: Registry, touched: dict[str, set[str]], stmt
     store.write_subjects(rows)  # the rows of many subjects in one query
 
 
-def apply(store: Store, registry: Registry, stmts: list[Statement], marks: Marks = (), *,
+def apply(store: StorageEngine, registry: Registry, stmts: list[Statement], marks: Marks = (), *,
           touched: dict[str, set[str]] | None = None, name_of: Callable[[str], str | None] | None = None,
           next_id: int | None = None) -> None:
     """Append statements and retractions and bring the touched subjects' view up to date, in one
@@ -106,7 +106,7 @@ def apply(store: Store, registry: Registry, stmts: list[Statement], marks: Marks
         refresh(store, registry, touched, stmts, marks, name_of or _stored_name(store))
 
 
-def _stored_name(store: Store) -> Callable[[str], str | None]:
+def _stored_name(store: StorageEngine) -> Callable[[str], str | None]:
     def name_of(ref: str) -> str | None:
         e = store.entity(ref)
         return e.name if e else None
@@ -116,7 +116,7 @@ def _stored_name(store: Store) -> Callable[[str], str | None]:
 class Writer:
     """The single writes of the Python API, each checked by ``checks`` and applied by ``apply``."""
 
-    def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
+    def __init__(self, store: StorageEngine, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
         self._pending: list[Statement] | None = None  # a group's asserts, checked, not applied yet (grouped)
         self._names: dict[str, str] = {}  # the names of the entities the group's asserts resolved
@@ -150,20 +150,31 @@ class Writer:
     def _next_fact_id(self) -> int:
         return self._pending[-1].id + 1 if self._pending else self.store.next_fact_id()
 
+    # Each write numbers its statement inside its own transaction (a group's is the caller's), so the id
+    # is read under the store's write lock and a write refused for bad input after reading it releases
+    # the lock with its rollback: on a store several processes write (PostgreSQL) nothing is held past
+    # a refusal (docs/engines.md, "Writes from several processes").
+
     def assert_(self, subject: str, predicate: str, obj: Any, *, valid_from: str | None, valid_to: str | None,
                 sources: Iterable[str], by: str, recorded_at: str | None, scope: str | None = None) -> WriteResult:
-        st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
-                                   sources, by, recorded_at, now_us(), scope=scope,
-                                   resolve=self._resolve if self._pending is not None else None)
-        if self._pending is not None:
-            self._pending.append(st)
-        else:
-            apply(self.store, self.registry, [st])
+        with self.store.transaction():
+            st = self.checks.assertion(self._next_fact_id(), subject, predicate, obj, valid_from, valid_to,
+                                       sources, by, recorded_at, now_us(), scope=scope,
+                                       resolve=self._resolve if self._pending is not None else None)
+            if self._pending is not None:
+                self._pending.append(st)
+            else:
+                apply(self.store, self.registry, [st])
         return WriteResult("assert", (st.ref,), {"fact": st.to_dict()})
 
     def end(self, subject: str, predicate: str, obj: Any, *, at: str, sources: Iterable[str], by: str,
             scope: str | None = None) -> WriteResult:
         self.flush()
+        with self.store.transaction():
+            return self._end(subject, predicate, obj, at, sources, by, scope)
+
+    def _end(self, subject: str, predicate: str, obj: Any, at: str, sources: Iterable[str], by: str,
+             scope: str | None) -> WriteResult:
         st = self.checks.ending(self.store.next_fact_id(), subject, predicate, obj, at, sources, by, None, now_us(),
                                 scope=scope)
         if st.scope is None:
@@ -197,6 +208,11 @@ class Writer:
     def cite(self, fact: str, sources: Iterable[str], note: str | None, by: str,
              scopes: tuple[str, ...] | None = None) -> WriteResult:
         self.flush()
+        with self.store.transaction():
+            return self._cite(fact, sources, note, by, scopes)
+
+    def _cite(self, fact: str, sources: Iterable[str], note: str | None, by: str,
+              scopes: tuple[str, ...] | None) -> WriteResult:
         fid = parse_fact_ref(fact)
         target = self.store.statement(fid)
         log = self.store.subject_log(target.subject) if target is not None else []
@@ -215,6 +231,10 @@ class Writer:
         Each statement carries the scope of the record it cites (what the whole view knows is still skipped,
         so a fact is not proposed again for each scope a record of it belongs to)."""
         self.flush()
+        with self.store.transaction():  # the ids are read in the write's transaction (``assert_``)
+            return self._extractions(items)
+
+    def _extractions(self, items: list[tuple[Record, Extraction]]) -> list[str]:
         now = now_us()
         fid = self.store.next_fact_id()
         stmts: list[Statement] = []

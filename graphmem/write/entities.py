@@ -26,13 +26,13 @@ from graphmem.write.validate import Checks, alias_text, entity_name
 
 if TYPE_CHECKING:
     from graphmem.ontology.schema import Registry
-    from graphmem.store import Store
+    from graphmem.store import StorageEngine
 
 
 class EntityEditor:
     """The upkeep of stored entities, checked by ``checks`` and written with their events."""
 
-    def __init__(self, store: Store, registry: Registry, checks: Checks) -> None:
+    def __init__(self, store: StorageEngine, registry: Registry, checks: Checks) -> None:
         self.store, self.registry, self.checks = store, registry, checks
 
     def show(self, text: str) -> EntityDoc:
@@ -64,9 +64,8 @@ class EntityEditor:
         detail: dict[str, Any] = {"aliases": list(extra)}
         if desc is not None:
             detail["description"] = [have.description, desc]
-        now = now_us()
-        ev = self._event("alias-add", have.ref, None, detail, now)
-        with self.store.transaction():
+        with self.store.transaction():  # the event's id is read in the write's transaction (write/apply.py)
+            ev = self._event("alias-add", have.ref, None, detail, now_us())
             self.store.add_aliases(have, extra, desc)
             self.store.add_entity_event(ev)
         after = replace(have, aliases=have.aliases + extra, description=desc or have.description)
@@ -82,10 +81,9 @@ class EntityEditor:
         if other is not None and other.ref != e.ref:
             raise BadInput(f"{e.type} {other.ref!r} is named {other.name!r} already; expected a name no other "
                            f"{e.type} has (or merge the two: 'graphmem entity merge')")
-        now = now_us()
-        ev = self._event("rename", e.ref, None, {"from": e.name, "to": name}, now)
-        naming = [r for r in self.store.subjects_naming([e.ref]) if r != e.ref]
         with self.store.transaction():
+            ev = self._event("rename", e.ref, None, {"from": e.name, "to": name}, now_us())
+            naming = [r for r in self.store.subjects_naming([e.ref]) if r != e.ref]
             self.store.rename_entity(e, name)
             self.store.add_entity_event(ev)
             for subj in [e.ref, *naming]:
@@ -120,8 +118,8 @@ class EntityEditor:
         if not extra:
             return WriteResult("entity-alias-add", (), {"entity": e.to_dict(), "added": [], "unchanged": unchanged,
                                                         "event": None})
-        ev = self._event("alias-add", e.ref, None, {"aliases": list(extra)}, now_us())
         with self.store.transaction():
+            ev = self._event("alias-add", e.ref, None, {"aliases": list(extra)}, now_us())
             self.store.add_aliases(e, extra, None)
             self.store.add_entity_event(ev)
         after = replace(e, aliases=e.aliases + extra)
@@ -143,8 +141,8 @@ class EntityEditor:
                 raise BadInput(f"entity {e.ref!r} has no alias {a!r}; its aliases: {have}")
             if by_key[a.lower()] not in gone:
                 gone.append(by_key[a.lower()])
-        ev = self._event("alias-remove", e.ref, None, {"aliases": gone}, now_us())
         with self.store.transaction():
+            ev = self._event("alias-remove", e.ref, None, {"aliases": gone}, now_us())
             self.store.remove_aliases(e, tuple(gone))
             self.store.add_entity_event(ev)
         after = replace(e, aliases=tuple(a for a in e.aliases if a not in gone))
@@ -163,6 +161,10 @@ class EntityEditor:
         if a.type != b.type:
             raise BadInput(f"cannot merge {b.ref!r} (a {b.type}) into {a.ref!r} (a {a.type}); expected two "
                            "entities of the same type")
+        with self.store.transaction():  # the ids are read in the write's transaction (write/apply.py)
+            return self._merge(a, b)
+
+    def _merge(self, a: Entity, b: Entity) -> WriteResult:
         now = now_us()
         event_id = self.store.next_event_id()
         # in the order they were recorded, so that among the copies (all recorded now) a tie between two
@@ -223,6 +225,10 @@ class EntityEditor:
         merge = next(ev for ev in reversed(self.store.entity_events(b.ref)) if ev.op == "merge" and ev.other == b.ref)
         a = self.store.entity(merge.ref)
         assert a is not None
+        with self.store.transaction():  # the ids are read in the write's transaction (write/apply.py)
+            return self._unmerge(a, b, merge)
+
+    def _unmerge(self, a: Entity, b: Entity, merge: EntityEvent) -> WriteResult:
         now = now_us()
         event_id = self.store.next_event_id()
         reason = f"unmerged from {a.ref} (event:{event_id})"

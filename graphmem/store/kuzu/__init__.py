@@ -17,7 +17,8 @@ Tables (labels come from the validated ontology, never from user text):
 - ``Record``, ``RecordKey`` and ``MENTIONS``: evidence records, their idempotence keys, and the
   entities they name; ``Term`` and ``Posting``: graphmem's own full-text index over them.
 
-Modules, from the bottom up: ``codecs`` (how values, logs and views are written down),
+Modules, from the bottom up: ``codecs`` (Kuzu's own written forms: TIMESTAMP text, the facet rows; the
+forms every engine shares, a subject's log and view, are ``graphmem/store/common/``'s),
 ``bulkfiles`` (tab-separated files for COPY), ``base`` (opening, connections, queries,
 transactions with the commit mark and ``WriteUndo``, COPY), ``schema`` (the tables, the layout
 checks, ``Meta``), then one module per table family: ``entities``, ``statements``, ``views``,

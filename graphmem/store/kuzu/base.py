@@ -26,8 +26,8 @@ from graphmem.config import ENGINE_FILES, ENGINE_NAMES, StoreAddress, require_st
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
+from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile, _chunks
-from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.values import RecordFacets, WriteUndo
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
@@ -471,6 +471,7 @@ class StoreBase:
         self._q("BEGIN TRANSACTION")
         self._in_tx = True
         self._undo = WriteUndo()
+        written = self._writes
         try:
             yield
         except BaseException:
@@ -478,6 +479,8 @@ class StoreBase:
             self._bulk_written = False  # the rollback's own checkpoint follows
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
+            if self._writes == written:  # refused before it wrote (bad input): nothing to clear
+                raise
             # Kuzu 0.11.3 keeps version marks of rolled-back updates, and the next update of the same row
             # then fails with a write-write conflict (or crashes); a checkpoint clears them
             with contextlib.suppress(Exception):

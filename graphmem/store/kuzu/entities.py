@@ -9,8 +9,9 @@ from typing import Any
 
 from graphmem.model import Entity
 from graphmem.model.words import squash
+from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.base import WAL_ROWS, _int
-from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
+from graphmem.store.kuzu.codecs import _ts, _ts_param
 from graphmem.store.kuzu.lexicon import LexiconTables
 
 _NAME = "MATCH (n:Name {key: $k}) RETURN n.refs"

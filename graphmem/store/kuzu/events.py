@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 
 from graphmem.model import EntityEvent
+from graphmem.store.common.codecs import dumps
+from graphmem.store.common.events import Redirects, redirects_from
 from graphmem.store.kuzu.base import _int
-from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.kuzu.schema import Schema
 
 _EVENT_COLS = "e.id, e.op, e.ref, e.other, e.detail, e.recorded_at"
-
-Redirects = dict[str, list[tuple[str, int, int | None]]]  # merged ref -> (into, from, until) by record time
 
 
 class EntityEventTables(Schema):
@@ -48,19 +47,9 @@ class EntityEventTables(Schema):
         """Each merged ref with the entity it resolves to and over which record times (read once,
         kept until this store writes an event)."""
         if self._redirects is None:
-            out: Redirects = {}
-            undone: dict[int, int] = {}
-            merges: list[tuple[int, str, str, int]] = []
-            for i, op, into, merged, detail, at in self._q(
-                    "MATCH (e:EntityEvent) WHERE e.op = 'merge' OR e.op = 'unmerge' "
-                    "RETURN e.id, e.op, e.ref, e.other, e.detail, e.recorded_at ORDER BY e.id"):
-                if op == "merge":
-                    merges.append((i, merged, into, at))
-                else:
-                    undone[int(json.loads(detail)["merge"])] = at
-            for i, merged, into, at in merges:
-                out.setdefault(merged, []).append((into, at, undone.get(i)))
-            self._redirects = out
+            self._redirects = redirects_from(self._q(
+                "MATCH (e:EntityEvent) WHERE e.op = 'merge' OR e.op = 'unmerge' "
+                "RETURN e.id, e.op, e.ref, e.other, e.detail, e.recorded_at ORDER BY e.id"))
         return self._redirects
 
     def forget_redirects(self) -> None:

@@ -1,22 +1,20 @@
 """The tables of graphmem's full-text index (``Term`` and ``Posting``; the index itself is
-``graphmem/model/textindex.py``): postings written as records come, read and kept decoded for
-search, and BM25 ranking over them."""
+``graphmem/model/textindex.py``): postings written as records come, and the queries through which
+``common/postings.py`` reads and keeps them decoded for search and ranks them by BM25."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import StoreUnavailable
+from graphmem.store.common.postings import PostingCache
 from graphmem.store.kuzu.schema import Schema
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
-    import numpy as np
 
     from graphmem.model.textindex import Postings
 
 
-_POSTINGS_HELD_MAX = 8_000_000  # decoded postings kept in memory (8 bytes each)
 _TERM = "MATCH (t:Term {term: $t}) RETURN t.blocks"
 _POSTING = "MATCH (p:Posting {key: $k}) RETURN p.data"
 _INDEX_WRITES = {
@@ -26,8 +24,8 @@ _INDEX_WRITES = {
 _POSTING_DROP = "MATCH (p:Posting {key: $k}) DELETE p"
 
 
-class PostingTables(Schema):
-    """The full-text index's rows and the postings held in memory."""
+class PostingTables(PostingCache, Schema):
+    """The full-text index's rows; the postings held in memory and BM25 over them are ``PostingCache``'s."""
 
     # full-text index (graphmem/model/textindex.py) -------------------------------------------
 
@@ -105,56 +103,22 @@ class PostingTables(Schema):
         from graphmem.model.textindex import Postings
         rows = self._q(_POSTING, {"k": f"{term} {i}"})
         if not rows:
-            raise StoreUnavailable(f"store {str(self.path)!r}: full-text index block {term!r} {i} is missing")
+            raise self._missing_block(term, i)
         return Postings.decode(rows[0][0])
 
-    def _forget(self, term: str) -> None:
-        held = self._postings.pop(term, None)
-        if held is not None:
-            self._postings_held -= len(held[1])
+    # the hooks of the postings held in memory (``common.postings``)
+    def _term_sizes(self, terms: list[str]) -> dict[str, str]:
+        return {t: b for t, b in self._by_keys("(x:Term {k})", "x.term, x.blocks", terms, key="term")}
 
-    def term_postings(self, term: str) -> tuple[Postings, np.ndarray] | None:
-        """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
-        return self.terms_postings([term])[0]
+    def _blocks(self, keys: list[str]) -> dict[str, Any]:
+        return {k: d for k, d in self._by_keys("(x:Posting {k})", "x.key, x.data", keys, key="key")}
 
-    def terms_postings(self, terms: list[str]) -> list[tuple[Postings, np.ndarray] | None]:
-        """Each term's postings and their BM25 weights now (None: not in the index), as ``term_postings``:
-        the terms' rows in one query, and the blocks of those not held (or changed since) in one more."""
-        from graphmem.model.textindex import Postings, weights
-        terms = list(dict.fromkeys(terms))
-        found = {t: b for t, b in self._by_keys("(x:Term {k})", "x.term, x.blocks", terms, key="term")}
-        stats = self.index_stats()
-        stale = [t for t in terms if t in found and ((held := self._postings.get(t)) is None or held[0] != found[t])]
-        keys = [f"{t} {i}" for t in stale for i in range(found[t].count(",") + 1)]
-        data = {k: d for k, d in self._by_keys("(x:Posting {k})", "x.key, x.data", keys, key="key")}
-        for k in keys:
-            if k not in data:
-                term, _, i = k.rpartition(" ")
-                raise StoreUnavailable(f"store {str(self.path)!r}: full-text index block {term!r} {i} is missing")
-        out: list[tuple[Postings, np.ndarray] | None] = []
-        for term in terms:
-            blocks = found.get(term)
-            if blocks is None:
-                out.append(None)
-                continue
-            held = self._postings.get(term)
-            if held is None or held[0] != blocks:
-                p = Postings.concat([Postings.decode(data[f"{term} {i}"]) for i in range(blocks.count(",") + 1)])
-                self._forget(term)
-                if self._postings_held + len(p) > _POSTINGS_HELD_MAX:
-                    self.forget_postings()
-                held = (blocks, p, stats, weights(p, *stats))
-                self._postings_held += len(p)
-            elif held[2] != stats:
-                held = (blocks, held[1], stats, weights(held[1], *stats))
-            self._postings[term] = held
-            out.append((held[1], held[3]))
-        return out
+    def _store_name(self) -> str:
+        return str(self.path)
 
     def forget_postings(self) -> None:
         """Drop every decoded posting list held in memory (the next search reads them from the store)."""
-        self._postings.clear()
-        self._postings_held = 0
+        self._forget_all()
         self._facets = None
         self._mentioning.clear()
 
@@ -163,20 +127,3 @@ class PostingTables(Schema):
         if self._index_stats is None:
             self._index_stats = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))
         return self._index_stats
-
-    def rank_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """BM25-ranked record ids (ties by record number) for distinct index terms: (id, score), best first;
-        with ``within`` (record ids, rising), only those records are ranked (scores are unchanged)."""
-        from graphmem.model.textindex import allowed_mask, bm25_top
-        if within is not None and len(within) == 0:
-            return []
-        found = [(p.ids, w) for p, w in filter(None, self.terms_postings(terms))]
-        return bm25_top(found, limit, None if within is None else allowed_mask(within, found))
-
-    def search_records(self, terms: list[str], limit: int, within: np.ndarray | None = None) -> list[tuple[Any, ...]]:
-        """BM25-ranked records (ties by record number) for distinct index terms:
-        (id, score, text, ts, kind, source, scope, importance), best first (``within``: as for ``rank_records``).
-        A constant number of queries whatever the limit: the terms' rows, the blocks not held, the hits' rows."""
-        ranked = self.rank_records(terms, limit, within)
-        hits = self.record_hits([i for i, _ in ranked])
-        return [(i, score, *hits[i]) for i, score in ranked if i in hits]

@@ -9,15 +9,14 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from graphmem.store.common.codecs import dumps
+from graphmem.store.common.events import STATE_OPS, USE_OPS, archived_from, use_from
 from graphmem.store.kuzu.base import _int
-from graphmem.store.kuzu.codecs import dumps
 from graphmem.store.kuzu.schema import Schema
 
 if TYPE_CHECKING:
     import numpy as np
 
-USE_OPS = ("packed", "searched")
-STATE_OPS = ("archive", "revive")
 _COLS = "e.id, e.op, e.recs, e.detail, e.recorded_at"
 
 
@@ -69,14 +68,7 @@ class RecordEventTables(Schema):
     def archived_at(self, until: int | None = None) -> dict[int, int]:
         """Each archived record with the record time of its archiving: the archive and revive events
         replayed in order (those recorded at or before ``until``, when given)."""
-        state: dict[int, int] = {}
-        for _, op, recs, _, at in self.record_events(STATE_OPS, until):
-            for r in recs:
-                if op == "archive":
-                    state[r] = at
-                else:
-                    state.pop(r, None)
-        return state
+        return archived_from(self.record_events(STATE_OPS, until))
 
     def archived_record_ids(self) -> np.ndarray:
         """The ids of the records archived now, rising (kept until an archive or revive event)."""
@@ -88,19 +80,7 @@ class RecordEventTables(Schema):
     def record_use(self, until: int | None = None) -> dict[int, list[int | None]]:
         """Each used record's [times packed, last packed, times returned by search, last returned,
         last revived] (record times in microseconds), from the events recorded at or before ``until``."""
-        out: dict[int, list[int | None]] = {}
-        for _, op, recs, _, at in self.record_events(USE_OPS + ("revive",), until):
-            for r in recs:
-                u = out.setdefault(r, [0, None, 0, None, None])
-                if op == "packed":
-                    u[0] = int(u[0] or 0) + 1
-                    u[1] = at
-                elif op == "searched":
-                    u[2] = int(u[2] or 0) + 1
-                    u[3] = at
-                else:
-                    u[4] = at
-        return out
+        return use_from(self.record_events(USE_OPS + ("revive",), until))
 
     def forget_record_events(self) -> None:
         self._archived = None

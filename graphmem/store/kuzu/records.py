@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.model.times import from_datetime
 from graphmem.ontology.schema import RECORD_TYPE
+from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.base import _int
-from graphmem.store.kuzu.codecs import _ts, _ts_param, dumps
+from graphmem.store.kuzu.codecs import _ts, _ts_param
 from graphmem.store.kuzu.schema import Schema
 from graphmem.store.values import RecordFacets
 

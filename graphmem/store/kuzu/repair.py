@@ -4,14 +4,16 @@ the record index made again from the tables they derive from."""
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from typing import Any
 
 from graphmem.errors import StoreUnavailable
-from graphmem.model import fact_ref
 from graphmem.ontology.schema import RECORD_TYPE
+from graphmem.store.common.codecs import dumps
+from graphmem.store.common.integrity import Problems
+from graphmem.store.common.rows import name_index
 from graphmem.store.kuzu.base import _int
-from graphmem.store.kuzu.codecs import _ts_param, dumps
+from graphmem.store.kuzu.codecs import _ts_param
 from graphmem.store.kuzu.schema import _INDEX_DDL, _NAME_DDL, _RECORD_KEY_DDL, Schema
 from graphmem.store.values import WriteUndo
 
@@ -31,67 +33,40 @@ class Repair(Schema):
         exist, id counters behind the ids in use, record keys and the full-text index out of step with
         the records, and times no reader can hold. Each problem: ``code``, ``message`` and what it is
         about; at most ``limit`` of a kind."""
-        from graphmem.model.names import INITIAL_PREFIX, NAME_PREFIX, name_terms
-        from graphmem.model.textindex import terms
         from graphmem.model.times import MAX_US, MIN_US
 
-        out: list[dict[str, Any]] = []
-
-        def add(code: str, message: str, **about: Any) -> None:
-            if sum(1 for p in out if p["code"] == code) < limit:
-                out.append({"code": code, "message": message, **about})
-
-        for (ref,) in self._iter("MATCH (a:Assertion) RETURN DISTINCT a.subject ORDER BY a.subject"):
-            if ref not in entity_refs:
-                add("dangling_subject", f"statements of {ref!r}, which is not an entity", subject=ref)
-        for (ref,) in self._iter("MATCH (a:Assertion) WHERE a.object_type = 'entity' RETURN DISTINCT a.object "
-                                 "ORDER BY a.object"):
-            if ref not in entity_refs:
-                add("dangling_object", f"statements name {ref!r} as their object, which is not an entity", object=ref)
+        found = Problems(limit)
+        found.dangling(entity_refs,
+                       (ref for (ref,) in self._iter("MATCH (a:Assertion) RETURN DISTINCT a.subject ORDER BY a.subject")),
+                       (ref for (ref,) in self._iter("MATCH (a:Assertion) WHERE a.object_type = 'entity' "
+                                                     "RETURN DISTINCT a.object ORDER BY a.object")))
         times = " OR ".join(f"{c} < {_int(MIN_US)} OR {c} > {_int(MAX_US)}"
                             for c in ("a.valid_from", "a.valid_to", "a.recorded_at", "a.retracted_at"))
-        for (fid,) in self._q(f"MATCH (a:Assertion) WHERE {times} RETURN a.id ORDER BY a.id LIMIT {_int(limit)}"):
-            add("time_out_of_range", f"{fact_ref(fid)} holds a time outside the years 1-9999 (export cannot write it "
-                "so that import reads it back); retract it and assert it again", fact=fact_ref(fid))
-        top = self._q("MATCH (a:Assertion) RETURN max(a.id)")[0][0]
-        if top is not None and top >= self.next_fact_id():
-            add("counter_behind", f"the next fact id is {self.next_fact_id()}, but {fact_ref(top)} exists", counter="next_fact")
+        found.out_of_range(fid for (fid,) in self._q(
+            f"MATCH (a:Assertion) WHERE {times} RETURN a.id ORDER BY a.id LIMIT {_int(limit)}"))
+        found.counter_behind("next_fact", self._q("MATCH (a:Assertion) RETURN max(a.id)")[0][0], self.next_fact_id())
         records: dict[str, int] = {}
-        docs = tokens = 0
-        df: dict[str, int] = {}
-        with_names = self.meta("index_names") == "1"  # a store indexed before names were posted has none
-        for key, rid, text in self._iter("MATCH (r:Record) RETURN r.key, r.id, r.text"):  # one scan for both checks
-            records[key] = rid
-            words = terms(text)
-            docs += 1
-            tokens += len(words)
-            for t in set(words) | (set(name_terms(text)) if with_names else set()):
-                df[t] = df.get(t, 0) + 1
-        top = max(records.values(), default=None)
-        if top is not None and top >= self.next_record_id():
-            add("counter_behind", f"the next record id is {self.next_record_id()}, but rec:{top} exists",
-                counter="next_record")
+
+        def texts() -> Iterator[str]:  # one scan for the keys' check and the index's
+            for key, rid, text in self._iter("MATCH (r:Record) RETURN r.key, r.id, r.text"):
+                records[key] = rid
+                yield text
+
+        counted = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))  # as stored, not cached
+        found.index(texts(), self.meta("index_names") == "1", counted,  # a store indexed before names has none
+                    ((t, b) for t, b in self._iter("MATCH (t:Term) RETURN t.term, t.blocks")))
+        found.counter_behind("next_record", max(records.values(), default=None), self.next_record_id())
         keys = self.all_record_keys()
         for key in sorted(set(records) ^ set(keys) | {k for k in records if keys.get(k, records[k]) != records[k]}):
-            add("record_key_mismatch", f"record key {key!r}: the records say {records.get(key)}, the key index says "
-                f"{keys.get(key)}", key=key)
-        counted = (int(self.meta("index_docs") or 0), int(self.meta("index_terms") or 0))  # as stored, not cached
-        if (docs, tokens) != counted:
-            add("index_stats_mismatch", f"the full-text index counts {counted[0]} records of {counted[1]} terms; "
-                f"the records are {docs} of {tokens}")
-        stored = {t: sum(int(n) for n in b.split(",") if n) for t, b in self._iter("MATCH (t:Term) RETURN t.term, t.blocks")
-                  if with_names or not t.startswith((NAME_PREFIX, INITIAL_PREFIX))}
-        for t in sorted(set(df) | set(stored)):
-            if df.get(t, 0) != stored.get(t, 0):
-                add("index_term_mismatch", f"term {t!r} is in {df.get(t, 0)} records but the index lists "
-                    f"{stored.get(t, 0)}", term=t)
+            found.add("record_key_mismatch", f"record key {key!r}: the records say {records.get(key)}, the key index "
+                      f"says {keys.get(key)}", key=key)
         for table in self.node_tables():
             looked, missed = self.pk_index_misses(table)
             if missed:
-                add("pk_index_mismatch", f"table {table}: {missed} of {looked} keys read from its rows are not found "
-                    "by a primary-key lookup (its index is out of step with its rows, as a process killed during a "
-                    "checkpoint can leave it); run 'graphmem rebuild' to write the table again", table=table)
-        return out
+                found.add("pk_index_mismatch", f"table {table}: {missed} of {looked} keys read from its rows are not "
+                          "found by a primary-key lookup (its index is out of step with its rows, as a process killed "
+                          "during a checkpoint can leave it); run 'graphmem rebuild' to write the table again", table=table)
+        return found.found
 
     # repair: tables made again from the ones they derive from ---------------------------
 
@@ -251,10 +226,7 @@ class Repair(Schema):
 
     def rebuild_names(self) -> int:
         """Make the name index again from the entities (in the caller's transaction); the keys written."""
-        names: dict[str, set[str]] = {}
-        for e in self.all_entities():
-            for key in (e.name, *e.aliases):
-                names.setdefault(key.lower(), set()).add(e.ref)
+        names = name_index(self.all_entities())
         self._plan_generation += 1  # prepared plans may name the table dropped here
         self._q("DROP TABLE Name")
         self._q(_NAME_DDL)

@@ -8,8 +8,8 @@ from typing import Any
 
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.ontology.schema import RECORD_TYPE
+from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.base import SCHEMA_VERSION, StoreBase
-from graphmem.store.kuzu.codecs import dumps
 
 _SUBJECT_DDL = "CREATE NODE TABLE Subject(ref STRING PRIMARY KEY, name STRING, log STRING, view STRING)"
 # a subject's intervals of one predicate, open and ended apart, with their time bounds (FACETS_LAYOUT; codecs.facet_rows)

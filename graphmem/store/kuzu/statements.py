@@ -9,19 +9,11 @@ from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
 from graphmem.model import Statement
+from graphmem.store.common.codecs import _object, _sources, _sources_json, dumps, encode_literal
+from graphmem.store.common.forms import LogForms
+from graphmem.store.common.rows import ranges_of
 from graphmem.store.kuzu.base import WAL_ROWS, _int
 from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile
-from graphmem.store.kuzu.codecs import (
-    _object,
-    _sources,
-    _sources_json,
-    decode_log,
-    dumps,
-    encode_literal,
-    log_text,
-    statements_from_log,
-    unpack,
-)
 from graphmem.store.kuzu.schema import Schema
 
 ADD_ROWS = 500  # add_statements: statements created by one query
@@ -149,29 +141,8 @@ class StatementFile:
             f.discard()
 
 
-class StatementTables(Schema):
-    """The statements and the fact id counter."""
-
-    # the stored form of a subject's log, for callers that read or write it themselves (``codecs``)
-    @staticmethod
-    def decode_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], str]:
-        """``codecs.decode_log``: a log from ``subject_logs`` and its stored form."""
-        return decode_log(subject, text, name_of)
-
-    @staticmethod
-    def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], bool]:
-        """``codecs.statements_from_log``: a log's statements and whether they came in id order."""
-        return statements_from_log(subject, text, name_of)
-
-    @staticmethod
-    def log_text(log: list[Statement]) -> str:
-        """``codecs.log_text``: a subject's log in its stored form."""
-        return log_text(log)
-
-    @staticmethod
-    def unpack(stored: str | None) -> str:
-        """``codecs.unpack``: the JSON text of a stored log."""
-        return unpack(stored)
+class StatementTables(LogForms, Schema):
+    """The statements and the fact id counter (the stored form of a log: ``LogForms``)."""
 
     def next_fact_id(self) -> int:
         return int(self.meta("next_fact") or "1")
@@ -187,16 +158,6 @@ class StatementTables(Schema):
             "rec": s.recorded_at, "src": dumps(list(s.sources)), "by": s.asserted_by, "tr": s.trust,
             "sc": s.scope,
         }
-
-    def _object_type(self, s: Statement) -> str | None:
-        if s.op == "cite":  # a cite's object is its note
-            return "text" if s.object is not None else None
-        if s.object_kind == "entity":
-            return "entity"
-        if s.object_kind == "literal":
-            p = self.registry.predicates.get(s.predicate)
-            return p.literal_type if p and p.literal_type else "string"
-        return None
 
     def add_statement(self, s: Statement) -> None:
         self._undo.fact(s.id)
@@ -315,10 +276,7 @@ class StatementTables(Schema):
     def subject_ranges(self, parts: int) -> list[tuple[str | None, str | None]]:
         """About ``parts`` ranges of subject refs with similar numbers of subjects, for ``subject_logs``."""
         refs = sorted(r for (r,) in self._iter("MATCH (a:Assertion) RETURN DISTINCT a.subject"))
-        if parts <= 1 or len(refs) < parts:
-            return [(None, None)]
-        bounds: list[str | None] = [None, *(refs[i * len(refs) // parts] for i in range(1, parts)), None]
-        return list(zip(bounds, bounds[1:], strict=False))
+        return ranges_of(refs, parts)
 
     def subject_logs(self, lo: str | None = None, hi: str | None = None,
                      refs: list[str] | None = None, scopes: list[str] | None = None) -> Iterator[tuple[str, str]]:

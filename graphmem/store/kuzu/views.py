@@ -11,23 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphmem.model import Interval, Statement
+from graphmem.store.common.codecs import _iv_from_row, loads, log_text, pack, same_view, statements_from_log, unpack, view_text
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
-from graphmem.store.kuzu.codecs import (
-    _int_list,
-    _iv_from_row,
-    _ts,
-    _ts_param,
-    facet_rows,
-    facets_text,
-    kuzu_time_text,
-    loads,
-    log_text,
-    pack,
-    same_view,
-    statements_from_log,
-    unpack,
-    view_text,
-)
+from graphmem.store.kuzu.codecs import _int_list, _ts, _ts_param, facet_rows, facets_text, kuzu_time_text
 from graphmem.store.kuzu.schema import _FACET_DDL, _SUBJECT_DDL, Schema
 
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"

@@ -4,9 +4,9 @@ and ``meta``.
 
 One store is one schema of a database. Writers in several processes share it: a write transaction
 holds the store's advisory lock (``pg_advisory_xact_lock``) from its BEGIN to its COMMIT, so writes
-commit one after another; graphmem hands out fact, record and event ids before its transaction opens
-(``Writer.assert_`` numbers the statement it checks), so the first id read outside a transaction also
-takes the lock, at session level (``_ticket``), and the transaction that follows releases it. Every
+commit one after another; graphmem reads the fact, record and event ids a write takes inside its
+transaction (a refused write's rollback releases the lock); an id read outside one (a caller of the
+store's own methods) takes the lock at session level (``_ticket``) until the next transaction ends. Every
 instant graphmem stamps while holding the lock (``now_us``) follows the server's clock: the store
 measures its offset from the local one when it takes the lock and sets it in ``model.times``.
 """
@@ -384,7 +384,7 @@ class PgBase:
     # the schema and meta --------------------------------------------------------------
 
     def _ensure_schema(self, create: bool) -> None:
-        from graphmem.store.kuzu.codecs import dumps
+        from graphmem.store.common.codecs import dumps
         exists = bool(self._q("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'",
                               (self.schema,)))
         if not exists:
@@ -412,7 +412,7 @@ class PgBase:
     def _check_compatible(self, meta: dict[str, str]) -> None:
         import json
 
-        from graphmem.store.kuzu.codecs import dumps
+        from graphmem.store.common.codecs import dumps
         old_ont = json.loads(meta.get("ontology") or "{}")
         new_ont = self.ontology.fingerprint()
         for t in old_ont.get("entity_types", []):

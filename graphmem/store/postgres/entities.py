@@ -9,10 +9,9 @@ from collections.abc import Iterable, Iterator
 
 from graphmem.model import Entity, EntityEvent
 from graphmem.model.words import squash
-from graphmem.store.kuzu.codecs import dumps
+from graphmem.store.common.codecs import dumps
+from graphmem.store.common.events import Redirects, redirects_from
 from graphmem.store.postgres.base import PgBase
-
-Redirects = dict[str, list[tuple[str, int, int | None]]]
 
 
 def _levenshtein(a: str, b: str, cap: int) -> int:
@@ -208,19 +207,9 @@ class PgEntities(PgBase):
         process has written an entity event: the newest event id is checked on each call)."""
         top = int(self._q("SELECT coalesce(max(id), 0) FROM entity_event")[0][0])
         if self._redirects is None or self._redirects[0] != top:
-            out: Redirects = {}
-            undone: dict[int, int] = {}
-            merges: list[tuple[int, str, str, int]] = []
-            for i, op, into, merged, detail, at in self._q(
-                    "SELECT id, op, ref, other, detail, recorded_at FROM entity_event WHERE op IN ('merge', 'unmerge') "
-                    "ORDER BY id"):
-                if op == "merge":
-                    merges.append((i, merged, into, at))
-                else:
-                    undone[int(json.loads(detail)["merge"])] = at
-            for i, merged, into, at in merges:
-                out.setdefault(merged, []).append((into, at, undone.get(i)))
-            self._redirects = (top, out)
+            self._redirects = (top, redirects_from(self._q(
+                "SELECT id, op, ref, other, detail, recorded_at FROM entity_event WHERE op IN ('merge', 'unmerge') "
+                "ORDER BY id")))
         return self._redirects[1]
 
     def forget_redirects(self) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from typing import Any
 
-from graphmem.model import Interval, fact_ref
-from graphmem.store.kuzu.codecs import dumps
+from graphmem.model import Interval
+from graphmem.store.common.codecs import dumps
+from graphmem.store.common.integrity import Problems
+from graphmem.store.common.rows import name_index
 from graphmem.store.postgres.base import TABLES
 from graphmem.store.postgres.postings import PgPostings
 from graphmem.store.values import FactEdge, WriteUndo
@@ -61,56 +63,21 @@ class PgGraph(PgPostings):
         """Statements naming entities that do not exist, id counters behind the ids in use, times no reader
         can hold, and the full-text index out of step with the records. (Record keys cannot disagree with
         the records here: the key is a unique column of ``record``.)"""
-        from graphmem.model.names import INITIAL_PREFIX, NAME_PREFIX, name_terms
-        from graphmem.model.textindex import terms
         from graphmem.model.times import MAX_US, MIN_US
 
-        out: list[dict[str, Any]] = []
-
-        def add(code: str, message: str, **about: Any) -> None:
-            if sum(1 for p in out if p["code"] == code) < limit:
-                out.append({"code": code, "message": message, **about})
-
-        for (ref,) in self._q("SELECT DISTINCT subject FROM assertion ORDER BY subject"):
-            if ref not in entity_refs:
-                add("dangling_subject", f"statements of {ref!r}, which is not an entity", subject=ref)
-        for (ref,) in self._q("SELECT DISTINCT object FROM assertion WHERE object_type = 'entity' ORDER BY object"):
-            if ref not in entity_refs:
-                add("dangling_object", f"statements name {ref!r} as their object, which is not an entity", object=ref)
+        found = Problems(limit)
+        found.dangling(entity_refs, (ref for (ref,) in self._q("SELECT DISTINCT subject FROM assertion ORDER BY subject")),
+                       (ref for (ref,) in self._q("SELECT DISTINCT object FROM assertion WHERE object_type = 'entity' "
+                                                  "ORDER BY object")))
         bad = " OR ".join(f"{c} < %(lo)s OR {c} > %(hi)s" for c in ("valid_from", "valid_to", "recorded_at",
                                                                       "retracted_at"))
-        for (fid,) in self._q(f"SELECT id FROM assertion WHERE {bad} ORDER BY id LIMIT %(n)s",
-                              {"lo": MIN_US, "hi": MAX_US, "n": limit}):
-            add("time_out_of_range", f"{fact_ref(fid)} holds a time outside the years 1-9999 (export cannot write it "
-                "so that import reads it back); retract it and assert it again", fact=fact_ref(fid))
-        top = self._q("SELECT max(id) FROM assertion")[0][0]
-        if top is not None and top >= self._counter("next_fact"):
-            add("counter_behind", f"the next fact id is {self._counter('next_fact')}, but {fact_ref(top)} exists",
-                counter="next_fact")
-        top = self._q("SELECT max(id) FROM record")[0][0]
-        if top is not None and top >= self._counter("next_record"):
-            add("counter_behind", f"the next record id is {self._counter('next_record')}, but rec:{top} exists",
-                counter="next_record")
-        docs = tokens = 0
-        df: dict[str, int] = {}
-        with_names = self.meta("index_names") == "1"
-        for (text,) in self._iter("SELECT text FROM record"):
-            words = terms(text)
-            docs += 1
-            tokens += len(words)
-            for t in set(words) | (set(name_terms(text)) if with_names else set()):
-                df[t] = df.get(t, 0) + 1
-        counted = self.index_stats()
-        if (docs, tokens) != counted:
-            add("index_stats_mismatch", f"the full-text index counts {counted[0]} records of {counted[1]} terms; "
-                f"the records are {docs} of {tokens}")
-        stored = {t: sum(int(n) for n in b.split(",") if n) for t, b in self._q("SELECT term, blocks FROM term")
-                  if with_names or not t.startswith((NAME_PREFIX, INITIAL_PREFIX))}
-        for t in sorted(set(df) | set(stored)):
-            if df.get(t, 0) != stored.get(t, 0):
-                add("index_postings_mismatch", f"the full-text index lists {stored.get(t, 0)} records for term {t!r}; "
-                    f"{df.get(t, 0)} records hold it", term=t)
-        return out
+        found.out_of_range(fid for (fid,) in self._q(f"SELECT id FROM assertion WHERE {bad} ORDER BY id LIMIT %(n)s",
+                                                     {"lo": MIN_US, "hi": MAX_US, "n": limit}))
+        found.counter_behind("next_fact", self._q("SELECT max(id) FROM assertion")[0][0], self._counter("next_fact"))
+        found.counter_behind("next_record", self._q("SELECT max(id) FROM record")[0][0], self._counter("next_record"))
+        found.index((text for (text,) in self._iter("SELECT text FROM record")), self.meta("index_names") == "1",
+                    self.index_stats(), self._q("SELECT term, blocks FROM term"))
+        return found.found
 
     def node_tables(self) -> list[str]:
         """The store's tables (PostgreSQL has no node tables; every table answers ``pk_index_misses``)."""
@@ -185,10 +152,7 @@ class PgGraph(PgPostings):
 
     def rebuild_names(self) -> int:
         """Make the name index again from the entities (in the caller's transaction); the keys written."""
-        names: dict[str, set[str]] = {}
-        for e in self.all_entities():
-            for key in (e.name, *e.aliases):
-                names.setdefault(key.lower(), set()).add(e.ref)
+        names = name_index(self.all_entities())
         self._w("DELETE FROM name")
         self._copy("name", "key, refs", ((k, dumps(sorted(v))) for k, v in sorted(names.items())))
         return len(names)

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from graphmem.ontology.schema import RECORD_TYPE
-from graphmem.store.kuzu.codecs import dumps
+from graphmem.store.common.codecs import dumps
+from graphmem.store.common.events import STATE_OPS, USE_OPS, archived_from, use_from
 from graphmem.store.postgres.views import PgViews
 from graphmem.store.values import RecordFacets
 
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
 
 _RCOLS = ("id, key, text, ts, kind, source, scope, importance, meta, original_sha256, original_chars, truncated, "
           "redactions, ingested_at")
-_USE_OPS = ("packed", "searched")
-_STATE_OPS = ("archive", "revive")
 _HIT = tuple[str, int, str, str | None, str | None, float]
 
 
@@ -196,7 +195,7 @@ class PgRecords(PgViews):
         return int(self._q("SELECT coalesce(max(id), 0) + 1 FROM record_event")[0][0])
 
     def add_record_event(self, op: str, rec_ids: Iterable[int], detail: dict[str, Any], at: int) -> int:
-        assert op in _USE_OPS + _STATE_OPS, op
+        assert op in USE_OPS + STATE_OPS, op
         self.check_writable()
         with self.transaction():  # the id is taken under the store's lock
             i = self.next_record_event_id()
@@ -210,7 +209,7 @@ class PgRecords(PgViews):
         params: list[Any] = []
         if ops is not None:
             where.append("op = ANY(%s)")
-            params.append([o for o in ops if o in _USE_OPS + _STATE_OPS])
+            params.append([o for o in ops if o in USE_OPS + STATE_OPS])
         if until is not None:
             where.append("recorded_at <= %s")
             params.append(until)
@@ -218,37 +217,18 @@ class PgRecords(PgViews):
             f"SELECT id, op, recs, detail, recorded_at FROM record_event WHERE {' AND '.join(where)} ORDER BY id", params)]
 
     def archived_at(self, until: int | None = None) -> dict[int, int]:
-        state: dict[int, int] = {}
-        for _, op, recs, _, at in self.record_events(_STATE_OPS, until):
-            for r in recs:
-                if op == "archive":
-                    state[r] = at
-                else:
-                    state.pop(r, None)
-        return state
+        return archived_from(self.record_events(STATE_OPS, until))
 
     def archived_record_ids(self) -> np.ndarray:
         """The ids of the records archived now, rising (kept while no process adds an archive or revive)."""
         import numpy as np
-        top = int(self._q("SELECT coalesce(max(id), 0) FROM record_event WHERE op = ANY(%s)", (list(_STATE_OPS),))[0][0])
+        top = int(self._q("SELECT coalesce(max(id), 0) FROM record_event WHERE op = ANY(%s)", (list(STATE_OPS),))[0][0])
         if self._archived is None or self._archived[0] != top:
             self._archived = (top, np.array(sorted(self.archived_at()), np.int64))
         return self._archived[1]
 
     def record_use(self, until: int | None = None) -> dict[int, list[int | None]]:
-        out: dict[int, list[int | None]] = {}
-        for _, op, recs, _, at in self.record_events(_USE_OPS + ("revive",), until):
-            for r in recs:
-                u = out.setdefault(r, [0, None, 0, None, None])
-                if op == "packed":
-                    u[0] = int(u[0] or 0) + 1
-                    u[1] = at
-                elif op == "searched":
-                    u[2] = int(u[2] or 0) + 1
-                    u[3] = at
-                else:
-                    u[4] = at
-        return out
+        return use_from(self.record_events(USE_OPS + ("revive",), until))
 
     def lifecycle_rows(self) -> list[tuple[int, str, float | None, int, int, str]]:
         """Every record's id, kind, importance, time and ingest time (to the millisecond, as Kuzu reads them) and meta."""

@@ -1,6 +1,6 @@
 """Statements (``assertion``, the append-only authority): one at a time, or many through a batch
 loaded by COPY (``PgStatementBatch``), and read back whole or grouped by subject as log text (the
-same log form as the Kuzu store, ``store/kuzu/codecs.py``, so rebuild and lint read both alike)."""
+same log form as the Kuzu store, ``store/common/codecs.py``, so rebuild and lint read both alike)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,15 @@ from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
 from graphmem.model import Statement
-from graphmem.store.kuzu.codecs import (
+from graphmem.store.common.codecs import (
     _object,
     _sources,
     _sources_json,
-    decode_log,
     encode_literal,
     log_text,
-    statements_from_log,
-    unpack,
 )
+from graphmem.store.common.forms import LogForms
+from graphmem.store.common.rows import ranges_of
 from graphmem.store.postgres.entities import PgEntities
 
 _COLS = ("id, op, subject, predicate, object, object_type, valid_from, valid_to, recorded_at, retracted_at, "
@@ -53,16 +52,20 @@ class PgStatementBatch:
         self._rows.append(s)
 
     def finish(self) -> _FinishedBatch:
-        """The statements written to a file (what another batch's ``adopt`` takes); this batch is then empty."""
+        """The statements gathered since the last ``finish`` written to a file, what another batch's ``adopt``
+        takes; this batch still holds them (``statements``, ``load``), as a Kuzu ``StatementFile`` does, so
+        an import computes the view from a finished batch (``transfer/importer.py``)."""
         fd, name = tempfile.mkstemp(suffix=".statements")
         with os.fdopen(fd, "wb") as f:
             pickle.dump([tuple(s) for s in self._rows], f, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows = []
+        self._files.append(name)
         return _FinishedBatch(name)
 
     def adopt(self, other: str) -> None:
         """Take the statements another batch finished; they come after this batch's own."""
-        self._files += [self.finish(), other]
+        self.finish()
+        self._files.append(other)
 
     def _all(self) -> Iterator[Statement]:
         for name in self._files:
@@ -94,28 +97,8 @@ class PgStatementBatch:
         self._rows = []
 
 
-class PgStatements(PgEntities):
-    """The statements and the fact id counter."""
-
-    @staticmethod
-    def decode_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], str]:
-        """``codecs.decode_log``: a log from ``subject_logs`` and its stored form."""
-        return decode_log(subject, text, name_of)
-
-    @staticmethod
-    def statements_from_log(subject: str, text: str, name_of: Any) -> tuple[list[Statement], bool]:
-        """``codecs.statements_from_log``: a log's statements and whether they came in id order."""
-        return statements_from_log(subject, text, name_of)
-
-    @staticmethod
-    def log_text(log: list[Statement]) -> str:
-        """``codecs.log_text``: a subject's log in its stored form."""
-        return log_text(log)
-
-    @staticmethod
-    def unpack(stored: str | None) -> str:
-        """``codecs.unpack``: the JSON text of a stored log."""
-        return unpack(stored)
+class PgStatements(LogForms, PgEntities):
+    """The statements and the fact id counter (the stored form of a log: ``LogForms``)."""
 
     def next_fact_id(self) -> int:
         self._ticket()
@@ -123,16 +106,6 @@ class PgStatements(PgEntities):
 
     def set_next_fact_id(self, n: int) -> None:
         self._set_meta("next_fact", str(n))
-
-    def _object_type(self, s: Statement) -> str | None:
-        if s.op == "cite":
-            return "text" if s.object is not None else None
-        if s.object_kind == "entity":
-            return "entity"
-        if s.object_kind == "literal":
-            p = self.registry.predicates.get(s.predicate)
-            return p.literal_type if p and p.literal_type else "string"
-        return None
 
     def _row(self, s: Statement) -> tuple[Any, ...]:
         obj = None if s.object is None else (s.object if s.object_kind == "entity" else encode_literal(s.object))
@@ -206,10 +179,7 @@ class PgStatements(PgEntities):
 
     def subject_ranges(self, parts: int) -> list[tuple[str | None, str | None]]:
         refs = [r for (r,) in self._q("SELECT DISTINCT subject FROM assertion ORDER BY subject")]
-        if parts <= 1 or len(refs) < parts:
-            return [(None, None)]
-        bounds: list[str | None] = [None, *(refs[i * len(refs) // parts] for i in range(1, parts)), None]
-        return list(zip(bounds, bounds[1:], strict=False))
+        return ranges_of(refs, parts)
 
     def subject_logs(self, lo: str | None = None, hi: str | None = None,
                      refs: list[str] | None = None, scopes: list[str] | None = None) -> Iterator[tuple[str, str]]:

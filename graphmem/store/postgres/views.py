@@ -14,16 +14,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphmem.model import Interval, Statement
-from graphmem.store.kuzu.codecs import (
+from graphmem.store.common.codecs import (
     _iv_from_row,
     loads,
     log_text,
     pack,
-    same_view,
     statements_from_log,
     unpack,
     view_text,
 )
+from graphmem.store.common.forms import ViewForms
 from graphmem.store.postgres.statements import PgStatements
 
 _IV_COLS = "subject, predicate, pos, valid_from, valid_to, row"
@@ -68,7 +68,7 @@ def _load(name: str) -> list[tuple[Any, ...]]:
     return rows
 
 
-class PgViews(PgStatements):
+class PgViews(ViewForms, PgStatements):
     """The subject rows and the fact edges."""
 
     @staticmethod
@@ -82,16 +82,6 @@ class PgViews(PgStatements):
             if predicates is None or iv.predicate in predicates:
                 rows.append((ref, iv.predicate, pos, iv.valid_from, iv.valid_to, view_text([iv])[1:-1]))
         return rows
-
-    @staticmethod
-    def view_text(view: list[Interval]) -> str:
-        """``codecs.view_text``: a subject's intervals in their stored form."""
-        return view_text(view)
-
-    @staticmethod
-    def same_view(stored: str | None, text: str) -> bool:
-        """``codecs.same_view``: whether a stored view holds what ``text`` holds."""
-        return same_view(stored, text)
 
     def is_fact_edge(self, name: str) -> bool:
         from graphmem.ontology.schema import RECORD_TYPE
