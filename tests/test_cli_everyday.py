@@ -8,8 +8,8 @@ import json
 import os
 import subprocess
 import sys
-from importlib.metadata import version
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
