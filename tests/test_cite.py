@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +149,7 @@ def test_cite_cli_prints_its_ref_and_json(store_path: Path) -> None:
     assert r.code == 0 and "cite" in r.out
 
 
-def test_cites_round_trip_through_export_and_import(tmp_path: Path, atlas: graphmem.Memory) -> None:
+def test_cites_round_trip_through_export_and_import(new_store: Callable[[str], Path], atlas: graphmem.Memory) -> None:
     atlas.ingest([json.dumps({"text": "Kuzu chosen for Atlas.", "kind": "note"})])
     fact = atlas.assert_("Atlas", "uses", "Kuzu", valid_from="2024-02-01").refs[0]
     atlas.cite(fact, ["rec:1"], note="chat")
@@ -156,7 +158,7 @@ def test_cites_round_trip_through_export_and_import(tmp_path: Path, atlas: graph
     text = atlas.export()
     lines = [json.loads(x) for x in text.splitlines()]
     assert [x["op"] for x in lines if x["op"] in ("cite", "retract")] == ["cite", "cite", "retract"]
-    other = graphmem.open(tmp_path / "other", create=True)
+    other = graphmem.open(new_store("other"), create=True)
     r = other.import_jsonl(text.splitlines())
     assert r.ok and r.statements == 3 and r.retractions == 1
     assert sorted(other.export().splitlines()) == sorted(text.splitlines())
@@ -186,7 +188,8 @@ def test_import_cite_lines_are_checked_by_line(atlas: graphmem.Memory) -> None:
     assert atlas.current("Atlas").facts[0].sources == ("https://x.org/a",)
 
 
-def test_streamed_import_checks_cites_of_its_own_facts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_streamed_import_checks_cites_of_its_own_facts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                       new_store: Callable[[str], Path]) -> None:
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)
     f = tmp_path / "in.jsonl"
@@ -198,7 +201,7 @@ def test_streamed_import_checks_cites_of_its_own_facts(monkeypatch: pytest.Monke
          "sources": ["https://x.org/b"]},
         {"op": "cite", "fact": "fact:1", "sources": ["https://x.org/c"]},
     )) + b"\n")
-    m = graphmem.open(tmp_path / "s", create=True)
+    m = graphmem.open(new_store("s"), create=True)
     r = m.import_jsonl(f)
     assert r.statements == 2 and [n for n, _ in r.errors] == [5, 6], r.errors
     assert m.current("project:atlas").facts[0].sources == ("https://x.org/a",)
@@ -278,12 +281,12 @@ _PROP_ENTITIES = [{"op": "entity", "type": t, "name": n} for t, n in ENTITY_PAIR
 
 @_PROPS
 @given(lines=import_histories())
-def test_import_twice_equals_import_once(tmp_path_factory: pytest.TempPathFactory,
-                                         lines: list[dict[str, Any]]) -> None:
-    folder = tmp_path_factory.mktemp("twice")
+def test_import_twice_equals_import_once(new_store: Callable[[str], Path], lines: list[dict[str, Any]]) -> None:
+    example = uuid.uuid4().hex[:8]  # new stores for each example
+    at = new_store(f"once-{example}"), new_store(f"twice-{example}")
     text = [json.dumps(x) for x in _PROP_ENTITIES + lines]
-    once = graphmem.open(folder / "once", create=True)
-    twice = graphmem.open(folder / "twice", create=True)
+    once = graphmem.open(at[0], create=True)
+    twice = graphmem.open(at[1], create=True)
     try:
         r1 = once.import_jsonl(text)
         assert r1.ok, r1.errors
@@ -305,7 +308,9 @@ def test_import_twice_equals_import_once(tmp_path_factory: pytest.TempPathFactor
     finally:
         once.close()
         twice.close()
-    shutil.rmtree(folder)
+    for store in at:
+        if isinstance(store, Path):
+            shutil.rmtree(store)
 
 
 # the pure view with cites ----------------------------------------------------------------------------

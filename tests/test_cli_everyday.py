@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
@@ -28,9 +29,9 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> Path:
+def small(new_store: Callable[[str], Path]) -> Path:
     """A store with a few entities (DuckDB among them) and two facts."""
-    path = tmp_path / "small"
+    path = new_store("small")
     with graphmem.open(path, create=True) as m:
         m.add_entity("Project", "Atlas", aliases=["atlas-app"])
         m.add_entity("Tool", "Kuzu")
@@ -39,6 +40,15 @@ def small(tmp_path: Path) -> Path:
         m.assert_("atlas", "uses", "kuzu", valid_from="2025-01-01")
         m.assert_("atlas", "owner", "Ada Lovelace", valid_from="2025-01-01")
     return path
+
+
+def assert_no_store(store: Path | str) -> None:
+    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
+    if isinstance(store, Path):
+        assert not store.exists()
+    else:
+        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
+            graphmem.open(store)
 
 
 def export(store: Path) -> str:
@@ -57,7 +67,7 @@ def test_version_prints_the_package_version() -> None:
     assert p.returncode == 0 and p.stdout == f"graphmem {version('graphmem')}\n"
 
 
-def test_global_options_after_the_command(small: Path, tmp_path: Path, odd_predicates: Path) -> None:
+def test_global_options_after_the_command(small: Path, new_store: Callable[[str], Path], odd_predicates: Path) -> None:
     from helpers import runner
 
     from graphmem.cli import app
@@ -65,9 +75,10 @@ def test_global_options_after_the_command(small: Path, tmp_path: Path, odd_predi
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["subject"]["ref"] == "project:atlas"
     # after the command, --store wins over the one before it (and over GRAPHMEM_STORE)
-    r = runner.invoke(app, ["--store", str(tmp_path / "elsewhere"), "entity", "list", "--store", str(small), "--json"])
+    elsewhere = new_store("elsewhere")
+    r = runner.invoke(app, ["--store", str(elsewhere), "entity", "list", "--store", str(small), "--json"])
     assert r.exit_code == 0 and "tool:duckdb" in {e["ref"] for e in json.loads(r.stdout)["entities"]}
-    assert not (tmp_path / "elsewhere").exists()
+    assert_no_store(elsewhere)
     # --predicates after the command adds a folder, as before it
     r = runner.invoke(app, ["predicates", "--store", str(small), "--predicates", str(odd_predicates), "--json"])
     assert r.exit_code == 0 and "score" in {p["name"] for p in json.loads(r.stdout)["predicates"]}
@@ -149,13 +160,13 @@ def test_counts_are_singular_and_plural(small: Path, tmp_path: Path) -> None:
 # 5. errors as one graphmem.error.v1 document with --json ---------------------------------------
 
 
-def test_store_unavailable_with_json_is_an_error_document(tmp_path: Path) -> None:
-    r = cli(tmp_path / "nope", "current", "atlas", "--json")
+def test_store_unavailable_with_json_is_an_error_document(new_store: Callable[[str], Path]) -> None:
+    r = cli(new_store("nope"), "current", "atlas", "--json")
     assert r.code == 3 and r.err == ""
     doc = r.json()
     assert doc == {"schema": "graphmem.error.v1", "code": "StoreUnavailable", "message": doc["message"]}
     assert "init" in doc["message"]
-    p = run("--store", str(tmp_path / "nope"), "current", "atlas", "--bogus", "--json")
+    p = run("--store", str(new_store("nope")), "current", "atlas", "--bogus", "--json")
     assert p.returncode == 2 and p.stderr == "" and json.loads(p.stdout)["code"] == "usage_error"
 
 
@@ -198,6 +209,7 @@ def test_pack_budget_too_small_says_what_the_smallest_item_needs(demo_dir: Path,
 # 9. graphmem cypher --------------------------------------------------------------------------------
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # PostgreSQL: no Cypher (graphmem cypher is refused), see docs/engines.md Limits
 def test_cypher_table_and_json(small: Path) -> None:
     q = "MATCH (p:Project)-[u:USES]->(t:Tool) RETURN p.ref AS project, t.ref AS tool, u.valid_from AS since"
     d = cli(small, "cypher", q, "--json").json()
@@ -214,6 +226,7 @@ def test_cypher_table_and_json(small: Path) -> None:
     assert lit["rows"] == [[2]] and lit["columns"] == ["delete"]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # PostgreSQL: no Cypher (graphmem cypher is refused), see docs/engines.md Limits
 @pytest.mark.parametrize("query", [
     "CREATE (:Tool {ref: 'tool:x', name: 'X'})",
     "MERGE (:Tool {ref: 'tool:x'})",
@@ -255,6 +268,7 @@ def test_cypher_refuses_what_would_write(small: Path, tmp_path: Path, query: str
     assert doc["schema"] == "graphmem.error.v1" and doc["code"] == "QueryRefused"
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # PostgreSQL: no Cypher (graphmem cypher is refused), see docs/engines.md Limits
 def test_cypher_bad_query_is_bad_input(small: Path) -> None:
     r = cli(small, "cypher", "MATCH (t:Nope) RETURN t")
     one_clear_line(r, 2, ["'MATCH (t:Nope) RETURN t'", "Nope"], [])
@@ -262,6 +276,7 @@ def test_cypher_bad_query_is_bad_input(small: Path) -> None:
     one_clear_line(cli(small, "cypher", "   "), 2, ["query"], ["expected"])
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # PostgreSQL: no Cypher (graphmem cypher is refused), see docs/engines.md Limits
 def test_memory_cypher_and_its_role(small: Path) -> None:
     with graphmem.open(small) as m:
         assert isinstance(m.store, CypherReads)

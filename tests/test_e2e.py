@@ -7,10 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import copy_demo
+
+import graphmem
 
 
 def _executable() -> str:
@@ -36,6 +39,7 @@ def demo_copy(demo_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) ->
     return copy_demo(demo_dir, tmp_path / "demo", request)  # type: ignore[no-any-return]
 
 
+@pytest.mark.engine("kuzu", "ladybug")  # PostgreSQL: graphmem demo builds its example in a folder, see docs/engines.md Limits
 def test_demo_walkthrough(tmp_path: Path) -> None:
     store = tmp_path / "d"
     p = run("--store", str(store), "demo")
@@ -77,13 +81,13 @@ def test_current_json_after_the_command(demo_copy: Path) -> None:
     assert _status_values(p.stdout) == ["active"]
 
 
-def test_graphmem_store_env_var(demo_copy: Path, tmp_path: Path) -> None:
+def test_graphmem_store_env_var(demo_copy: Path, tmp_path: Path, new_store: Callable[[str], Path]) -> None:
     env = dict(os.environ, GRAPHMEM_STORE=str(demo_copy))
     p = run("--json", "current", "atlas", "--predicate", "status", env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert _status_values(p.stdout) == ["active"]
     # init and writes go to the store the variable names, and --store wins over it
-    other = tmp_path / "other"
+    other = new_store("other")
     env2 = dict(os.environ, GRAPHMEM_STORE=str(other))
     assert run("init", env=env2).returncode == 0
     add = run("entity", "add", "Tool", "Valkey", env=env2)
@@ -117,11 +121,16 @@ def test_bad_input_one_line_exit_2(demo_copy: Path) -> None:
     assert run("--store", str(demo_copy), "export").stdout == before
 
 
-def test_missing_store_exit_3(tmp_path: Path) -> None:
-    p = run("--store", str(tmp_path / "nope"), "current", "atlas")
+def test_missing_store_exit_3(new_store: Callable[[str], Path]) -> None:
+    nope = new_store("nope")
+    p = run("--store", str(nope), "current", "atlas")
     assert p.returncode == 3
     assert len(p.stderr.strip().splitlines()) == 1 and "init" in p.stderr and "Traceback" not in p.stderr
-    assert not (tmp_path / "nope").exists()
+    if isinstance(nope, Path):
+        assert not nope.exists()
+    else:  # nothing made in the schema either
+        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
+            graphmem.open(nope)
 
 
 def test_help_runs(tmp_path: Path) -> None:

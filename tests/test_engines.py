@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,7 @@ def test_a_store_opens_with_its_own_engine_whatever_the_default(tmp_path: Path,
         assert m.store.engine == made_by and m.entity("kuzu").ref == "tool:kuzu"
 
 
+@pytest.mark.folder_store("a Kuzu and a LadybugDB store, in a child process: the refusal under test")
 def test_one_process_cannot_load_both_embedded_engines(tmp_path: Path) -> None:
     """Kuzu's and LadybugDB's modules register the same native types: the second open is one clear error."""
     code = ("import graphmem, sys\n"
@@ -135,9 +137,19 @@ def test_info_and_init_name_the_engine(atlas: graphmem.Memory, tmp_path: Path, r
     assert r.exit_code == 0 and f"({name} {version}, layout {info.layout}; 0 entities, 0 statements)" in r.stdout
 
 
-def test_info_on_a_missing_store_is_exit_3(tmp_path: Path) -> None:
-    one_clear_line(cli(tmp_path / "nothing", "info"), 3, [str(tmp_path / "nothing")], ["graphmem init"])
-    assert not (tmp_path / "nothing").exists()
+def assert_no_store(store: Path | str) -> None:
+    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
+    if isinstance(store, Path):
+        assert not store.exists()
+    else:
+        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
+            graphmem.open(store)
+
+
+def test_info_on_a_missing_store_is_exit_3(new_store: Callable[[str], Path]) -> None:
+    nothing = new_store("nothing")
+    one_clear_line(cli(nothing, "info"), 3, [str(nothing)], ["graphmem init"])
+    assert_no_store(nothing)
 
 
 # copy ----------------------------------------------------------------------------------------------
@@ -176,12 +188,14 @@ def test_copy_keeps_the_export_both_ways(rich_store: str, tmp_path: Path, dest_e
         assert m.search("backslash").results[0].ref == "rec:47"
 
 
-def test_copy_refuses_a_destination_that_holds_a_store(rich_store: str, tmp_path: Path) -> None:
-    other = tmp_path / "other"
+def test_copy_refuses_a_destination_that_holds_a_store(rich_store: str, new_store: Callable[[str], Path]) -> None:
+    other = new_store("other")
     with graphmem.open(other, create=True) as m:
         m.add_entity("Tool", "SQLite")
         kept = m.export()
-    for dest in (str(other), f"{PREFIX['ladybug' if TEST_ENGINE == 'kuzu' else 'kuzu']}{other}"):
+    # a folder named with the other embedded engine is refused too
+    named = [f"{PREFIX['ladybug' if TEST_ENGINE == 'kuzu' else 'kuzu']}{other}"] if isinstance(other, Path) else []
+    for dest in (str(other), *named):
         r = Run(runner.invoke(app, ["copy", rich_store, dest]))
         assert r.code == 2 and len(r.err_lines) == 1, r
         assert str(other) in r.err_lines[0] and ("holds a store already" in r.err_lines[0]
@@ -189,9 +203,9 @@ def test_copy_refuses_a_destination_that_holds_a_store(rich_store: str, tmp_path
     with graphmem.open(other, read_only=True) as m:
         assert m.export() == kept
     one_clear_line(Run(runner.invoke(app, ["copy", rich_store, rich_store])), 2, [rich_store], ["another place"])
-    one_clear_line(Run(runner.invoke(app, ["copy", str(tmp_path / "none"), str(tmp_path / "n2")])), 3,
-                   [str(tmp_path / "none")], ["expected"])
-    assert not (tmp_path / "n2").exists()
+    none, n2 = new_store("none"), new_store("n2")
+    one_clear_line(Run(runner.invoke(app, ["copy", str(none), str(n2)])), 3, [str(none)], ["expected"])
+    assert_no_store(n2)
 
 
 def test_free_text_that_needs_escaping_reads_back_whole(atlas: graphmem.Memory) -> None:

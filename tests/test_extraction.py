@@ -7,7 +7,6 @@ their own copy (conftest's ``demo``); CLI tests use a copy no Memory holds open.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -358,13 +357,13 @@ def test_cli_ingest_with_extract_applies(demo_path: Path, tmp_path: Path) -> Non
     assert not set(refs) & set(p.json()["records"])
 
 
-def test_library_ingest_with_extract_is_the_cli_document(demo_dir: Path, tmp_path: Path) -> None:
+def test_library_ingest_with_extract_is_the_cli_document(demo_dir: Path, tmp_path: Path,
+                                                         request: pytest.FixtureRequest) -> None:
     f = tmp_path / "notes.jsonl"
     f.write_bytes(b"".join(x + b"\n" for x in jl({"text": "Tidewater is built on DuckDB.", "ts": "2026-01-10"},
                                                   {"text": "lunch was great", "ts": "2026-01-10"})))
-    by_cli, by_lib = tmp_path / "cli", tmp_path / "lib"
-    shutil.copytree(demo_dir, by_cli)
-    shutil.copytree(demo_dir, by_lib)
+    by_cli = copy_demo(demo_dir, tmp_path / "cli", request)
+    by_lib = copy_demo(demo_dir, tmp_path / "lib", request)
     want = cli(by_cli, "--json", "ingest", str(f), "--extract").json()
     with graphmem.open(by_lib, create=True) as m:
         report = m.ingest(f, extract=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli
+from helpers import TEST_ENGINE, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,8 +42,10 @@ def _export(store: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("fuzz") / "store"
+def store(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """The store every example runs against (a schema of its own on a PostgreSQL run)."""
+    path: Path = (request.getfixturevalue("pg_cluster").url("t_" + uuid.uuid4().hex[:12]) if TEST_ENGINE == "postgresql"
+                  else tmp_path_factory.mktemp("fuzz") / "store")
     with graphmem.open(path, create=True) as m:
         m.add_entity("Project", "Atlas")
         m.add_entity("Tool", "Kuzu")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -290,8 +291,9 @@ def test_plan_items_order() -> None:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=life_records(), runs=life_runs)
-def test_lifecycle_never_loses_a_record(tmp_path: Path, records: list[dict[str, object]], runs: list[int]) -> None:
-    path = tmp_path / f"s{abs(hash((json.dumps(records), tuple(runs))))}"
+def test_lifecycle_never_loses_a_record(new_store: Callable[[str], Path], records: list[dict[str, object]],
+                                        runs: list[int]) -> None:
+    path = new_store(f"s{abs(hash((json.dumps(records), tuple(runs))))}")
     with graphmem.open(path, create=True) as m:
         m.ingest(jl(*records))
         export = m.export()
@@ -306,9 +308,10 @@ def test_lifecycle_never_loses_a_record(tmp_path: Path, records: list[dict[str, 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=life_records(), runs=life_runs)
-def test_archived_records_never_in_search_or_pack_without_the_flag(tmp_path: Path, records: list[dict[str, object]],
+def test_archived_records_never_in_search_or_pack_without_the_flag(new_store: Callable[[str], Path],
+                                                                   records: list[dict[str, object]],
                                                                    runs: list[int]) -> None:
-    path = tmp_path / f"s{abs(hash((json.dumps(records), tuple(runs))))}"
+    path = new_store(f"s{abs(hash((json.dumps(records), tuple(runs))))}")
     with graphmem.open(path, create=True) as m:
         m.ingest(jl(*records))
         for d in runs:

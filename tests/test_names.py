@@ -70,8 +70,8 @@ def lines(extra: int = 30) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[graphmem.Memory]:
-    m = graphmem.open(tmp_path / "store", create=True)
+def store(store_path: Path) -> Iterator[graphmem.Memory]:
+    m = graphmem.open(store_path, create=True)
     yield m
     m.close()
 

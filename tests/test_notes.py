@@ -34,6 +34,15 @@ Redis cache added to Atlas.
 """
 
 
+def assert_no_store(store: Path | str) -> None:
+    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
+    if isinstance(store, Path):
+        assert not store.exists()
+    else:
+        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
+            graphmem.open(store)
+
+
 def records(m: graphmem.Memory, refs: tuple[str, ...]) -> list[dict[str, object]]:
     return [m.record(r).to_dict() for r in refs]
 
@@ -81,8 +90,8 @@ def test_note_bad_input_writes_nothing(mem: graphmem.Memory, kwargs: dict[str, s
     assert mem.store.record_count() == 0
 
 
-def test_cli_note_prints_its_ref_and_json(tmp_path: Path) -> None:
-    store = tmp_path / "store"
+def test_cli_note_prints_its_ref_and_json(store_path: Path) -> None:
+    store = store_path
     assert cli(store, "init").code == 0
     r = cli(store, "note", "Atlas moved to Kuzu.", "--kind", "doc", "--source", "meeting", "--ts", "2024-03-01")
     assert r.code == 0 and r.out.strip() == "rec:1", r
@@ -100,8 +109,8 @@ def test_cli_note_prints_its_ref_and_json(tmp_path: Path) -> None:
     (["note", "x", "--ts", "someday"], "someday"),
     (["note", "x", "--kind", "Not A Kind"], "Not A Kind"),
 ])
-def test_cli_note_bad_input_one_line_exit_2_no_store_left(tmp_path: Path, args: list[str], named: str) -> None:
-    store = tmp_path / "store"
+def test_cli_note_bad_input_one_line_exit_2_no_store_left(store_path: Path, args: list[str], named: str) -> None:
+    store = store_path
     assert cli(store, "init").code == 0
     one_clear_line(cli(store, *args), 2, [named])
     assert cli(store, "--json", "export").json()["lines"] == []  # nothing written
@@ -170,10 +179,10 @@ def test_a_long_section_is_cut_at_paragraphs_not_truncated(mem: graphmem.Memory,
     assert [x["meta"]["lines"] for x in recs] == [[1, 7], [9, 11]]  # type: ignore[index]
 
 
-def test_a_bad_line_refuses_its_block_only_and_cli_exits_2(tmp_path: Path) -> None:
+def test_a_bad_line_refuses_its_block_only_and_cli_exits_2(tmp_path: Path, store_path: Path) -> None:
     f = tmp_path / "mixed.txt"
     f.write_bytes(b"good first paragraph\n\nbad \xff\xfe line\nin the second\n\nthird is good\n")
-    store = tmp_path / "store"
+    store = store_path
     assert cli(store, "init").code == 0
     r = cli(store, "--json", "ingest", str(f))
     assert r.code == 2, r
@@ -185,11 +194,11 @@ def test_a_bad_line_refuses_its_block_only_and_cli_exits_2(tmp_path: Path) -> No
     assert sorted(h["snippet"] for h in s.json()["results"]) == ["good first paragraph", "third is good"]
 
 
-def test_cli_ingest_bad_format_is_one_line(tmp_path: Path) -> None:
+def test_cli_ingest_bad_format_is_one_line(tmp_path: Path, store_path: Path) -> None:
     f = tmp_path / "n.md"
     f.write_text("# x\n")
-    one_clear_line(cli(tmp_path / "store", "ingest", str(f), "--format", "yaml"), 2, ["yaml", "markdown"])
-    assert not (tmp_path / "store").exists()
+    one_clear_line(cli(store_path, "ingest", str(f), "--format", "yaml"), 2, ["yaml", "markdown"])
+    assert_no_store(store_path)
 
 
 @settings(max_examples=200, deadline=None)
@@ -210,13 +219,13 @@ def test_blocks_keep_every_nonblank_line_once_in_order_and_bounded(lines: list[s
 
 
 @pytest.mark.parametrize("command", ["import", "ingest"])
-def test_bad_lines_into_a_new_store_keep_the_good_ones(tmp_path: Path, command: str) -> None:
+def test_bad_lines_into_a_new_store_keep_the_good_ones(tmp_path: Path, store_path: Path, command: str) -> None:
     """Exit 2 for the bad line, and the store keeps what was written."""
     good = ('{"op": "entity", "type": "Tool", "name": "Kuzu"}' if command == "import"
             else '{"text": "Kuzu is the engine."}')
     f = tmp_path / "in.jsonl"
     f.write_text(good + '\n{"op": "bogus", "nothing": 1}\n')
-    store = tmp_path / "store"
+    store = store_path
     assert cli(store, "init").code == 0
     r = cli(store, command, str(f))
     assert r.code == 2 and len(r.err_lines) == 1 and "line 2:" in r.err_lines[0], r

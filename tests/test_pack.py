@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +118,12 @@ def _resolves(m: graphmem.Memory, ref: str, item: dict[str, Any], as_of: str, kn
                                      min_size=1, max_size=4).map(" ".join),
        budget=st.integers(0, 4000), as_day=st.integers(1, LAST_DAY + 1),
        known_day=st.one_of(st.none(), st.integers(1, LAST_DAY + 1)))
-def test_pack_properties(tmp_path_factory: pytest.TempPathFactory, data: tuple[list[Any], list[Any]], query: str,
+def test_pack_properties(new_store: Callable[[str], Path], data: tuple[list[Any], list[Any]], query: str,
                          budget: int, as_day: int, known_day: int | None) -> None:
     lines, records = data
     as_of = _at(as_day, 6)
     known_at = _at(known_day, 20) if known_day is not None else None
-    with _open(tmp_path_factory.mktemp("pack") / "s", lines, records) as m:
+    with _open(new_store(f"pack-{uuid.uuid4().hex[:8]}"), lines, records) as m:  # a new store per example
         kw: dict[str, Any] = {"budget_tokens": budget, "as_of": as_of, "known_at": known_at or "2099-01-01",
                               "trace": True}
         doc = m.pack(query, **kw).to_dict()

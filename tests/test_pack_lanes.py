@@ -3,7 +3,7 @@ importance that chat does not trigger, budget and determinism."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,8 @@ def turns(session: int, rows: list[tuple[str, str]], ts: str, first: int = 1) ->
 
 
 @pytest.fixture
-def chat(tmp_path: Path) -> Iterator[graphmem.Memory]:
-    m = graphmem.open(tmp_path / "store", create=True)
+def chat(new_store: Callable[[str], Path]) -> Iterator[graphmem.Memory]:
+    m = graphmem.open(new_store("store"), create=True)
     m.ingest(turns(1, CHAT, "2023-05-08T13:56:00Z") + turns(2, OTHER, "2023-06-02T10:00:00Z"))
     yield m
     m.close()
@@ -56,10 +56,10 @@ def test_a_turn_ranks_with_the_turns_around_it_in_its_session(chat: graphmem.Mem
     assert rec2.scores["bm25"] == rec2.scores["context"] > 0 and "from the turns around it" in rec2.why
 
 
-def test_the_turn_after_a_hit_in_its_session_is_packed(tmp_path: Path) -> None:
+def test_the_turn_after_a_hit_in_its_session_is_packed(new_store: Callable[[str], Path]) -> None:
     """With a pool too small for the context ranking to reach it, the neighbours lane still finds it."""
     import graphmem.retrieval.packing as packing
-    m = graphmem.open(tmp_path / "s", create=True)
+    m = graphmem.open(new_store("s"), create=True)
     pool = packing.RECORD_POOL, packing.RECORD_POOL_MIN
     try:
         m.ingest(turns(1, CHAT, "2023-05-08T13:56:00Z"))
@@ -74,8 +74,8 @@ def test_the_turn_after_a_hit_in_its_session_is_packed(tmp_path: Path) -> None:
     assert lane.why == "after rec:1 in chat/session_1" and lane.score < p.items[0].score
 
 
-def test_a_neighbour_in_another_session_is_not_one(tmp_path: Path) -> None:
-    m = graphmem.open(tmp_path / "s", create=True)
+def test_a_neighbour_in_another_session_is_not_one(new_store: Callable[[str], Path]) -> None:
+    m = graphmem.open(new_store("s"), create=True)
     try:
         m.ingest(turns(1, CHAT[:1], "2023-05-08") + turns(2, OTHER[:1], "2023-05-09"))
         p = m.pack("adopted greyhound shelter", trace=True)
@@ -85,8 +85,8 @@ def test_a_neighbour_in_another_session_is_not_one(tmp_path: Path) -> None:
         m.close()
 
 
-def test_records_sharing_an_entity_with_a_hit_are_a_lane(tmp_path: Path) -> None:
-    m = graphmem.open(tmp_path / "s", create=True)
+def test_records_sharing_an_entity_with_a_hit_are_a_lane(new_store: Callable[[str], Path]) -> None:
+    m = graphmem.open(new_store("s"), create=True)
     try:
         m.add_entity("Project", "Atlas")
         m.ingest([{"text": "Atlas moved its index to a new disk layout.", "ts": "2024-03-01", "kind": "note",
@@ -144,8 +144,8 @@ def test_no_time_and_a_bad_date_give_no_preference() -> None:
     assert query_times("yesterday", parse_instant("0001-01-01T00:00:00Z")) == []
 
 
-def test_a_named_time_prefers_the_records_written_then(tmp_path: Path) -> None:
-    m = graphmem.open(tmp_path / "s", create=True)
+def test_a_named_time_prefers_the_records_written_then(new_store: Callable[[str], Path]) -> None:
+    m = graphmem.open(new_store("s"), create=True)
     try:
         m.ingest([{"text": "We went hiking in the hills.", "ts": "2022-07-01", "source": "a"},
                   {"text": "We went hiking in the hills.!", "ts": "2023-05-07", "source": "b"}])
@@ -159,10 +159,10 @@ def test_a_named_time_prefers_the_records_written_then(tmp_path: Path) -> None:
         m.close()
 
 
-def test_a_time_a_record_names_counts_as_its_time(tmp_path: Path) -> None:
+def test_a_time_a_record_names_counts_as_its_time(new_store: Callable[[str], Path]) -> None:
     """Times as mentions: "last Saturday", said on Monday 8 May 2023, is 6 May; a question about 6 May
     prefers that turn to an equal one about another day, though both were written after it."""
-    m = graphmem.open(tmp_path / "s", create=True)
+    m = graphmem.open(new_store("s"), create=True)
     try:
         m.ingest([{"text": "Ana: We went hiking in the hills last Saturday.", "ts": "2023-05-08T13:56:00Z",
                    "source": "a"},
@@ -220,12 +220,12 @@ def test_pack_never_goes_over_budget(chat: graphmem.Memory, budget: int) -> None
         assert p.used_tokens == count_tokens(p.bundle_text) <= budget
 
 
-def test_pack_is_deterministic(chat: graphmem.Memory, tmp_path: Path) -> None:
+def test_pack_is_deterministic(chat: graphmem.Memory, new_store: Callable[[str], Path]) -> None:
     q = "What did Ana name the dog she adopted?"
     a = chat.pack(q, budget_tokens=120, as_of="2024-01-01", known_at="2024-01-01", trace=True).to_dict()
     b = chat.pack(q, budget_tokens=120, as_of="2024-01-01", known_at="2024-01-01", trace=True).to_dict()
     assert a == b
-    other = graphmem.open(tmp_path / "again", create=True)
+    other = graphmem.open(new_store("again"), create=True)
     try:
         other.ingest(turns(1, CHAT, "2023-05-08T13:56:00Z") + turns(2, OTHER, "2023-06-02T10:00:00Z"))
         c = other.pack(q, budget_tokens=120, as_of="2024-01-01", known_at="2024-01-01", trace=True).to_dict()

@@ -4,12 +4,13 @@ the most recent records, then retrieval; never over budget, repeatable; and the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli, one_clear_line
+from helpers import TEST_ENGINE, cli, one_clear_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -52,16 +53,19 @@ def build(path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[graphmem.Memory]:
-    m = graphmem.open(build(tmp_path_factory.mktemp("tail") / "store"))
+def chat(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[graphmem.Memory]:
+    """The store, shared by the tests that only read (a schema of its own on a PostgreSQL run)."""
+    path = (request.getfixturevalue("pg_cluster").url("t_" + uuid.uuid4().hex[:12]) if TEST_ENGINE == "postgresql"
+            else tmp_path_factory.mktemp("tail") / "store")
+    m = graphmem.open(build(path))
     yield m
     m.close()
 
 
 @pytest.fixture
-def closed(tmp_path: Path) -> Path:
+def closed(store_path: Path) -> Path:
     """The same store, closed, for the command line."""
-    return build(tmp_path / "store")
+    return build(store_path)
 
 
 def pack(m: graphmem.Memory, q: str = "greyhound shelter", **kw: Any) -> dict[str, Any]:
@@ -189,8 +193,8 @@ def test_never_over_budget_and_repeatable(chat: graphmem.Memory, budget: int, ta
     assert json.dumps(pack(chat, query, **kw)) == json.dumps(doc)
 
 
-def test_use_is_recorded_for_the_tail_too(tmp_path: Path) -> None:
-    with graphmem.open(tmp_path / "s", create=True) as m:
+def test_use_is_recorded_for_the_tail_too(new_store: Callable[[str], Path]) -> None:
+    with graphmem.open(new_store("s"), create=True) as m:
         m.ingest([json.dumps(r).encode() for r in turns(1, CHAT, "2023-05-08")])
         r = m.pack("greyhound", tail=1, trace=True)
         assert "rec:4" in r.refreshed and m.record_use("rec:4")["packed"] == 1

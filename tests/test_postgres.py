@@ -119,6 +119,7 @@ def test_read_only_refuses_writes(pg_url: str) -> None:  # noqa: F811
         m.close()
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 def test_export_is_the_same_as_on_kuzu(both: Any) -> None:
     kuzu, pg = both
     assert pg.export() == kuzu.export()
@@ -126,6 +127,7 @@ def test_export_is_the_same_as_on_kuzu(both: Any) -> None:
     assert pg.store.record_count() == kuzu.store.record_count() == 46
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 @pytest.mark.parametrize("call", [
     lambda m: m.current("Atlas", as_of="2026-01-01"),
     lambda m: m.current("Atlas"),
@@ -146,6 +148,7 @@ def test_reads_answer_as_on_kuzu(both: Any, call: Any) -> None:
     assert _strip(call(pg).to_dict()) == _strip(call(kuzu).to_dict())
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 def test_lint_finds_what_it_finds_on_kuzu(both: Any) -> None:
     kuzu, pg = both
     found = pg.lint().to_dict()
@@ -153,6 +156,7 @@ def test_lint_finds_what_it_finds_on_kuzu(both: Any) -> None:
     assert found["counts"]["by_code"]["single_value_conflict"] == 1  # the example's deliberate conflict
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 def test_search_scores_match_kuzu(both: Any) -> None:
     kuzu, pg = both
     terms = ["graph", "databas", "kuzu"]
@@ -160,6 +164,7 @@ def test_search_scores_match_kuzu(both: Any) -> None:
     assert pg.store.rank_records(terms, 20)  # something was ranked
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 def test_graph_reads_match_kuzu(both: Any) -> None:
     kuzu, pg = both
     refs = ["project:atlas", "tool:kuzu"]
@@ -170,6 +175,7 @@ def test_graph_reads_match_kuzu(both: Any) -> None:
     assert pg.store.edges_into("tool:kuzu", "uses", "USES", None) == kuzu.store.edges_into("tool:kuzu", "uses", "USES", None)
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 def test_writes_leave_the_same_store_as_on_kuzu(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     kuzu = Memory(tmp_path / "store", create=True)
     pg = open_pg(pg_url, create=True)
@@ -360,6 +366,7 @@ def test_a_writer_holding_the_lock_is_named_not_waited_on(pg_url: str) -> None: 
         second.close()
 
 
+@pytest.mark.folder_store("the same writes on an embedded store beside it, to compare")
 def test_bulk_loads_keep_awkward_text(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     import json as _json
     texts = [f"line {i}\twith a tab\nand a break, a backslash \\ and \\N and \\t written out, é ✓" for i in range(60)]

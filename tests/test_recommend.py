@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +123,11 @@ def _check_step(m: graphmem.Memory, s: dict[str, Any], as_of: str, known_at: str
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=graph_histories(), idea=st.sampled_from(IDEAS), as_day=st.integers(1, LAST_DAY + 1),
        known_day=st.one_of(st.none(), st.integers(1, LAST_DAY + 1)))
-def test_paths_are_real_cited_and_repeatable(tmp_path_factory: pytest.TempPathFactory, lines: list[dict[str, Any]],
+def test_paths_are_real_cited_and_repeatable(new_store: Callable[[str], Path], lines: list[dict[str, Any]],
                                              idea: str, as_day: int, known_day: int | None) -> None:
     as_of = _at(as_day, 6)
     known_at = _at(known_day, 20) if known_day is not None else None
-    with _store(tmp_path_factory.mktemp("rec") / "s", lines) as m:
+    with _store(new_store(f"rec-{uuid.uuid4().hex[:8]}"), lines) as m:  # a new store per example
         kw: dict[str, Any] = {"as_of": as_of, "known_at": known_at or "2099-01-01", "top": 100, "max_hops": 3}
         doc = m.recommend(idea, **kw).to_dict()
         _check_paths(m, doc, as_of, known_at)

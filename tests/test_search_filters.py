@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import cli, one_clear_line
+from helpers import TEST_ENGINE, cli, one_clear_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,9 +34,7 @@ def _lines() -> list[bytes]:
     return out
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("filters") / "store"
+def _build(path: Path) -> Path:
     with graphmem.open(path, create=True) as m:
         m.add_entity("Project", "Atlas", aliases=["atlas-app"])
         m.add_entity("Tool", "Redis")
@@ -47,10 +46,30 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def shared(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[graphmem.Memory]:
-    """A read-only copy for the tests that only search."""
-    path = tmp_path_factory.mktemp("shared") / "store"
-    shutil.copytree(template, path)
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store built once, as a folder to copy (the embedded runs only)."""
+    return _build(tmp_path_factory.mktemp("filters") / "store")
+
+
+@pytest.fixture
+def private(store_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A store of the test's own: a copy of the template folder on the embedded runs, built in the test's
+    schema on PostgreSQL (a hundred rows cost less there than a copy)."""
+    if isinstance(store_path, Path):
+        shutil.copytree(request.getfixturevalue("template"), store_path)
+        return store_path
+    return _build(store_path)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[graphmem.Memory]:
+    """A store for the tests that only search: a copy of the template on the embedded runs, a schema of
+    its own in the session's cluster on PostgreSQL."""
+    if TEST_ENGINE == "postgresql":
+        path = _build(request.getfixturevalue("pg_cluster").url("t_" + uuid.uuid4().hex[:12]))
+    else:
+        path = tmp_path_factory.mktemp("shared") / "store"
+        shutil.copytree(request.getfixturevalue("template"), path)
     m = graphmem.open(path)
     yield m
     m.close()
@@ -115,10 +134,8 @@ def test_about_finds_the_records_that_mention_an_entity(shared: graphmem.Memory)
     assert by_name.to_dict()["filters"]["about"] == ["project:atlas"]
 
 
-def test_filters_follow_new_records(template: Path, tmp_path: Path) -> None:
-    path = tmp_path / "store"
-    shutil.copytree(template, path)
-    with graphmem.open(path) as m:
+def test_filters_follow_new_records(private: Path) -> None:
+    with graphmem.open(private) as m:
         assert m.search("kuzu", kind="runbook").results == ()  # reads the filter columns
         m.note("kuzu restart runbook", kind="runbook", source="wiki:ops", ts="2026-01-01")
         assert [h.kind for h in m.search("kuzu", kind="runbook", source="wiki:").results] == ["runbook"]
@@ -179,17 +196,14 @@ def test_pack_uses_only_the_records_the_filter_allows(shared: graphmem.Memory) -
     (["--source", " "], "source"),
 ])
 @pytest.mark.parametrize("command", ["search", "pack"])
-def test_cli_bad_filters_are_one_line_exit_2(template: Path, tmp_path: Path, args: list[str], named: str,
-                                              command: str) -> None:
-    path = tmp_path / "store"
-    shutil.copytree(template, path)
+def test_cli_bad_filters_are_one_line_exit_2(private: Path, args: list[str], named: str, command: str) -> None:
+    path = private
     head = ["search", "kuzu"] if command == "search" else ["pack", "--query", "kuzu"]
     one_clear_line(cli(path, *head, *args), 2, [named])
 
 
-def test_cli_search_and_pack_filters(template: Path, tmp_path: Path) -> None:
-    path = tmp_path / "store"
-    shutil.copytree(template, path)
+def test_cli_search_and_pack_filters(private: Path) -> None:
+    path = private
     r = cli(path, "--json", "search", "kuzu", "--kind", "decision", "--kind", "doc", "--source", "file:notes.md",
             "--since", "2025-01-01", "--until", "2026-01-01", "-n", "50")
     assert r.code == 0, r

@@ -17,13 +17,15 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import TEST_ENGINE
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from strategies import (
@@ -355,11 +357,19 @@ FEW_TIME_TEXT.append("now")  # past every write of a test, so equal across store
 
 
 _TEMPLATES: dict[bool, Path] = {}
+_NEW_SCHEMA: list[Callable[[], str]] = []  # on a PostgreSQL run: a maker of new store addresses
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Closed stores to copy, with and without the entities: copying beats creating a schema per example."""
+def _store_templates(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[None]:
+    """Closed stores to copy, with and without the entities: copying beats creating a schema per example
+    (Kuzu, LadybugDB); on a PostgreSQL run each store is a new schema in the session's cluster."""
+    if TEST_ENGINE == "postgresql":
+        cluster = request.getfixturevalue("pg_cluster")
+        _NEW_SCHEMA.append(lambda: str(cluster.url("t_" + uuid.uuid4().hex[:12])))
+        yield
+        _NEW_SCHEMA.clear()
+        return
     for entities in (False, True):
         path = tmp_path_factory.mktemp("template") / "store"
         m = graphmem.open(path, create=True)
@@ -374,7 +384,16 @@ def _store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
 
 @contextmanager
 def fresh_store(entities: bool = True) -> Iterator[graphmem.Memory]:
-    """A new store in a temporary folder: empty, or holding ENTITIES."""
+    """A new store of the run's engine: empty, or holding ENTITIES."""
+    if _NEW_SCHEMA:
+        m = graphmem.open(_NEW_SCHEMA[0](), create=True)
+        try:
+            for etype, name in ENTITIES if entities else ():
+                m.add_entity(etype, name)
+            yield m
+        finally:
+            m.close()
+        return
     with tempfile.TemporaryDirectory() as d:
         shutil.copytree(_TEMPLATES[entities], Path(d) / "store")
         m = graphmem.open(Path(d) / "store", create=True)
@@ -566,9 +585,9 @@ def test_import_with_past_record_times(lines: list[dict[str, Any]], data: st.Dat
                 assert _without(tl2, "known_at") == _without(tl1, "known_at"), k_text
 
 
-def test_store_tie_example(tmp_path: Path) -> None:
+def test_store_tie_example(store_path: Path) -> None:
     """SPEC 4's example through the API: incremental writes, rebuild, lint and known_at agree."""
-    m = graphmem.open(tmp_path / "store", create=True)
+    m = graphmem.open(store_path, create=True)
     try:
         m.add_entity("Project", "Atlas")
         a1 = m.assert_("project:atlas", "status", "active", valid_from="2025-01-01").refs[0]

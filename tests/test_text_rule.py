@@ -96,8 +96,8 @@ def test_import_of_text_that_is_not_unicode_writes_nothing(mem: graphmem.Memory)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="bytes in argv")
-def test_an_undecodable_argument_is_exit_2(tmp_path: Path) -> None:
-    store = str(tmp_path / "s")
+def test_an_undecodable_argument_is_exit_2(store_path: Path) -> None:
+    store = str(store_path)
     subprocess.run([*EXE, "--store", store, "init"], check=True, capture_output=True)
     subprocess.run([*EXE, "--store", store, "entity", "add", "Project", "Atlas"], check=True, capture_output=True)
     for args in ([b"current", b"atl\xffas"], [b"assert", b"atlas", b"summary", b"x\xffy"],
@@ -110,8 +110,8 @@ def test_an_undecodable_argument_is_exit_2(tmp_path: Path) -> None:
     assert export.count('"op"') == 1
 
 
-def test_cli_assert_redacts(tmp_path: Path) -> None:
-    store = str(tmp_path / "s")
+def test_cli_assert_redacts(store_path: Path) -> None:
+    store = str(store_path)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*EXE, "--store", store, *args], capture_output=True, text=True, timeout=120)

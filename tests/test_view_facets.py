@@ -6,6 +6,7 @@ of layout 7 gets its facets from `migrate`."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,8 @@ def _slow(m: graphmem.Memory, predicate: str, at: int) -> list[tuple[str, object
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_writes_keep_the_facets_and_the_scan_equals_whole_views(tmp_path: Path, seed: int) -> None:
-    with graphmem.open(tmp_path / "s", create=True) as m:
+def test_writes_keep_the_facets_and_the_scan_equals_whole_views(new_store: Callable[[str], Path], seed: int) -> None:
+    with graphmem.open(new_store("s"), create=True) as m:
         _history(m, seed)
         assert m.rebuild(check=True).ok  # the facets the writes left are those a rebuild makes
         for text in PROBES:
@@ -131,10 +132,10 @@ def test_a_layout_7_store_gets_its_facets_from_migrate(tmp_path: Path) -> None:
         assert m.rebuild(check=True).ok
 
 
-def test_a_write_group_keeps_the_facets_of_every_subject(tmp_path: Path) -> None:
+def test_a_write_group_keeps_the_facets_of_every_subject(new_store: Callable[[str], Path]) -> None:
     """A group's asserts write many subjects at once (``write_subjects``): new and stored subjects, new and
     stored facets, all as a rebuild makes them."""
-    with graphmem.open(tmp_path / "s", create=True) as m:
+    with graphmem.open(new_store("s"), create=True) as m:
         for name in PROJECTS:
             m.add_entity("Project", name)
         m.add_entity("Tool", "K")
@@ -152,11 +153,11 @@ def test_a_write_group_keeps_the_facets_of_every_subject(tmp_path: Path) -> None
             assert got == _slow(m, "status", at), text
 
 
-def test_an_import_that_ends_every_open_interval_it_touches(tmp_path: Path) -> None:
+def test_an_import_that_ends_every_open_interval_it_touches(new_store: Callable[[str], Path]) -> None:
     """Subjects written together whose facets all lose their open rows (every bound of one kind null in
     the group's rows) are written as a rebuild makes them."""
     import json
-    with graphmem.open(tmp_path / "s", create=True) as m:
+    with graphmem.open(new_store("s"), create=True) as m:
         for name in ("A", "B", "C"):
             m.add_entity("Project", name)
             m.assert_(name, "status", "active", valid_from="2020-01-01")

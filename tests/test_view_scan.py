@@ -5,6 +5,7 @@ entity's name, reads back as what filtering whole views gives, at every time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,8 @@ def _slow(m: graphmem.Memory, predicate: str, at: int) -> list[tuple[str, object
 
 
 @pytest.mark.parametrize("where", ["source", "name", "object"])
-def test_scan_equals_the_whole_view_with_tricky_text(tmp_path: Path, where: str) -> None:
-    with graphmem.open(tmp_path / "s", create=True) as m:
+def test_scan_equals_the_whole_view_with_tricky_text(new_store: Callable[[str], Path], where: str) -> None:
+    with graphmem.open(new_store("s"), create=True) as m:
         for i, weird in enumerate(TRICKY):
             p = m.add_entity("Project", f"P{i}").refs[0] if where != "name" else None
             if where == "name":
