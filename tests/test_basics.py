@@ -204,11 +204,9 @@ def test_open_without_a_path_opens_the_default_store(new_store, monkeypatch: pyt
         assert m.entity("kuzu").ref == "tool:kuzu"
 
 
-# PostgreSQL: a failed first write leaves the new schema's empty tables (cleanup_on_failure takes back a
-# folder's files only), see docs/engines.md Limits
-@pytest.mark.engine("kuzu", "ladybug")
+@pytest.mark.engine("kuzu", "ladybug")  # the folders it made, in the embedded engines' own layout
 def test_failed_first_write_leaves_no_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from graphmem.config import cleanup_on_failure
+    from graphmem.store.engines import cleanup_on_failure
     target = tmp_path / "new" / "deeper" / "store"
     with pytest.raises(UnknownEntity), cleanup_on_failure(target), graphmem.open(target, create=True) as m:
         m.assert_("nobody", "status", "active")
@@ -216,6 +214,24 @@ def test_failed_first_write_leaves_no_store(tmp_path) -> None:  # type: ignore[n
     with cleanup_on_failure(target), graphmem.open(target, create=True) as m:  # a write that succeeds keeps the store
         m.add_entity("Tool", "Kuzu")
     assert (target / DB_FILE).exists()
+
+
+def test_a_failed_first_write_leaves_no_store_on_any_engine(new_store) -> None:  # type: ignore[no-untyped-def]
+    """The new store a failed first write made is taken back (a folder's files, or on PostgreSQL its
+    schema: ``store.engines.cleanup_on_failure``, which ``init`` and ``copy`` use); the store a write that
+    succeeds made, and a store that was there before, are kept."""
+    from graphmem.store.engines import cleanup_on_failure
+    target = new_store("s")
+    with pytest.raises(UnknownEntity), cleanup_on_failure(target), graphmem.open(target, create=True) as m:
+        m.assert_("nobody", "status", "active")
+    with pytest.raises(graphmem.StoreUnavailable, match="no store at"):
+        graphmem.open(target)
+    with cleanup_on_failure(target), graphmem.open(target, create=True) as m:
+        m.add_entity("Tool", "Kuzu")
+    with pytest.raises(UnknownEntity), cleanup_on_failure(target), graphmem.open(target, create=True) as m:
+        m.assert_("nobody", "status", "active")  # a store there before: kept whole
+    with graphmem.open(target) as m:
+        assert [e.ref for e in m.store.all_entities()] == ["tool:kuzu"]
 
 
 @pytest.mark.engine("kuzu", "ladybug")  # the files of an embedded store's folder

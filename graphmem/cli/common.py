@@ -13,9 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem.config import StoreAddress, cleanup_on_failure, store_address
+from graphmem.config import StoreAddress, store_address
 from graphmem.errors import GraphmemError
 from graphmem.model.words import plural
+from graphmem.store.engines import cleanup_on_failure
 
 _JSON: ContextVar[bool] = ContextVar("graphmem_json", default=False)  # --json given, before or after the command
 

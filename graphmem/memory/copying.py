@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from graphmem import errors as _errors
-from graphmem.config import ENGINE_FILES, StoreAddress, cleanup_on_failure, has_store, store_address
+from graphmem.config import ENGINE_FILES, StoreAddress, has_store, store_address
 from graphmem.errors import BadInput, GraphmemError, StoreUnavailable
 from graphmem.model.progress import Progress, no_progress
 from graphmem.reports import CopyReport
-from graphmem.store.engines import describe
+from graphmem.store.engines import cleanup_on_failure, describe
 
 
 def copy_store(source: str | Path | StoreAddress, dest: str | Path | StoreAddress, *,

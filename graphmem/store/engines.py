@@ -6,11 +6,13 @@ database (``store/kuzu/``: the same Cypher and Python API, the driver module cho
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from graphmem.config import ENGINE_NAMES, StoreAddress, store_address
+from graphmem.config import cleanup_on_failure as folder_cleanup
 from graphmem.errors import StoreUnavailable
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.reports import MigrateReport
@@ -70,6 +72,40 @@ def open_store(address: str | Path | StoreAddress, ontology: Ontology, registry:
     from graphmem.store.kuzu.store import Store
     return Store(where, ontology, registry, create=create, buffer_pool_mb=buffer_pool_mb, repair=repair,
                  read_only=read_only)
+
+
+@contextmanager
+def cleanup_on_failure(address: str | Path | StoreAddress) -> Iterator[None]:
+    """Run the block; if it raises, take back the store it created at ``address`` (a folder's new files, or
+    on PostgreSQL the new schema), then re-raise: a command that creates a store and then fails leaves no
+    empty store behind. A store that was there before is never touched.
+
+    Examples
+    --------
+    >>> import graphmem, tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "store"
+    >>> try:
+    ...     with cleanup_on_failure(target), graphmem.open(target, create=True) as m:
+    ...         m.assert_("nobody", "status", "active")
+    ... except graphmem.BadInput:
+    ...     pass
+    >>> target.exists()
+    False
+    """
+    where = store_address(address)
+    if where.engine != "postgresql":
+        with folder_cleanup(where):
+            yield
+        return
+    assert where.url is not None
+    schemas = importlib.import_module(POSTGRES_MODULE + ".schemas")
+    made = not schemas.schema_exists(where.url)
+    try:
+        yield
+    except BaseException:
+        if made:
+            schemas.drop_schema(where.url)
+        raise
 
 
 def migrate_store(address: str | Path | StoreAddress,
