@@ -10,9 +10,9 @@ run's engine; without a server binary those tests are skipped with one line. On 
 store fixtures (``store_path``, ``mem``, ``atlas``, ``demo``) hand each test a schema of its own in the
 session's cluster: ``store_path`` is then the store's address (a ``postgresql://`` string; tests pass it
 through ``str()``, ``--store`` and ``graphmem.open`` alike), and ``demo`` is a copy of the demo store
-(``demo_dir``, a Kuzu folder on that run) made with ``graphmem copy``. Tests that make their own folders
-under ``tmp_path`` run on Kuzu there; ``new_store(name)`` hands a test as many fresh stores of the run's
-engine as it needs.
+(``demo_dir``, a Kuzu folder on that run) made with ``graphmem copy``. ``new_store(name)`` hands a test as many fresh stores of the run's
+engine as it needs; on a postgresql run a test that opens a folder store fails unless marked
+``engine(...)`` or ``folder_store(reason)`` (docs/engines.md, "Tests on each engine").
 """
 
 from __future__ import annotations
