@@ -129,16 +129,24 @@ def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
     return f
 
 
-def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu") -> Any:
+def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu",
+                  repair: bool = False) -> Any:
     """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
     another process holds, or one the engine cannot open, is StoreUnavailable naming the holder or the
     reason. Kuzu lets one process open a store to write, or several open it read-only at once (a lock
-    on the database file)."""
+    on the database file).
+
+    A process killed while it wrote a large transaction's log can leave the log's last record cut short.
+    Kuzu 0.11 replays the log up to it; LadybugDB checks each record's checksum and refuses the whole
+    database. With ``repair`` (``graphmem rebuild``), LadybugDB is told to replay up to that record too
+    (``throw_on_wal_replay_failure=False``): what follows it is the unfinished write, which was never
+    acknowledged (docs/engines.md, "Differences between Kuzu and LadybugDB")."""
     db_file = path / ENGINE_FILES[engine]
     mod = driver(engine)
     held = _hold_lock(path, engine, read_only)
+    extra: dict[str, Any] = {"throw_on_wal_replay_failure": False} if repair and engine == "ladybug" else {}
     try:
-        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only)
+        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only, **extra)
         if held is not None:
             db._graphmem_lock = held  # released with the database object (Store.close drops it)
         return db
@@ -151,7 +159,11 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
             # writable this once (graphmem itself still writes nothing: the Store stays read-only)
             if held is not None:
                 held.close()
-            return open_database(path, pool_bytes, read_only=False, engine=engine)
+            return open_database(path, pool_bytes, read_only=False, engine=engine, repair=repair)
+        if "wal file is corrupted" in msg.lower():
+            raise StoreUnavailable(f"store {str(path)!r} cannot be opened: its write-ahead log ends in a write "
+                                   f"that was cut short ({msg}); run 'graphmem rebuild' to open it without that "
+                                   "unfinished write") from None
         if "lock" in msg.lower():
             from graphmem.config import server_holding
             holder = server_holding(path) or lock_holder(db_file) or "another process"
@@ -246,7 +258,7 @@ class StoreBase:
             self._refuse_interrupted()
         # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
         self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20, read_only,
-                                 self.engine)
+                                 self.engine, repair)
         self._main: tuple[Any, dict[str, Any]] = (self._driver.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
