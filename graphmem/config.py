@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,7 +144,7 @@ class NewStore:
 
     def __init__(self, path: str | Path | StoreAddress) -> None:
         address = store_address(path)
-        # a server engine's new store is its engine's to take back (nothing here)
+        # a server engine's new store is its engine's to take back (store.engines.cleanup_on_failure)
         self.paths = () if address.folder is None else tuple(_would_create(address.folder, ENGINE_FILES[address.engine]))
 
     def remove(self) -> None:
@@ -157,31 +155,6 @@ class NewStore:
                 shutil.rmtree(p, ignore_errors=True)
             elif p.exists():
                 p.unlink()
-
-
-@contextmanager
-def cleanup_on_failure(path: str | Path | StoreAddress) -> Iterator[None]:
-    """Run the block; if it raises, remove the store it created at ``path`` (a command that creates
-    a store and then fails leaves no empty store behind), then re-raise.
-
-    Examples
-    --------
-    >>> import graphmem, tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "store"
-    >>> try:
-    ...     with cleanup_on_failure(target), graphmem.open(target, create=True) as m:
-    ...         m.assert_("nobody", "status", "active")
-    ... except graphmem.BadInput:
-    ...     pass
-    >>> target.exists()
-    False
-    """
-    new = NewStore(path)
-    try:
-        yield
-    except BaseException:
-        new.remove()
-        raise
 
 
 def _would_create(path: Path, db_file: str) -> list[Path]:

@@ -51,17 +51,41 @@ def build_demo(target: str | Path | None = None) -> Memory:
     path.mkdir(parents=True, exist_ok=True)
     (path / MARKER).write_text("built by graphmem demo; safe to delete\n")
     m = Memory(StoreAddress(address.engine, path), create=True)
+    load_example(m)
+    return m
+
+
+def load_example(m: Memory) -> None:
+    """Write the bundled example (its records, then its entities and facts) into the open store ``m``, on
+    any engine: what ``build_demo`` puts in its folder.
+
+    Parameters
+    ----------
+    m : Memory
+        An open, writable store (an empty one, for the example as the walkthrough shows it).
+
+    Raises
+    ------
+    BadInput
+        The bundled files do not load (a packaging fault: they are checked when they are made).
+
+    Examples
+    --------
+    >>> import tempfile, graphmem
+    >>> with graphmem.open(tempfile.mkdtemp(), create=True) as m:
+    ...     load_example(m)
+    ...     m.current("Atlas").subject.name
+    'Atlas'
+    """
     examples = resources.files("graphmem").joinpath("examples")
     with resources.as_file(examples.joinpath("records.jsonl")) as f:
         ingested = m.ingest(f)
     with resources.as_file(examples.joinpath("demo.jsonl")) as f:
         report = m.import_jsonl(f, strict=True)
-    # the bundled example is checked when it is made; this guards packaging
     if ingested.errors:
         raise BadInput(f"bundled records are invalid: line {ingested.errors[0][0]}: {ingested.errors[0][1]}")
     if not report.ok:
         raise BadInput(f"bundled example is invalid: line {report.errors[0][0]}: {report.errors[0][1]}")
-    return m
 
 
 def run_demo(target: str | Path | None = None) -> dict[str, Any]:

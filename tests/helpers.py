@@ -11,8 +11,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
+import graphmem
 from graphmem.cli import app
 
 runner = CliRunner()
@@ -98,3 +100,24 @@ def copy_demo(demo_dir: Path, folder: Path, request: Any) -> Any:
     import shutil
     shutil.copytree(demo_dir, folder)
     return folder
+
+
+def assert_no_store(store: Path | str) -> None:
+    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
+    if isinstance(store, Path):
+        assert not store.exists()
+    else:
+        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
+            graphmem.open(store)
+
+
+def assert_acked_kept(m: Any, acked: dict[str, str]) -> None:
+    """Every write the server acknowledged (``rec:N`` -> its text, ``fact:N`` -> its object) is in the store
+    ``m`` as it was sent; the writes include records and statements both."""
+    assert any(r.startswith("rec:") for r in acked) and any(r.startswith("fact:") for r in acked)
+    for ref, text in acked.items():
+        if ref.startswith("rec:"):
+            assert m.record(ref).text == text
+            continue
+        st = m.store.statement(int(ref.split(":")[1]))
+        assert st is not None and st.object == text, (ref, text, st)

@@ -236,7 +236,7 @@ def test_a_failed_first_write_leaves_no_store_on_any_engine(new_store) -> None: 
 
 @pytest.mark.engine("kuzu", "ladybug")  # the files of an embedded store's folder
 def test_failure_on_an_existing_store_removes_nothing(atlas: graphmem.Memory, store_path) -> None:  # type: ignore[no-untyped-def]
-    from graphmem.config import cleanup_on_failure
+    from graphmem.store.engines import cleanup_on_failure
     atlas.close()
     before = sorted(p.name for p in store_path.iterdir())
     with pytest.raises(UnknownEntity), cleanup_on_failure(store_path), graphmem.open(store_path) as m:
@@ -248,7 +248,7 @@ def test_failure_on_an_existing_store_removes_nothing(atlas: graphmem.Memory, st
 
 @pytest.mark.engine("kuzu", "ladybug")  # the files of an embedded store's folder beside others in it
 def test_failure_in_an_empty_folder_removes_only_the_store_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from graphmem.config import cleanup_on_failure
+    from graphmem.store.engines import cleanup_on_failure
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "notes.txt").write_text("not ours", "utf-8")

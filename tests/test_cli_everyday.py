@@ -13,7 +13,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from helpers import cli, copy_demo, one_clear_line
+from helpers import assert_no_store, cli, copy_demo, one_clear_line
 
 import graphmem
 from graphmem.model.words import near, plural
@@ -40,15 +40,6 @@ def small(new_store: Callable[[str], Path]) -> Path:
         m.assert_("atlas", "uses", "kuzu", valid_from="2025-01-01")
         m.assert_("atlas", "owner", "Ada Lovelace", valid_from="2025-01-01")
     return path
-
-
-def assert_no_store(store: Path | str) -> None:
-    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
-    if isinstance(store, Path):
-        assert not store.exists()
-    else:
-        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
-            graphmem.open(store)
 
 
 def export(store: Path) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import TEST_ENGINE, Run, cli, one_clear_line, runner
+from helpers import TEST_ENGINE, Run, assert_no_store, cli, one_clear_line, runner
 
 import graphmem
 from graphmem.cli import app
@@ -135,15 +135,6 @@ def test_info_and_init_name_the_engine(atlas: graphmem.Memory, tmp_path: Path, r
     assert f"engine:     {name} {version}, layout {info.layout}" in human and "records:    1" in human
     r = runner.invoke(app, ["--store", address(TEST_ENGINE, tmp_path / "fresh", request=request), "init"])
     assert r.exit_code == 0 and f"({name} {version}, layout {info.layout}; 0 entities, 0 statements)" in r.stdout
-
-
-def assert_no_store(store: Path | str) -> None:
-    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
-    if isinstance(store, Path):
-        assert not store.exists()
-    else:
-        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
-            graphmem.open(store)
 
 
 def test_info_on_a_missing_store_is_exit_3(new_store: Callable[[str], Path]) -> None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import cli, one_clear_line
+from helpers import assert_no_store, cli, one_clear_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,15 +32,6 @@ We decided to move Atlas from SQLite to Kuzu.
 ## April
 Redis cache added to Atlas.
 """
-
-
-def assert_no_store(store: Path | str) -> None:
-    """Nothing was made at the address: no folder (Kuzu, LadybugDB), no graphmem tables (PostgreSQL)."""
-    if isinstance(store, Path):
-        assert not store.exists()
-    else:
-        with pytest.raises(graphmem.StoreUnavailable, match="no store"):
-            graphmem.open(store)
 
 
 def records(m: graphmem.Memory, refs: tuple[str, ...]) -> list[dict[str, object]]:

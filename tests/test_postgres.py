@@ -9,12 +9,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graphmem.demo import load_example
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.memory import Memory
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
@@ -32,14 +32,6 @@ def open_pg(url: str, **kw: Any) -> Memory:
     return m
 
 
-def _build(m: Memory) -> None:
-    examples = resources.files("graphmem").joinpath("examples")
-    with resources.as_file(examples.joinpath("records.jsonl")) as f:
-        assert not m.ingest(f).errors
-    with resources.as_file(examples.joinpath("demo.jsonl")) as f:
-        assert m.import_jsonl(f, strict=True).ok
-
-
 def _strip(d: Any) -> Any:
     """A result's document without the instants of the call itself (now)."""
     if isinstance(d, dict):
@@ -55,7 +47,7 @@ def both(pg_cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Any: 
     kuzu = Memory(tmp_path_factory.mktemp("kuzu") / "store", create=True)
     pg = open_pg(pg_cluster.url("demo_both"), create=True)
     for m in (kuzu, pg):
-        _build(m)
+        load_example(m)
     yield kuzu, pg
     kuzu.close()
     pg.close()
@@ -224,7 +216,7 @@ def test_a_failed_write_leaves_nothing(pg_url: str) -> None:  # noqa: F811
 def test_rebuild_check_finds_nothing_wrong(pg_url: str) -> None:  # noqa: F811
     m = open_pg(pg_url, create=True)
     try:
-        _build(m)
+        load_example(m)
         report = m.rebuild(check=True).to_dict()
         assert report["ok"] and not report["problems"] and not report["drift"], report
         assert m.store.integrity_problems({e.ref for e in m.store.all_entities()}) == []
@@ -336,7 +328,7 @@ def test_lexicon_and_entity_changes_are_kept(pg_url: str) -> None:  # noqa: F811
 def test_rebuild_mends_interval_rows_out_of_step(pg_url: str) -> None:  # noqa: F811
     m = open_pg(pg_url, create=True)
     try:
-        _build(m)
+        load_example(m)
         before = _strip(m.facts(predicate="status").to_dict())
         with m.store.transaction():
             m.store._w("DELETE FROM view_interval WHERE subject = 'project:atlas'")  # type: ignore[attr-defined]

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import subprocess
 import uuid
-from importlib import resources
 from pathlib import Path
 
 from helpers import cli
 
 import graphmem
+from graphmem.demo import load_example
 from tests.pg import Cluster, pg_cluster, tool  # noqa: F401  (fixtures)
 
 
@@ -21,11 +21,7 @@ def test_pg_dump_of_a_store_restores_into_a_fresh_database(pg_cluster: Cluster, 
     schema = "t_" + uuid.uuid4().hex[:12]
     url = pg_cluster.url(schema)
     with graphmem.open(url, create=True) as m:
-        examples = resources.files("graphmem").joinpath("examples")
-        with resources.as_file(examples.joinpath("records.jsonl")) as f:
-            assert not m.ingest(f).errors
-        with resources.as_file(examples.joinpath("demo.jsonl")) as f:
-            assert m.import_jsonl(f, strict=True).ok
+        load_example(m)
         m.rename_entity("atlas", "Atlas Platform")
     original = cli(url, "export")  # type: ignore[arg-type]
     assert original.code == 0 and original.out.count("\n") > 20

@@ -17,9 +17,10 @@ import pytest
 from helpers import cli
 
 import graphmem
+from graphmem.demo import load_example
 from graphmem.store.postgres.base import SCHEMA_VERSION, lock_key, split_url
 from tests.pg import Cluster, pg_cluster, pg_url  # noqa: F401  (fixtures)
-from tests.test_postgres import _build, open_pg
+from tests.test_postgres import open_pg
 
 STEPS = ["view_intervals_by_predicate"]
 SUBJECTS = ("project:atlas", "project:old-works", "project:beacon")
@@ -118,7 +119,7 @@ def made(pg_url: str) -> tuple[str, dict[str, Any]]:  # noqa: F811
     what the CLI answered of it (``answers``) before it was turned into layout 1."""
     m = open_pg(pg_url, create=True)
     try:
-        _build(m)
+        load_example(m)
         m.add_entity("Project", "Old Works", aliases=["oldw"])
         for i in range(6):
             m.add_entity("Tool", f"Relic {i}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from importlib import resources
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from helpers import cli, one_clear_line
 from test_service import Server
 
 import graphmem
+from graphmem.demo import load_example
 from graphmem.errors import StoreReadOnly
 from tests.pg import Cluster, Standby, pg_cluster, pg_standby  # noqa: F401  (fixtures)
 
@@ -25,11 +25,7 @@ REPLICA = "is a read-only replica (a PostgreSQL hot standby)"
 
 def _demo(url: str) -> None:
     with graphmem.open(url, create=True) as m:
-        examples = resources.files("graphmem").joinpath("examples")
-        with resources.as_file(examples.joinpath("records.jsonl")) as f:
-            assert not m.ingest(f).errors
-        with resources.as_file(examples.joinpath("demo.jsonl")) as f:
-            assert m.import_jsonl(f, strict=True).ok
+        load_example(m)
 
 
 def _plain(doc: Any) -> Any:

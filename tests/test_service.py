@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import TEST_ENGINE, cli, copy_demo, one_clear_line
+from helpers import TEST_ENGINE, assert_acked_kept, cli, copy_demo, one_clear_line
 
 import graphmem
 
@@ -358,13 +358,7 @@ def test_kill_9_under_32_concurrent_writers_loses_no_acknowledged_write(tmp_path
         t.join(60)
     assert not errors
     with graphmem.open(store) as m:
-        assert any(r.startswith("rec:") for r in acked) and any(r.startswith("fact:") for r in acked)
-        for ref, text in acked.items():
-            if ref.startswith("rec:"):
-                assert m.record(ref).text == text
-                continue
-            st = m.store.statement(int(ref.split(":")[1]))
-            assert st is not None and st.object == text, (ref, text, st)
+        assert_acked_kept(m, acked)
         assert m.rebuild(check=True).ok
 
 

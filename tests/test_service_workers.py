@@ -12,25 +12,21 @@ import subprocess
 import sys
 import threading
 import time
-from importlib import resources
 from pathlib import Path
 
 import httpx
 import pytest
-from helpers import cli, one_clear_line
+from helpers import assert_acked_kept, cli, one_clear_line
 from test_service import MAIN, Server, free_port
 
 import graphmem
+from graphmem.demo import load_example
 from tests.pg import pg_cluster, pg_url  # noqa: F401  (fixtures)
 
 
 def _demo(store: str | Path) -> None:
     with graphmem.open(store, create=True) as m:
-        examples = resources.files("graphmem").joinpath("examples")
-        with resources.as_file(examples.joinpath("records.jsonl")) as f:
-            assert not m.ingest(f).errors
-        with resources.as_file(examples.joinpath("demo.jsonl")) as f:
-            assert m.import_jsonl(f, strict=True).ok
+        load_example(m)
 
 
 def _workers(pid: int) -> list[int]:
@@ -138,13 +134,7 @@ def test_kill_9_of_a_worker_under_concurrent_writers_loses_no_acknowledged_write
         done.set()
         assert s.stop() == 0
     with graphmem.open(pg_url) as m:
-        assert any(r.startswith("rec:") for r in acked) and any(r.startswith("fact:") for r in acked)
-        for ref, text in acked.items():
-            if ref.startswith("rec:"):
-                assert m.record(ref).text == text
-                continue
-            st = m.store.statement(int(ref.split(":")[1]))
-            assert st is not None and st.object == text, (ref, text, st)
+        assert_acked_kept(m, acked)
 
 
 @pytest.mark.engine("kuzu", "ladybug")  # an embedded store's one-process limit, and its folder's server.json

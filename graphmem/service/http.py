@@ -436,7 +436,6 @@ def _serve_workers(store: Path | StoreAddress, host: str, port: int, token: str 
     it (the kernel spreads the connections), start a new one in place of any that dies (a kill -9),
     and on SIGINT or SIGTERM pass the signal on and wait for them to finish their requests."""
     import os
-    import signal
     import socket
     import time
 
@@ -536,7 +535,6 @@ def _reap(pids: set[int], deadline: float) -> None:
     """Wait for the workers ``pids`` to end; any still running at ``deadline`` (a worker that ignores
     SIGTERM, stuck in a request) is killed, so the server never leaves a worker behind."""
     import os
-    import signal
     import time
     left = set(pids)
     while left:

@@ -11,8 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from graphmem.config import ENGINE_NAMES, StoreAddress, store_address
-from graphmem.config import cleanup_on_failure as folder_cleanup
+from graphmem.config import ENGINE_NAMES, NewStore, StoreAddress, store_address
 from graphmem.errors import StoreUnavailable
 from graphmem.ontology.schema import Ontology, Registry
 from graphmem.reports import MigrateReport
@@ -93,18 +92,17 @@ def cleanup_on_failure(address: str | Path | StoreAddress) -> Iterator[None]:
     False
     """
     where = store_address(address)
-    if where.engine != "postgresql":
-        with folder_cleanup(where):
-            yield
-        return
-    assert where.url is not None
-    schemas = importlib.import_module(POSTGRES_MODULE + ".schemas")
-    made = not schemas.schema_exists(where.url)
+    undo: Callable[[], None] | None
+    if where.url is not None:
+        schemas, url = importlib.import_module(POSTGRES_MODULE + ".schemas"), where.url
+        undo = None if schemas.schema_exists(url) else lambda: schemas.drop_schema(url)
+    else:
+        undo = NewStore(where).remove
     try:
         yield
     except BaseException:
-        if made:
-            schemas.drop_schema(where.url)
+        if undo is not None:
+            undo()
         raise
 
 
