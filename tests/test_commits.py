@@ -216,7 +216,7 @@ def test_what_a_sole_writer_remembers_between_groups_is_what_the_store_holds(new
         out = []
         with grouped.write_group():
             for w in writes:
-                out.append(_result(lambda: w(grouped)))
+                out.append(_result(lambda w=w: w(grouped)))
         assert out == [_result(lambda w=w: w(alone)) for w in writes]
         assert _logs(grouped, refs) == _logs(alone, refs)
         if known is not None:

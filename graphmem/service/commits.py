@@ -17,6 +17,7 @@ ingest, extract) run alone, each its own transaction, in their turn. docs/servic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -100,9 +101,9 @@ class Committer:
         """``submit``, awaited: the write's answer once it is committed, or its error. The answers of a
         group reach the event loop together, one wake-up for all (``_answer``), not one per write."""
         loop = asyncio.get_running_loop()
-        w = _Write(name, fn, loop.create_future(), loop)
-        self._hand_over(w)
-        return await w.future
+        answer: asyncio.Future[Any] = loop.create_future()
+        self._hand_over(_Write(name, fn, answer, loop))
+        return await answer
 
     def _hand_over(self, w: _Write) -> None:
         with self._cond:
@@ -124,10 +125,8 @@ class Committer:
             else:
                 w.future.set_exception(value)
         for loop, answers in by_loop.items():
-            try:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for these answers any more
                 loop.call_soon_threadsafe(_settle, answers)
-            except RuntimeError:  # the loop is closed: nobody waits for these answers any more
-                pass
 
     def _loop(self) -> None:
         while True:
