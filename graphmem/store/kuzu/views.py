@@ -26,7 +26,6 @@ _SET_SUBJECTS = ("UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_posi
                  "SET s.name = $n[i], s.log = $l[i], s.view = $v[i] RETURN s.ref")
 _FACET_PUT = ("MERGE (f:SubjectFacet {key: $k}) SET f.ref = $r, f.predicate = $p, f.open = $o, f.since = $s, "
               "f.ended = $e, f.first = $f, f.last = $l")
-# the bounds cast: a field that is null in every row comes to Kuzu as STRING
 # (each list of values ends in one more, typed, never read: a list of nulls alone has no type, which
 # Kuzu 0.11 cannot assign; ``_columns``)
 _SET_FACETS = ("UNWIND $keys AS k MATCH (f:SubjectFacet {key: k}) WITH f, list_position($keys, k) AS i "
