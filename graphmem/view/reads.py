@@ -180,10 +180,11 @@ class Reads:
                         subjects.append((ref, name, view))
                 subjects.sort(key=_first)
                 types: dict[str, str] = {}
+                entity = Entity.of
                 for ref, name, view in subjects:
                     pre = ref.partition(":")[0]
                     etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
-                    e = Entity(ref, etype, name or ref)
+                    e = entity(ref, etype, name or ref)
                     if len(view) == 1:
                         out.append((e, view[0]))
                     else:

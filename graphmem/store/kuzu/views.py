@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphmem.model import Interval, Statement
+from graphmem.model.jsonio import loads_many
 from graphmem.store.common.codecs import _iv_from_row, loads, log_text, pack, same_view, statements_from_log, unpack, view_text
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import _int_list, _ts, _ts_param, facet_rows, facets_text, kuzu_time_text
@@ -232,17 +233,13 @@ class ViewTables(Schema):
             return
         names = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name"))
         get = names.get
-        for ref, opened, ended in rows:
-            if opened and not ended:  # most facets at a recent time: one text, the open intervals
-                out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
-                       for r in loads(opened) if r[2] <= as_of]
-            else:
-                out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
-                       for r in loads(opened) if r[2] <= as_of] if opened else []
-                if ended:
-                    out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], (*r[4],), (*r[5],), (*r[6],),
-                                           r[7]))
-                            for r in loads(ended) if r[2] <= as_of < r[3]]
+        # the open texts parsed in one call (at a recent time most facets have only those)
+        for (ref, _, ended), opened in zip(rows, loads_many([r[1] or "[]" for r in rows]), strict=True):
+            out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
+                   for r in opened if r[2] <= as_of]
+            if ended:
+                out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], (*r[4],), (*r[5],), (*r[6],), r[7]))
+                        for r in loads(ended) if r[2] <= as_of < r[3]]
             if out:
                 yield ref, get(ref), out
 
