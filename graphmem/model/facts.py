@@ -10,8 +10,8 @@ as the internal value.
 from __future__ import annotations
 
 import datetime as _dt
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from graphmem.model import Interval, Statement, Value, fact_ref, object_json
