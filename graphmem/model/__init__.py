@@ -100,8 +100,8 @@ class Entity:
 
 
 _new_object = object.__new__  # Entity.of: the slots' own setters, as the frozen dataclass forbids setattr
-_set_ref, _set_type, _set_name = Entity.ref.__set__, Entity.type.__set__, Entity.name.__set__  # type: ignore[attr-defined]
-_set_aliases, _set_description = Entity.aliases.__set__, Entity.description.__set__  # type: ignore[attr-defined]
+_set_ref, _set_type, _set_name, _set_aliases, _set_description = (
+    vars(Entity)[k].__set__ for k in ("ref", "type", "name", "aliases", "description"))
 
 
 class Statement(NamedTuple):
