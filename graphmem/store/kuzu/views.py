@@ -237,7 +237,9 @@ class ViewTables(Schema):
         rows.sort(key=_first)  # subjects in ref order, as ``facts`` gives them
         names = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name"))
         get = names.get
-        # the open texts parsed in one call (at a recent time most facets have only those)
+        # the texts parsed in one call each for the open and the ended ones (at a recent time most facets
+        # have only an open one)
+        endeds = iter(loads_many([r[2] for r in rows if r[2]]))
         for (ref, _, ended), opened in zip(rows, loads_many([r[1] or "[]" for r in rows]), strict=True):
             if len(opened) == 1:  # most facets: one open interval (no comprehension's call for it)
                 r = opened[0]
@@ -248,7 +250,7 @@ class ViewTables(Schema):
                        for r in opened if r[2] <= as_of]
             if ended:
                 out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], (*r[4],), (*r[5],), (*r[6],), r[7]))
-                        for r in loads(ended) if r[2] <= as_of < r[3]]
+                        for r in next(endeds) if r[2] <= as_of < r[3]]
             if out:
                 yield ref, get(ref), out
 
