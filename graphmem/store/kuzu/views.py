@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from graphmem.model import Interval, Statement
+from graphmem.model.jsonio import loads_many
 from graphmem.store.common.codecs import _iv_from_row, loads, log_text, pack, same_view, statements_from_log, unpack, view_text
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import _int_list, _ts, _ts_param, facet_rows, facets_text, kuzu_time_text
@@ -30,6 +32,7 @@ _FACET_PUT = ("MERGE (f:SubjectFacet {key: $k}) SET f.ref = $r, f.predicate = $p
 # Kuzu 0.11 cannot assign; ``_columns``)
 _SET_FACETS = ("UNWIND $keys AS k MATCH (f:SubjectFacet {key: k}) WITH f, list_position($keys, k) AS i "
                "SET f.open = $o[i], f.since = $s[i], f.ended = $e[i], f.first = $f[i], f.last = $l[i] RETURN f.key")
+_first = itemgetter(0)
 _FACET_DROP = "MATCH (f:SubjectFacet {key: $k}) DELETE f"
 # the facets of ``predicate`` with an interval that may hold at ``$a``, and only the texts that may
 _FACET_SCAN = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p{prefix} AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
@@ -224,7 +227,8 @@ class ViewTables(Schema):
         """Every subject's ref, name and the intervals of ``predicate`` (None: all) that hold at ``as_of``
         (refs starting with ``prefix``), subjects with none left out: ``all_subject_rows`` filtered by
         ``holding``. With a predicate, Kuzu returns its ``SubjectFacet`` texts that may hold at ``as_of``
-        (at 1M and now: 49,955 open texts, not 110 MB of whole views), names from ``Subject.name``."""
+        (at 1M and now: 49,955 open texts, not 110 MB of whole views), names from ``Subject.name``;
+        then the subjects come in ref order."""
         new = tuple.__new__
         if predicate is None:
             where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
@@ -244,19 +248,23 @@ class ViewTables(Schema):
         rows = self._q(query, args)
         if not rows:
             return
+        rows.sort(key=_first)  # subjects in ref order, as ``facts`` gives them
         names = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name"))
         get = names.get
-        for ref, opened, ended in rows:
-            if opened and not ended:  # most facets at a recent time: one text, the open intervals
+        # the texts parsed in one call each for the open and the ended ones (at a recent time most facets
+        # have only an open one)
+        endeds = iter(loads_many([r[2] for r in rows if r[2]]))
+        for (ref, _, ended), opened in zip(rows, loads_many([r[1] or "[]" for r in rows]), strict=True):
+            if len(opened) == 1:  # most facets: one open interval (no comprehension's call for it)
+                r = opened[0]
                 out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
-                       for r in loads(opened) if r[2] <= as_of]
+                       ] if r[2] <= as_of else []
             else:
                 out = [new(Interval, (ref, predicate, r[0], r[1], r[2], None, (*r[4],), (*r[5],), (*r[6],), r[7]))
-                       for r in loads(opened) if r[2] <= as_of] if opened else []
-                if ended:
-                    out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], (*r[4],), (*r[5],), (*r[6],),
-                                           r[7]))
-                            for r in loads(ended) if r[2] <= as_of < r[3]]
+                       for r in opened if r[2] <= as_of]
+            if ended:
+                out += [new(Interval, (ref, predicate, r[0], r[1], r[2], r[3], (*r[4],), (*r[5],), (*r[6],), r[7]))
+                        for r in next(endeds) if r[2] <= as_of < r[3]]
             if out:
                 yield ref, get(ref), out
 
