@@ -252,6 +252,8 @@ class StoreBase:
         self.path = self.address.folder
         self._driver = driver(self.engine)
         self.read_only = read_only
+        # the one process that writes the store while it is open (Kuzu's lock): what it wrote stays true
+        self.sole_writer = not read_only
         self._undo = WriteUndo()  # what the transaction under way added or changed (roll_back)
         self.ontology = ontology
         self.registry = registry
