@@ -287,7 +287,7 @@ class ReadFacade(MemoryBase):
         >>> import tempfile, graphmem
         >>> m = graphmem.open(tempfile.mkdtemp(), create=True)
         >>> import types
-        >>> up = types.SimpleNamespace(from_version=2, steps=(), backup=None, restarted=False, reindex=True)
+        >>> up = types.SimpleNamespace(from_version=2, steps=(), backup=None, restarted=False, reindex=True, mark=None)
         >>> r = m.finish_migration(up)
         >>> r.from_version, r.counts
         (2, {'entities': 0, 'statements': 0, 'records': 0})
