@@ -51,6 +51,7 @@ _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole vie
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
 THREAD_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view in a thread
+OVERLAP_STATEMENTS = 400_000  # a streamed import of at most this many statements computes its view while it loads
 OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
@@ -90,6 +91,11 @@ class _Reader:
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
         record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
+        plain_assertion = checks.plain_assertion
+        try:  # the import's scope, checked once for the lines that carry none (a bad one: every line says so)
+            scope, plain = one_scope(self.scope), True
+        except GraphmemError:
+            scope, plain = None, False
         try:
             for lineno, line in lines:
                 if not line.strip():
@@ -106,10 +112,12 @@ class _Reader:
                     if not isinstance(obj, dict):
                         raise BadInput("expected a JSON object")
                     op = obj.get("op")
-                    if op == "cite":
+                    if op == "assert" and plain and (st := plain_assertion(next_id, obj, now, memo, scope)) is not None:
+                        declared = obj.get("id")  # the common line, from what earlier lines checked
+                    elif op == "cite":
                         declared = obj.get("id")
                         st = self._cite(obj, next_id)
-                    if op == "assert" or op == "end":
+                    elif op == "assert" or op == "end":
                         declared = obj.get("id")
                         if not isinstance(obj.get("subject"), str):
                             raise BadInput("missing or non-string field 'subject'")
@@ -402,7 +410,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         if lo == start:  # the first half, here
             r.read(_span(path, lo, hi, line_at[lo], None if report is None else paced))
             return None
-        child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file())
+        child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file(),
+                        scope=r.scope)
         child.record_refs = r.record_refs
         assert child.sink is not None
         try:
@@ -473,7 +482,9 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
+        computing = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
+        if next_id - first_new > OVERLAP_STATEMENTS:  # the children's memory must be back before Kuzu's loads need it
+            views, computing = computing.result(), None
         progress("writing to the store", 0, None)
     elif fresh and isinstance(stmts, list) and len(stmts) >= THREAD_VIEW_STATEMENTS:
         # the same from the statements in memory, by a thread
@@ -504,7 +515,11 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
             if isinstance(stmts, list) and not (reload and touched):
                 apply(store, registry, stmts, marks, touched=touched, name_of=name_of, next_id=next_id)
                 return
-            append(store, stmts, marks, next_id)
+            if isinstance(stmts, StatementBatch) and computing is not None:  # its files are being read meanwhile
+                stmts.load(keep=True)
+                append(store, [], marks, next_id)
+            else:
+                append(store, stmts, marks, next_id)
             if reload and touched:
                 if computing is not None:
                     views, computing = computing.result(), None

@@ -83,11 +83,14 @@ class PgStatementBatch:
                     s = s._replace(retracted_at=r[0], retract_reason=r[1])
                 yield s._replace(object_name=name_of(str(s.object)) if s.object_kind == "entity" else None)
 
-    def load(self) -> int:
+    def load(self, keep: bool = False) -> int:
+        """COPY the statements (in the caller's transaction) and drop them (``keep``: leave that to ``discard``,
+        for the view being read from them meanwhile); the row count."""
         try:
             return self._store._copy("assertion", _COLS, (self._store._row(s) for s in self._all()))
         finally:
-            self.discard()
+            if not keep:
+                self.discard()
 
     def discard(self) -> None:
         for name in self._files:
