@@ -39,12 +39,17 @@ def _tsv(rows: list[list[Any]]) -> tuple[str, bool]:
     None (written as "", like a CSV writer does).
     """
     text = "\n".join(["\t".join(map(str, r)) for r in rows]) + "\n"
-    tabs = sum(len(r) - 1 for r in rows)
-    if (text.count("\t") == tabs and text.count("\n") == len(rows) and "\r" not in text
-            and not text.startswith('"') and '\t"' not in text and '\n"' not in text and "None" not in text):
+    if _plain(text, len(rows), sum(len(r) - 1 for r in rows)):
         return text, False
     text = "\n".join(["\t".join(map(_tsv_field, r)) for r in rows]) + "\n"
     return text, any(("\n" in v or "\r" in v) for r in rows for v in r if type(v) is str)
+
+
+def _plain(text: str, rows: int, tabs: int) -> bool:
+    """Whether ``rows`` rows joined as they are (``tabs`` tabs between their values) can be loaded as they
+    are: no value holds a tab or line break, none starts with a quote, none was None."""
+    return (text.count("\t") == tabs and text.count("\n") == rows and "\r" not in text
+            and not text.startswith('"') and '\t"' not in text and '\n"' not in text and "None" not in text)
 
 
 _CHUNK = 4096
@@ -71,6 +76,15 @@ class _BulkFile:
         self._f.write(text)
         self.rows += len(rows)
         self.breaks = self.breaks or breaks
+
+    def write_plain(self, text: str, rows: int, columns: int) -> bool:
+        """Write ``rows`` rows of ``columns`` values joined as they are (each line ending in a line break) when
+        ``_plain`` allows it; False (nothing written) when they need ``write``'s quoting."""
+        if not _plain(text, rows, rows * (columns - 1)):
+            return False
+        self._f.write(text)
+        self.rows += rows
+        return True
 
     def close(self) -> None:
         self._f.close()

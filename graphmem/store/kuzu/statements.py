@@ -66,6 +66,11 @@ class _Finished:
     def __init__(self, bulk: _BulkFile, side: str) -> None:
         self.bulk, self.side = bulk, side
 
+    @property
+    def rows(self) -> int:
+        """How many statements the files hold."""
+        return self.bulk.rows
+
     def discard(self) -> None:
         self.bulk.discard()
         with contextlib.suppress(FileNotFoundError):
@@ -85,37 +90,69 @@ class StatementFile:
         self._bulk = _BulkFile(store.path / "tmp")
         self._side = self._bulk.name[:-len(".csv")] + ".marshal"
         self._side_file = open(self._side, "wb")  # noqa: SIM115  (closed by finish or discard)
-        self._pending: list[list[Any]] = []
-        self._tuples: list[tuple[Any, ...]] = []  # the pending rows' statements, for the side file
+        self._tuples: list[Statement] = []  # pending
         self._otypes: dict[tuple[str, str], str] = {}
         self._first: int | None = None  # ids rise: the first is this write's lowest
 
     def add(self, s: Statement) -> None:
-        fid, op, subject, predicate, value, kind, vf, vt, rec, retracted, reason, sources, by, trust, _, scope = s
         if self._first is None:
-            self._first = fid
-            self._store._undo.fact(fid)
-        obj = "" if value is None else (value if kind == "entity" else encode_literal(value))
-        otype = self._otypes.get((predicate, kind)) if op != "cite" else self._store._object_type(s) or ""
-        if otype is None:
-            otype = self._otypes[(predicate, kind)] = self._store._object_type(s) or ""
-        self._pending.append([fid, op, subject, predicate, obj, otype, vf, "" if vt is None else vt,
-                              rec, "" if retracted is None else retracted, reason or "",
-                              _sources_json(sources), by, trust, scope or ""])
-        self._tuples.append(tuple(s))
-        if len(self._pending) == _CHUNK:
+            self._first = s[0]
+            self._store._undo.fact(s[0])
+        self._tuples.append(s)
+        if len(self._tuples) == _CHUNK:
             self._flush()
 
+    def _row(self, s: Statement) -> list[Any]:
+        """A statement as its ``Assertion`` row."""
+        fid, op, subject, predicate, value, kind, vf, vt, rec, retracted, reason, sources, by, trust, _, scope = s
+        obj = "" if value is None else (value if kind == "entity" else encode_literal(value))
+        return [fid, op, subject, predicate, obj, self._otype(s), vf, "" if vt is None else vt,
+                rec, "" if retracted is None else retracted, reason or "", _sources_json(sources), by, trust,
+                scope or ""]
+
+    def _otype(self, s: Statement) -> str:
+        if s.op == "cite":
+            return self._store._object_type(s) or ""
+        otype = self._otypes.get((s.predicate, s.object_kind))
+        if otype is None:
+            otype = self._otypes[(s.predicate, s.object_kind)] = self._store._object_type(s) or ""
+        return otype
+
     def _flush(self) -> None:
-        self._bulk.write(self._pending)
-        self._pending = []
-        data = marshal.dumps(self._tuples)  # each chunk after its length (marshal.load reads a file piecemeal)
-        self._side_file.write(len(data).to_bytes(8, "little") + data)
-        self._tuples = []
+        """Write the pending statements: their rows to the bulk file (joined as they are, in one f-string a
+        row, unless a value needs quoting), themselves to the side file."""
+        tuples, self._tuples = self._tuples, []
+        otypes, otype_of = self._otypes, self._otype
+        lines = []
+        for s in tuples:
+            fid, op, subject, predicate, value, kind, vf, vt, rec, retracted, reason, sources, by, trust, _, scope = s
+            if kind == "entity":
+                obj = value
+            elif value is None:
+                obj = ""
+            elif type(value) is bool:
+                obj = "true" if value else "false"
+            else:
+                obj = value
+            otype = otypes.get((predicate, kind)) if op != "cite" else None
+            if otype is None:
+                otype = otype_of(s)
+            if len(sources) == 1 and '"' not in (src := sources[0]) and "\\" not in src and src.isprintable():
+                src = '["' + src + '"]'
+            else:
+                src = _sources_json(sources)
+            lines.append(f"{fid}\t{op}\t{subject}\t{predicate}\t{obj}\t{otype}\t{vf}\t{'' if vt is None else vt}\t"
+                         f"{rec}\t{'' if retracted is None else retracted}\t{reason or ''}\t{src}\t{by}\t{trust}\t"
+                         f"{scope or ''}")
+        lines.append("")
+        if not self._bulk.write_plain("\n".join(lines), len(tuples), 15):
+            self._bulk.write([self._row(s) for s in tuples])
+        data = marshal.dumps([tuple(s) for s in tuples])  # each chunk after its length (marshal.load reads a file
+        self._side_file.write(len(data).to_bytes(8, "little") + data)  # piecemeal)
 
     def finish(self) -> _Finished:
         """Write what is pending and close: the files, to hand to another process's ``adopt``."""
-        if self._pending:
+        if self._tuples:
             self._flush()
         self._bulk.close()
         self._side_file.close()
@@ -134,7 +171,7 @@ class StatementFile:
         ``retractions`` (fact id -> when, reason) applied and entity objects named by ``name_of``: a
         large import computes its view from them instead of reading the rows back from Kuzu. Pure
         Python over closed files, so forked children can read them."""
-        if self._pending or not self._side_file.closed:
+        if self._tuples or not self._side_file.closed:
             raise RuntimeError("StatementFile.statements() needs finish() first")
         new = tuple.__new__
         for side in [*(f.side for f in self._done), self._side]:
