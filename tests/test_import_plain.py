@@ -77,7 +77,7 @@ def test_plain_lines_give_the_statements_and_errors_of_the_full_checks(mem: grap
     lines = ENTITIES + GOOD + [x for bad in BAD for x in (GOOD[0], bad)]
     full, n_full = _read(mem, lines, now, False, monkeypatch)
     fast, n_fast = _read(mem, lines, now, True, monkeypatch)
-    assert n_full == 0 and n_fast == len(BAD) + 2  # the repeated good lines, none of the bad ones
+    assert n_full == 0 and n_fast == len(GOOD) - 2 + len(BAD)  # every good line but two not plain; no bad one
     assert fast.stmts == full.stmts and len(full.stmts) == len(GOOD) + len(BAD)
     assert fast.errors == full.errors and len(full.errors) == len(BAD)  # every bad line: its own error
     assert fast.file_ids == full.file_ids == {"fact:9": 2}
@@ -86,18 +86,23 @@ def test_plain_lines_give_the_statements_and_errors_of_the_full_checks(mem: grap
     assert "REDACTED" in str(full.stmts[2].sources) and full.stmts[1].sources == ("https://a.example/2",)
 
 
-def test_plain_assertion_takes_only_what_the_memo_checked(mem: graphmem.Memory) -> None:
+def test_plain_assertion_gives_what_assertion_gives(mem: graphmem.Memory) -> None:
     mem.add_entity("Project", "Atlas")
+    mem.add_entity("Tool", "KuzuDB")
     memo, checks, now = Memo(), mem._checks, now_us()
     line = A | {"predicate": "status", "object": "active", "valid_from": "2024-01-01"}
-    assert checks.plain_assertion(1, line, now, memo) is None  # nothing checked yet
-    full = checks.assertion(1, "project:atlas", "status", "active", "2024-01-01", None, [], "import", None, now,
-                            memo=memo)
-    assert checks.plain_assertion(1, line, now, memo) == full
+    full = checks.assertion(1, "project:atlas", "status", "active", "2024-01-01", None, [], "import", None, now)
+    assert checks.plain_assertion(1, line, now, memo) == full and memo.heads and memo.objects  # checked, kept
+    assert checks.plain_assertion(1, line, now, memo) == full  # from the memo
+    uses = A | {"predicate": "uses", "object": "KuzuDB", "valid_from": "2024-01-01T10:20:30Z",
+                "recorded_at": "2024-02-01T00:00:00Z", "sources": ["https://a.example/x"]}
+    assert checks.plain_assertion(2, uses, now, memo) == checks.assertion(
+        2, "project:atlas", "uses", "KuzuDB", "2024-01-01T10:20:30Z", None, ["https://a.example/x"], "import",
+        "2024-02-01T00:00:00Z", now)
     assert checks.plain_assertion(1, line | {"note": "x"}, now, memo) is None  # a field it does not know
-    assert checks.plain_assertion(1, line | {"object": "paused"}, now, memo) is None  # an object not checked yet
-    memo.clear()  # an entity line changed the resolver
-    assert checks.plain_assertion(1, line, now, memo) is None
+    assert checks.plain_assertion(1, line | {"object": "shipped"}, now, memo) is None  # a bad value: the full
+    assert checks.plain_assertion(1, line | {"subject": "nobody"}, now, memo) is None  # check gives its error
+    assert checks.plain_assertion(1, line | {"recorded_at": "2999-01-01T00:00:00Z"}, now, memo) is None
 
 
 @pytest.mark.parametrize("overlap", [True, False])

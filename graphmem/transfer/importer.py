@@ -112,7 +112,7 @@ class _Reader:
                     if not isinstance(obj, dict):
                         raise BadInput("expected a JSON object")
                     op = obj.get("op")
-                    if op == "assert" and plain and (st := plain_assertion(next_id, obj, now, memo, scope)) is not None:
+                    if op == "assert" and plain and (st := plain_assertion(next_id, obj, now, memo, scope, resolve)) is not None:
                         declared = obj.get("id")  # the common line, from what earlier lines checked
                     elif op == "cite":
                         declared = obj.get("id")

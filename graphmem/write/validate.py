@@ -512,15 +512,17 @@ class Checks:
         return Statement(fid, "assert", s.ref, p.name, value, kind, vf, vt, rec, None, None, srcs, by,
                          trust_for(by, srcs, memo), oname, None if scope is None else one_scope(scope))
 
-    def plain_assertion(self, fid: int, line: dict[str, Any], now: int, memo: Memo,
-                        scope: str | None = None) -> Statement | None:
+    def plain_assertion(self, fid: int, line: dict[str, Any], now: int, memo: Memo, scope: str | None = None,
+                        resolve: Callable[..., Entity] | None = None) -> Statement | None:
         """The statement of an import's ``assert`` line of the common shape (the fields ``op``, ``subject``,
         ``predicate``, ``object``, ``valid_from``, ``valid_to``, ``sources``, ``recorded_at``, ``id`` only;
         asserted by ``import``) built from what ``memo`` checked already: the same statement
-        ``assertion`` makes. None when anything is unusual or not in the memo yet (its subject and
-        predicate, its object, a record ref or a source that is not a plain URI, a time that does not
-        parse, valid_to not after valid_from): the caller then checks the line with ``assertion``, which
-        gives the line's error or fills the memo. ``scope`` is the import's scope, checked already.
+        ``assertion`` makes (its subject, predicate and object resolved and checked as ``assertion`` does, and
+        kept in ``memo``, when the memo does not hold them yet). None when anything is unusual or wrong (a
+        field it does not know, a record ref or a source that is not a plain URI, a time that does not
+        parse, valid_to not after valid_from, any check that fails): the caller then checks the line with
+        ``assertion``, which gives the line's error. ``scope`` is the import's scope, checked already;
+        ``resolve`` the batch's resolver.
 
         A million-line import spends most of its reading time here: no error is ever raised, each
         part is one table lookup, and the statement is built as a tuple."""
@@ -529,24 +531,33 @@ class Checks:
         rec = now
         text = line.get("recorded_at")
         if text is not None:
-            if type(text) is not str:
-                return None
-            try:
-                rec = parse_instant(text, now=now)
-            except GraphmemError:
-                return None
-            if rec > now:
+            rec = self._plain_time(text, now, memo)  # type: ignore[assignment]
+            if rec is None or rec > now:
                 return None
         subject, predicate, obj = line.get("subject"), line.get("predicate"), line.get("object")
         if type(subject) is not str or type(predicate) is not str:
             return None
-        head = memo.heads.get((subject, predicate))
         otype = type(obj)
-        if head is None or otype not in _PLAIN_OBJECTS:
+        if otype not in _PLAIN_OBJECTS:
             return None
-        s, p = head
-        known = memo.objects.get((p.name, s.type, otype, obj))
-        if known is None:
+        resolve = resolve or self.resolve
+        head = memo.heads.get((subject, predicate))
+        try:
+            if head is None:
+                _, s, p = self._head(subject, predicate, "import", None, now, resolve, memo)
+            else:
+                s, p = head
+            key = (p.name, s.type, otype, obj)
+            known = memo.objects.get(key)
+            if known is None:
+                if p.entity_valued:
+                    o = resolve(str(obj), role=f"object of {p.name}")
+                    check_object_type(self.ontology, p, s.type, o.type, o.ref)
+                    known = (o.ref, "entity", o.name)
+                else:
+                    known = (literal(p, obj), "literal", None)
+                memo.keep(memo.objects, key, known)
+        except GraphmemError:
             return None
         times = memo.times
         text = line.get("valid_from")
@@ -592,10 +603,20 @@ class Checks:
 
     @staticmethod
     def _plain_time(text: Any, now: int, memo: Memo) -> int | None:
-        """``plain_assertion``'s time: ``text`` parsed (and kept in ``memo``), or None when it is not a
-        time (the full check names the error)."""
+        """``plain_assertion``'s time: ``text`` parsed as ``parse_instant`` parses it, or None when it is not
+        a time (the full check names the error). Dates are kept in ``memo``; a UTC time to the second
+        (``2025-06-01T12:30:00Z``, as an export writes record times, most of them distinct) is its date's
+        instant plus its seconds."""
         if type(text) is not str:
             return None
+        if (len(text) == 20 and text[10] == "T" and text[19] == "Z" and text[13] == ":" and text[16] == ":"
+                and text.isascii() and (hms := text[11:13] + text[14:16] + text[17:19]).isdigit()):
+            day = memo.times.get(text[:10])
+            if day is None:
+                day = Checks._plain_time(text[:10], now, memo)
+            h, m, sec = int(hms[:2]), int(hms[2:4]), int(hms[4:])
+            if day is not None and h < 24 and m < 60 and sec < 60:
+                return day + ((h * 60 + m) * 60 + sec) * 1_000_000
         try:
             us = parse_instant(text, now=now)
         except GraphmemError:
