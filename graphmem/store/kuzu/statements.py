@@ -147,8 +147,12 @@ class StatementFile:
         lines.append("")
         if not self._bulk.write_plain("\n".join(lines), len(tuples), 15):
             self._bulk.write([self._row(s) for s in tuples])
-        data = marshal.dumps([tuple(s) for s in tuples])  # each chunk after its length (marshal.load reads a file
-        self._side_file.write(len(data).to_bytes(8, "little") + data)  # piecemeal)
+        # each chunk after its length (marshal.load reads a file piecemeal) and the least and greatest
+        # subject it holds (a reader of some subjects skips the chunks without them)
+        data = marshal.dumps([tuple(s) for s in tuples])
+        subjects = [s[2] for s in tuples]
+        head = marshal.dumps((min(subjects), max(subjects), len(data)))
+        self._side_file.write(len(head).to_bytes(8, "little") + head + data)
 
     def finish(self) -> _Finished:
         """Write what is pending and close: the files, to hand to another process's ``adopt``."""
@@ -174,10 +178,17 @@ class StatementFile:
         if self._tuples or not self._side_file.closed:
             raise RuntimeError("StatementFile.statements() needs finish() first")
         new = tuple.__new__
+        # the bounds of ``subjects``: the chunks whose subjects all lie outside them are skipped unread
+        bounds = (min(subjects), max(subjects)) if isinstance(subjects, dict | set | frozenset | list) and subjects \
+            else None
         for side in [*(f.side for f in self._done), self._side]:
             with open(side, "rb") as fh:
                 while size := fh.read(8):
-                    for row in marshal.loads(fh.read(int.from_bytes(size, "little"))):
+                    least, greatest, n = marshal.loads(fh.read(int.from_bytes(size, "little")))
+                    if bounds is not None and (greatest < bounds[0] or least > bounds[1]):
+                        fh.seek(n, 1)
+                        continue
+                    for row in marshal.loads(fh.read(n)):
                         if row[2] not in subjects:
                             continue
                         if row[5] == "entity":
