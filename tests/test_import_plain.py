@@ -16,13 +16,13 @@ from graphmem.model.times import now_us
 from graphmem.transfer import importer
 from graphmem.write.validate import Checks, Memo, Resolver
 
-ENTITIES = [
+ENTITIES: list[dict[str, Any]] = [
     {"op": "entity", "type": "Project", "name": "Atlas"},
     {"op": "entity", "type": "Project", "name": "Hermes"},
     {"op": "entity", "type": "Tool", "name": "KuzuDB"},
 ]
 A = {"op": "assert", "subject": "project:atlas"}
-GOOD = [
+GOOD: list[dict[str, Any]] = [
     A | {"predicate": "status", "object": "active", "valid_from": "2024-01-01", "sources": ["https://a.example/1"]},
     A | {"predicate": "status", "object": "Paused", "valid_from": "2024-02-01", "valid_to": "2024-03-01",
          "sources": ["https://a.example/2", "https://a.example/2"], "id": "fact:9"},
@@ -36,7 +36,7 @@ GOOD = [
      "asserted_by": "agent"},  # not plain: the full checks
     A | {"predicate": "status", "object": "active", "valid_from": "2024-04-01", "scope": "team"},
 ]
-BAD = [  # each after lines that filled the memo for its subject and predicate
+BAD: list[dict[str, Any]] = [  # each after lines that filled the memo for its subject and predicate
     A | {"predicate": "status", "object": "active", "valid_from": "2024-05-01", "valid_to": "2024-04-01"},
     A | {"predicate": "status", "object": "active", "valid_from": "2024-05-01", "sources": ["not a uri"]},
     A | {"predicate": "status", "object": "active", "valid_from": "2024-05-01", "sources": ["rec:99"]},
@@ -74,7 +74,7 @@ def _read(store: graphmem.Memory, lines: list[dict[str, Any]], now: int, plain: 
 def test_plain_lines_give_the_statements_and_errors_of_the_full_checks(mem: graphmem.Memory,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     now = now_us()
-    lines = ENTITIES + GOOD + [x for bad in BAD for x in (GOOD[0], bad)]
+    lines: list[dict[str, Any]] = ENTITIES + GOOD + [x for bad in BAD for x in (GOOD[0], bad)]
     full, n_full = _read(mem, lines, now, False, monkeypatch)
     fast, n_fast = _read(mem, lines, now, True, monkeypatch)
     assert n_full == 0 and n_fast == len(GOOD) - 2 + len(BAD)  # every good line but two not plain; no bad one
@@ -123,9 +123,14 @@ def test_view_computed_while_the_statements_load_equals_the_view_before(tmp_path
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)  # streamed to bulk files, the view read back from them
     monkeypatch.setattr(importer, "OVERLAP_STATEMENTS", 10**9 if overlap else 0)
-    read_back = []
+    read_back: list[int] = []
     real = importer._views_from_files
-    monkeypatch.setattr(importer, "_views_from_files", lambda *a: read_back.append(1) or real(*a))
+
+    def counted(*a: Any) -> Any:
+        read_back.append(1)
+        return real(*a)
+
+    monkeypatch.setattr(importer, "_views_from_files", counted)
     large = graphmem.open(new_store("large"), create=True)
     report = large.import_jsonl(f)
     assert read_back and report.written and report.statements == 300 and report.retractions == 1

@@ -91,7 +91,7 @@ class _Reader:
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
         record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
-        plain_assertion = checks.plain_assertion
+        plain_assertion, recorded_append, heads_append = checks.plain_assertion, recorded.append, self.heads.append
         try:  # the import's scope, checked once for the lines that carry none (a bad one: every line says so)
             scope, plain = one_scope(self.scope), True
         except GraphmemError:
@@ -112,8 +112,9 @@ class _Reader:
                     if not isinstance(obj, dict):
                         raise BadInput("expected a JSON object")
                     op = obj.get("op")
-                    if op == "assert" and plain and (st := plain_assertion(next_id, obj, now, memo, scope, resolve)) is not None:
-                        declared = obj.get("id")  # the common line, from what earlier lines checked
+                    if (op == "assert" and plain
+                            and (fast := plain_assertion(next_id, obj, now, memo, scope, resolve)) is not None):
+                        st, declared = fast, obj.get("id")  # the common line, in one step
                     elif op == "cite":
                         declared = obj.get("id")
                         st = self._cite(obj, next_id)
@@ -154,14 +155,15 @@ class _Reader:
                             self._attach(obj["fact"], st, next_id)
                         if isinstance(declared, str):
                             file_ids[declared] = next_id
+                        # (by index: a named tuple's fields are properties, slower on a million lines)
                         if sink is not None:
                             sink.add(st)
-                            self.heads.append(hash((st.op, st.subject, st.predicate)))
+                            heads_append(hash((st[1], st[2], st[3])))  # op, subject, predicate
                         else:
                             by_id[next_id] = len(stmts)
                             stmts.append(st)
-                        recorded.append(st.recorded_at)
-                        touched[st.subject].add(st.predicate)
+                        recorded_append(st[8])  # recorded_at
+                        touched[st[2]].add(st[3])
                         next_id += 1
                     else:
                         self.next_id = next_id

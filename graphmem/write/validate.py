@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, NamedTuple, Protocol
 
-from graphmem.errors import (AmbiguousEntity, BadInput, BadTime, GraphmemError, TypeMismatch, UnknownEntity,
-                             UnknownPredicate)
+from graphmem.errors import AmbiguousEntity, BadInput, BadTime, GraphmemError, TypeMismatch, UnknownEntity, UnknownPredicate
 from graphmem.model import ASSERTERS, DEFAULT_TRUST, TRUST_RANK, Entity, Statement, Value
 from graphmem.model.scopes import in_scopes, one_scope
 from graphmem.model.text import clean
