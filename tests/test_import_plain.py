@@ -1,6 +1,6 @@
 """An import's plain ``assert`` lines (``Checks.plain_assertion``, built from what earlier lines checked) give
-the statements and the errors the full checks give; the view read back from the statements' side files, and
-computed while the statements load, is the view computed before."""
+the statements and the errors the full checks give; the view read back from the statements' side files is the
+view of the same lines imported in small."""
 
 from __future__ import annotations
 
@@ -105,11 +105,9 @@ def test_plain_assertion_gives_what_assertion_gives(mem: graphmem.Memory) -> Non
     assert checks.plain_assertion(1, line | {"recorded_at": "2999-01-01T00:00:00Z"}, now, memo) is None
 
 
-@pytest.mark.parametrize("overlap", [True, False])
-def test_view_computed_while_the_statements_load_equals_the_view_before(tmp_path: Path,
-                                                                        new_store: Callable[[str], Path],
-                                                                        monkeypatch: pytest.MonkeyPatch,
-                                                                        overlap: bool) -> None:
+def test_view_read_back_from_the_side_files_equals_the_view_of_a_small_import(tmp_path: Path,
+                                                                             new_store: Callable[[str], Path],
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [json.dumps(x) for x in ENTITIES]
     for i in range(300):
         lines.append(json.dumps(A | {"subject": ["project:atlas", "project:hermes"][i % 2], "predicate": "status",
@@ -122,7 +120,6 @@ def test_view_computed_while_the_statements_load_equals_the_view_before(tmp_path
     assert small.import_jsonl(f).written
     monkeypatch.setattr(importer, "BULK_LINES", 1)
     monkeypatch.setattr(importer, "STREAM_BYTES", 0)  # streamed to bulk files, the view read back from them
-    monkeypatch.setattr(importer, "OVERLAP_STATEMENTS", 10**9 if overlap else 0)
     read_back: list[int] = []
     real = importer._views_from_files
 

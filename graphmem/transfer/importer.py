@@ -51,7 +51,6 @@ _RELOAD_SUBJECTS = 500  # an import touching more subjects reloads the whole vie
 STREAM_BYTES = 32 * 2**20  # a file larger than this streams its statements to the bulk file
 PARALLEL_BYTES = 16 * 2**20  # a run of plain statement lines this long is read on two cores
 THREAD_VIEW_STATEMENTS = 20_000  # an import of this many statements into an empty store computes the view in a thread
-OVERLAP_STATEMENTS = 400_000  # a streamed import of at most this many statements computes its view while it loads
 OPS = ("entity", "record", "assert", "end", "cite", "retract")
 
 
@@ -484,9 +483,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        computing = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names)
-        if next_id - first_new > OVERLAP_STATEMENTS:  # the children's memory must be back before Kuzu's loads need it
-            views, computing = computing.result(), None
+        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
         progress("writing to the store", 0, None)
     elif fresh and isinstance(stmts, list) and len(stmts) >= THREAD_VIEW_STATEMENTS:
         # the same from the statements in memory, by a thread
@@ -517,11 +514,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
             if isinstance(stmts, list) and not (reload and touched):
                 apply(store, registry, stmts, marks, touched=touched, name_of=name_of, next_id=next_id)
                 return
-            if isinstance(stmts, StatementBatch) and computing is not None:  # its files are being read meanwhile
-                stmts.load(keep=True)
-                append(store, [], marks, next_id)
-            else:
-                append(store, stmts, marks, next_id)
+            append(store, stmts, marks, next_id)
             if reload and touched:
                 if computing is not None:
                     views, computing = computing.result(), None

@@ -202,16 +202,14 @@ class StatementFile:
                             row = (*row[:9], at, why, *row[11:])
                         yield new(Statement, row)
 
-    def load(self, keep: bool = False) -> int:
-        """COPY the statements (in the caller's transaction) and remove the files (``keep``: leave them to
-        ``discard``, for the view being read from them meanwhile); the row count."""
+    def load(self) -> int:
+        """COPY the statements (in the caller's transaction) and remove the files; the row count."""
         files = [f.bulk for f in [*self._done, self.finish()]]
         try:
             self._store._load(files, "Assertion")
             return sum(f.rows for f in files)
         finally:
-            if not keep:
-                self.discard()
+            self.discard()
 
     def discard(self) -> None:
         self._side_file.close()

@@ -83,14 +83,11 @@ class PgStatementBatch:
                     s = s._replace(retracted_at=r[0], retract_reason=r[1])
                 yield s._replace(object_name=name_of(str(s.object)) if s.object_kind == "entity" else None)
 
-    def load(self, keep: bool = False) -> int:
-        """COPY the statements (in the caller's transaction) and drop them (``keep``: leave that to ``discard``,
-        for the view being read from them meanwhile); the row count."""
+    def load(self) -> int:
         try:
             return self._store._copy("assertion", _COLS, (self._store._row(s) for s in self._all()))
         finally:
-            if not keep:
-                self.discard()
+            self.discard()
 
     def discard(self) -> None:
         for name in self._files:
