@@ -1,4 +1,4 @@
-"""An import's plain ``assert`` lines (``Checks.plain_assertion``, built from what earlier lines checked) give
+"""An import's plain ``assert`` lines (``write.plain.plain_assertion``, built from what earlier lines checked) give
 the statements and the errors the full checks give; the view read back from the statements' side files is the
 view of the same lines imported in small."""
 
@@ -14,7 +14,8 @@ import pytest
 import graphmem
 from graphmem.model.times import now_us
 from graphmem.transfer import importer
-from graphmem.write.validate import Checks, Memo, Resolver
+from graphmem.write.plain import plain_assertion
+from graphmem.write.validate import Memo, Resolver
 
 ENTITIES: list[dict[str, Any]] = [
     {"op": "entity", "type": "Project", "name": "Atlas"},
@@ -57,17 +58,16 @@ def _read(store: graphmem.Memory, lines: list[dict[str, Any]], now: int, plain: 
     """The lines read as an import reads them (nothing written), with or without the plain path; how
     many statements the plain path built."""
     built = []
-    real = Checks.plain_assertion
 
-    def counted(self: Checks, *a: Any, **k: Any) -> Any:
-        st = real(self, *a, **k) if plain else None
+    def counted(*a: Any, **k: Any) -> Any:
+        st = plain_assertion(*a, **k) if plain else None
         built.extend([st] if st is not None else [])
         return st
 
-    monkeypatch.setattr(Checks, "plain_assertion", counted)
+    monkeypatch.setattr(importer, "plain_assertion", counted)
     r = importer._Reader(store.store, store._checks, now, Resolver(store.store, batch=True), 1, 1, None, None)
     r.read(enumerate([json.dumps(x) for x in lines], 1))
-    monkeypatch.setattr(Checks, "plain_assertion", real)
+    monkeypatch.setattr(importer, "plain_assertion", plain_assertion)
     return r, len(built)
 
 
@@ -92,17 +92,17 @@ def test_plain_assertion_gives_what_assertion_gives(mem: graphmem.Memory) -> Non
     memo, checks, now = Memo(), mem._checks, now_us()
     line = A | {"predicate": "status", "object": "active", "valid_from": "2024-01-01"}
     full = checks.assertion(1, "project:atlas", "status", "active", "2024-01-01", None, [], "import", None, now)
-    assert checks.plain_assertion(1, line, now, memo) == full and memo.heads and memo.objects  # checked, kept
-    assert checks.plain_assertion(1, line, now, memo) == full  # from the memo
+    assert plain_assertion(checks, 1, line, now, memo) == full and memo.heads and memo.objects  # checked, kept
+    assert plain_assertion(checks, 1, line, now, memo) == full  # from the memo
     uses = A | {"predicate": "uses", "object": "KuzuDB", "valid_from": "2024-01-01T10:20:30Z",
                 "recorded_at": "2024-02-01T00:00:00Z", "sources": ["https://a.example/x"]}
-    assert checks.plain_assertion(2, uses, now, memo) == checks.assertion(
+    assert plain_assertion(checks, 2, uses, now, memo) == checks.assertion(
         2, "project:atlas", "uses", "KuzuDB", "2024-01-01T10:20:30Z", None, ["https://a.example/x"], "import",
         "2024-02-01T00:00:00Z", now)
-    assert checks.plain_assertion(1, line | {"note": "x"}, now, memo) is None  # a field it does not know
-    assert checks.plain_assertion(1, line | {"object": "shipped"}, now, memo) is None  # a bad value: the full
-    assert checks.plain_assertion(1, line | {"subject": "nobody"}, now, memo) is None  # check gives its error
-    assert checks.plain_assertion(1, line | {"recorded_at": "2999-01-01T00:00:00Z"}, now, memo) is None
+    assert plain_assertion(checks, 1, line | {"note": "x"}, now, memo) is None  # a field it does not know
+    assert plain_assertion(checks, 1, line | {"object": "shipped"}, now, memo) is None  # a bad value: the full
+    assert plain_assertion(checks, 1, line | {"subject": "nobody"}, now, memo) is None  # check gives its error
+    assert plain_assertion(checks, 1, line | {"recorded_at": "2999-01-01T00:00:00Z"}, now, memo) is None
 
 
 def test_view_read_back_from_the_side_files_equals_the_view_of_a_small_import(tmp_path: Path,

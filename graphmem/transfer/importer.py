@@ -44,6 +44,7 @@ from graphmem.view.rebuild import reload_view
 from graphmem.view.temporal import attached_sources, view_for_subject
 from graphmem.write.apply import append, apply, touch
 from graphmem.write.inputs import parse_fact_ref
+from graphmem.write.plain import plain_assertion
 from graphmem.write.validate import Checks, Memo, Resolver, check_retraction, kept_ref, not_attached
 
 BULK_LINES = 2000  # above this (or 200 bytes a line in a file), preload the name index
@@ -90,7 +91,7 @@ class _Reader:
         stmts, by_id, recorded, touched, file_ids = self.stmts, self.by_id, self.recorded, self.touched, self.file_ids
         record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
-        plain_assertion, recorded_append, heads_append = checks.plain_assertion, recorded.append, self.heads.append
+        recorded_append, heads_append = recorded.append, self.heads.append
         try:  # the import's scope, checked once for the lines that carry none (a bad one: every line says so)
             scope, plain = one_scope(self.scope), True
         except GraphmemError:
@@ -112,7 +113,7 @@ class _Reader:
                         raise BadInput("expected a JSON object")
                     op = obj.get("op")
                     if (op == "assert" and plain
-                            and (fast := plain_assertion(next_id, obj, now, memo, scope, resolve)) is not None):
+                            and (fast := plain_assertion(checks, next_id, obj, now, memo, scope, resolve)) is not None):
                         st, declared = fast, obj.get("id")  # the common line, in one step
                     elif op == "cite":
                         declared = obj.get("id")
