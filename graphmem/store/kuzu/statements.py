@@ -84,12 +84,13 @@ class StatementFile:
     a large import computes its view from them (``statements``) in forked children, about three times
     faster than parsing the bulk rows back, and the marshalled chunks cost the writer almost nothing."""
 
-    def __init__(self, store: StatementTables) -> None:
+    def __init__(self, store: StatementTables, side: bool = True) -> None:
         self._store = store
         self._done: list[_Finished] = []  # files before the current one, in id order
         self._bulk = _BulkFile(store.path / "tmp")
+        self._sides = side  # whether side files are written (only ``statements`` reads them)
         self._side = self._bulk.name[:-len(".csv")] + ".marshal"
-        self._side_file = open(self._side, "wb")  # noqa: SIM115  (closed by finish or discard)
+        self._side_file = open(self._side if side else os.devnull, "wb")  # noqa: SIM115  (closed by finish or discard)
         self._tuples: list[Statement] = []  # pending
         self._otypes: dict[tuple[str, str], str] = {}
         self._first: int | None = None  # ids rise: the first is this write's lowest
@@ -147,6 +148,8 @@ class StatementFile:
         lines.append("")
         if not self._bulk.write_plain("\n".join(lines), len(tuples), 15):
             self._bulk.write([self._row(s) for s in tuples])
+        if not self._sides:
+            return
         # each chunk after its length (marshal.load reads a file piecemeal) and the least and greatest
         # subject it holds (a reader of some subjects skips the chunks without them)
         data = marshal.dumps([tuple(s) for s in tuples])
@@ -167,7 +170,7 @@ class StatementFile:
         self._done += [self.finish(), other]
         self._bulk = _BulkFile(self._store.path / "tmp")
         self._side = self._bulk.name[:-len(".csv")] + ".marshal"
-        self._side_file = open(self._side, "wb")  # noqa: SIM115
+        self._side_file = open(self._side if self._sides else os.devnull, "wb")  # noqa: SIM115
 
     def statements(self, subjects: Container[str], retractions: dict[int, tuple[int, str | None]],
                    name_of: Callable[[str], str | None]) -> Iterator[Statement]:
@@ -175,8 +178,8 @@ class StatementFile:
         ``retractions`` (fact id -> when, reason) applied and entity objects named by ``name_of``: a
         large import computes its view from them instead of reading the rows back from Kuzu. Pure
         Python over closed files, so forked children can read them."""
-        if self._tuples or not self._side_file.closed:
-            raise RuntimeError("StatementFile.statements() needs finish() first")
+        if self._tuples or not self._side_file.closed or not self._sides:
+            raise RuntimeError("StatementFile.statements() needs finish() first, and side files")
         new = tuple.__new__
         # the bounds of ``subjects``: the chunks whose subjects all lie outside them are skipped unread
         bounds = (min(subjects), max(subjects)) if isinstance(subjects, dict | set | frozenset | list) and subjects \
@@ -270,7 +273,8 @@ class StatementTables(LogForms, Schema):
                 if st.retracted_at is not None:
                     self.mark_retracted(st.id, st.retracted_at, st.retract_reason)
             return len(stmts)
-        out = self.statement_file()
+        self.check_writable("import")
+        out = StatementFile(self, side=False)  # (no view is read back from it)
         for st in stmts:
             out.add(st)
         return out.load()
