@@ -33,7 +33,7 @@ def _facts(view: Iterable[Interval]) -> tuple[Fact, ...]:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return tuple(map(Fact.of, view))
+        return Fact.many(view)
     finally:
         if was_enabled:  # what was made goes to the oldest generation, so no young collection walks it all
             gc.freeze()

@@ -186,3 +186,77 @@ def test_a_group_writes_its_statements_and_subjects_as_one_at_a_time_would(new_s
         alone.paths("Atlas", "Kuzu", as_of="2024-03-01").to_dict()["paths"] != []
     for m in stores:
         m.close()
+
+
+def _logs(m: graphmem.Memory, refs: list[str]) -> list[list[tuple[Any, ...]]]:
+    """Each subject's stored log, record and retraction times left out (two stores write them apart)."""
+    return [[(s.id, s.op, s.predicate, s.object, s.object_name, s.valid_from, s.valid_to, s.sources, s.scope,
+              s.retracted_at is None) for s in m.store.subject_log(r)] for r in refs]
+
+
+def test_what_a_sole_writer_remembers_between_groups_is_what_the_store_holds(new_store: Callable[[str], Path]) -> None:
+    """The store's only writer keeps the entities its groups resolved and the subjects' logs they wrote
+    (write.apply.Known): after groups, an ``end`` in a group, an entity renamed between groups and a group
+    rolled back, every answer and stored row is what the same writes one at a time give, and each log it
+    remembers is the store's. A store other processes write (PostgreSQL) remembers nothing."""
+    stores = []
+    for name in ("grouped", "alone"):
+        m = graphmem.open(new_store(name), create=True)
+        for n in ("Atlas", "Borealis"):
+            m.add_entity("Project", n)
+        m.add_entity("Tool", "Kuzu")
+        stores.append(m)
+    grouped, alone = stores
+    known = grouped._writer._known
+    assert (known is None) == (grouped.store.engine == "postgresql")
+    refs = ["project:atlas", "project:borealis"]
+
+    def both(*writes: Callable[[graphmem.Memory], Any]) -> list[Any]:
+        """The writes as one group in ``grouped`` and one at a time in ``alone``: the same answers."""
+        out = []
+        with grouped.write_group():
+            for w in writes:
+                out.append(_result(lambda w=w: w(grouped)))
+        assert out == [_result(lambda w=w: w(alone)) for w in writes]
+        assert _logs(grouped, refs) == _logs(alone, refs)
+        if known is not None:
+            for ref, log in known.logs.items():
+                assert log == grouped.store.subject_log(ref)
+        return out
+
+    both(lambda m: m.assert_("Atlas", "status", "active", valid_from="2024-01-01").refs,
+         lambda m: m.assert_("Borealis", "uses", "Kuzu", valid_from="2024-01-01").refs)
+    if known is not None:
+        assert set(known.logs) == set(refs) and "Atlas" in known.entities
+    both(lambda m: m.assert_("Atlas", "status", "paused", valid_from="2024-02-01").refs,
+         lambda m: m.end("Atlas", "status", at="2024-03-01").refs,  # the logs are read again after it
+         lambda m: m.assert_("Atlas", "status", "done", valid_from="2024-04-01").refs,
+         lambda m: m.assert_("Borealis", "status", "active", valid_from="2024-02-01").refs)
+    for m in stores:  # between groups: a write of a subject the groups wrote, a name they resolved renamed
+        m.end("Borealis", "uses", "Kuzu", at="2024-04-01")
+        m.rename_entity("project:atlas", "Apollo")
+    both(lambda m: m.assert_("Atlas", "status", "active", valid_from="2024-05-01").refs,
+         lambda m: m.assert_("Apollo", "status", "active", valid_from="2024-05-01").refs,
+         lambda m: m.assert_("Borealis", "uses", "Kuzu", valid_from="2024-05-01").refs)
+    now = {"as_of": None, "known_at": None}
+    assert {**grouped.current("project:atlas").to_dict(), **now} == {**alone.current("project:atlas").to_dict(), **now}
+    for m in stores:  # an import makes a name the groups resolved ambiguous
+        assert m.import_jsonl(['{"op": "entity", "type": "Tool", "name": "Borealis"}']).entities_created == 1
+    assert "AmbiguousEntity" in both(lambda m: m.assert_("Borealis", "status", "paused", valid_from="2024-05-15").refs)[0]
+    with pytest.raises(RuntimeError), grouped.write_group():  # rolled back: nothing of it is remembered
+        grouped.assert_("project:borealis", "status", "paused", valid_from="2024-06-01")
+        grouped._writer.flush()
+        raise RuntimeError("the group fails after it wrote")
+    if known is not None:
+        assert not known.logs and not known.entities
+    both(lambda m: m.assert_("project:borealis", "status", "done", valid_from="2024-07-01").refs)
+    for m in stores:
+        assert m.rebuild(check=True).drift == ()
+        m.close()
+
+
+def _result(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+        return f"{type(e).__name__}: {e}"

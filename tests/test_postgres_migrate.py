@@ -190,6 +190,20 @@ def test_migrate_keeps_everything(made: tuple[str, dict[str, Any]]) -> None:
     assert cli(old, "rebuild", "--check", "--json").json()["ok"]
 
 
+def test_migrate_touches_no_file_named_like_the_address(old: str, tmp_path: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kuzu's migration mark is a file in the store's folder; a PostgreSQL migration keeps none, so it
+    removes none: before, it removed ``migrating.json`` under the address taken as a relative path."""
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    lookalike = Path(old) / "migrating.json"
+    lookalike.parent.mkdir(parents=True)
+    lookalike.write_text("{}")
+    assert cli(old, "migrate").code == 0 and layout(old) == SCHEMA_VERSION
+    assert lookalike.read_text() == "{}"
+
+
 def test_a_current_store_is_left_alone(pg_url: str) -> None:  # noqa: F811
     assert cli(pg_url, "init").code == 0
     before = dump(pg_url)

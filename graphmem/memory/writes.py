@@ -252,8 +252,13 @@ class WriteFacade(MemoryBase):
         ['paused']
         >>> m.close()
         """
-        with self.store.transaction(), self._writer.grouped():
-            yield WriteGroup(self._writer.flush, self.store.writes_done)
+        try:
+            with self.store.transaction(), self._writer.grouped():
+                yield WriteGroup(self._writer.flush, self.store.writes_done)
+        except BaseException:
+            self._writer.forget()  # rolled back: what the group read or wrote is not the store's
+            raise
+        self._writer.committed()
 
     def import_jsonl(self, source: str | Path | Iterable[str], *, strict: bool = False,
                      progress: Progress = no_progress, scope: str | None = None) -> ImportReport:

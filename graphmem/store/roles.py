@@ -217,6 +217,7 @@ class TransactionStore(Protocol):
 
     path: Path
     read_only: bool
+    sole_writer: bool  # no other process writes the store while this object holds it (an embedded engine's lock)
 
     def check_writable(self, what: str = ...) -> None: ...
     def transaction(self) -> AbstractContextManager[None]: ...

@@ -44,6 +44,8 @@ class Upgrade(Protocol):
     def restarted(self) -> bool: ...
     @property
     def reindex(self) -> bool: ...
+    @property
+    def mark(self) -> Path | None: ...
 
 
 def _same_statements(store: StorageEngine, ref: str, stored_log: str, log: list[Statement]) -> bool:
@@ -247,15 +249,16 @@ def rebuild(store: StorageEngine, registry: Registry, *, check: bool = False,
 
 def finish_migration(store: StorageEngine, registry: Registry, path: Path, up: Upgrade) -> MigrateReport:
     """After ``migrations.upgrade_layout``: the full-text index (when the old layout had none) and
-    the view made by the current code, then the migration's mark removed."""
-    from graphmem.store import MIGRATION_MARK, SCHEMA_VERSION, remove_mark
+    the view made by the current code, then the migration's mark (if the engine keeps one) removed."""
+    from graphmem.store import SCHEMA_VERSION, remove_mark
     t0 = time.perf_counter()
     with gc_paused():
         if up.reindex:
             with store.transaction():
                 store.rebuild_record_index()
         rebuild_view(store, registry, False)
-    remove_mark(path / MIGRATION_MARK)
+    if up.mark is not None:  # a folder engine's mark (PostgreSQL's migration leaves none)
+        remove_mark(up.mark)
     counts = {"entities": store.entity_count(), "statements": store.statement_count(),
               "records": store.record_count()}
     return MigrateReport(str(path), up.from_version, SCHEMA_VERSION, up.steps,

@@ -73,37 +73,43 @@ def append(store: StorageEngine, stmts: list[Statement] | StatementBatch, marks:
 
 
 def refresh(store: StorageEngine, registry: Registry, touched: dict[str, set[str]], stmts: list[Statement],
-            marks: Marks, name_of: Callable[[str], str | None]) -> None:
+            marks: Marks, name_of: Callable[[str], str | None], logs: dict[str, list[Statement]] | None = None) -> None:
     """Write the log, view and edges of each touched subject: its stored log with the retractions set and
-    the new statements added (``write_subject`` replaces the edges of the touched predicates only)."""
+    the new statements added (``write_subject`` replaces the edges of the touched predicates only).
+    ``logs``: subjects' logs as this process last wrote them (``Known``), read instead of the store's and
+    given the logs written now."""
     retracted = {fid: (at, reason) for fid, at, reason in marks}
     new: dict[str, list[Statement]] = defaultdict(list)
     for s in stmts:
         new[s.subject].append(s)
     rows = []
     for subj, preds in touched.items():
-        log = store.subject_log(subj)
+        kept = logs.get(subj) if logs is not None else None
+        log = list(kept) if kept is not None else store.subject_log(subj)
         log.extend(new.get(subj, ()))
         if retracted:
             log = [s._replace(retracted_at=retracted[s.id][0], retract_reason=retracted[s.id][1])
                    if s.id in retracted else s for s in log]
         rows.append((subj, name_of(subj) or subj, log, view_for_subject(log, registry), preds))
     store.write_subjects(rows)  # the rows of many subjects in one query
+    if logs is not None:
+        for subj, _, log, _, _ in rows:
+            logs[subj] = log
 
 
 def apply(store: StorageEngine, registry: Registry, stmts: list[Statement], marks: Marks = (), *,
           touched: dict[str, set[str]] | None = None, name_of: Callable[[str], str | None] | None = None,
-          next_id: int | None = None) -> None:
+          next_id: int | None = None, logs: dict[str, list[Statement]] | None = None) -> None:
     """Append statements and retractions and bring the touched subjects' view up to date, in one
     transaction (the caller's, if one is open). ``touched`` given: the caller has touched the
-    retracted facts' subjects already (``touch``)."""
+    retracted facts' subjects already (``touch``). ``logs``: see ``refresh``."""
     marks = list(marks)
     if touched is None:
         touched = touched_by(stmts)
         touch(store, marks, touched, {s.id: s for s in stmts} if marks else None)
     with store.transaction():
         append(store, stmts, marks, next_id)
-        refresh(store, registry, touched, stmts, marks, name_of or _stored_name(store))
+        refresh(store, registry, touched, stmts, marks, name_of or _stored_name(store), logs)
 
 
 def _stored_name(store: StorageEngine) -> Callable[[str], str | None]:
@@ -113,6 +119,32 @@ def _stored_name(store: StorageEngine) -> Callable[[str], str | None]:
     return name_of
 
 
+KNOWN_SUBJECTS = 20_000  # subjects' logs ``Known`` keeps at most (then it starts again)
+KNOWN_LOG = 1_000  # and only logs of at most this many statements
+
+
+class Known:
+    """What the write groups of a process that is its store's only writer (``store.sole_writer``: an
+    embedded store, locked by it) remember between them: the entities their asserts resolved (by the
+    text that named them) and the logs they wrote for their subjects. The store reads them again only
+    when they may have changed: after any write that is not a group's (``store.writes_done`` moved
+    since the last group committed), an entity change (``store.entity_writes``), a group that failed
+    or was rolled back (``forget``), or, for the logs, a write of the group other than its asserts
+    (an ``end``, ``retract``, ``cite`` or ``note``). docs/service.md, "Group commit"."""
+
+    def __init__(self) -> None:
+        self.entities: dict[str, Entity] = {}
+        self.logs: dict[str, list[Statement]] = {}
+        self.committed = -1  # store.writes_done() when the last group committed
+        self.flushed = -1  # store.writes_done() after the last flush wrote the logs
+        self.entity_writes = -1
+
+    def forget(self) -> None:
+        self.entities.clear()
+        self.logs.clear()
+        self.committed = self.flushed = self.entity_writes = -1
+
+
 class Writer:
     """The single writes of the Python API, each checked by ``checks`` and applied by ``apply``."""
 
@@ -120,12 +152,16 @@ class Writer:
         self.store, self.registry, self.checks = store, registry, checks
         self._pending: list[Statement] | None = None  # a group's asserts, checked, not applied yet (grouped)
         self._names: dict[str, str] = {}  # the names of the entities the group's asserts resolved
+        self._known = Known() if store.sole_writer else None
 
     @contextmanager
     def grouped(self) -> Iterator[None]:
         """Inside (and inside the caller's transaction), an assert is checked when it is called and
         applied with the others at ``flush``: at the end, or before any other write, which may read what
         they change. One ``apply`` for many asserts reads and writes each subject's row once."""
+        known = self._known
+        if known is not None and known.committed != self.store.writes_done():  # another write came between
+            known.forget()
         self._pending = []
         try:
             yield
@@ -134,16 +170,50 @@ class Writer:
             self._pending = None
             self._names.clear()
 
+    def committed(self) -> None:
+        """The group has committed: what it wrote is the store's (``Known``)."""
+        if self._known is not None:
+            self._known.committed = self._known.flushed = self.store.writes_done()
+
+    def forget(self) -> None:
+        """The group failed or was rolled back: nothing it read or wrote is remembered (``Known``)."""
+        if self._known is not None:
+            self._known.forget()
+
     def flush(self) -> None:
         """Apply the asserts a group has checked and not applied yet (nothing outside a group)."""
         if self._pending:
             stmts, self._pending[:] = list(self._pending), []
             stored = _stored_name(self.store)
-            apply(self.store, self.registry, stmts, name_of=lambda ref: self._names.get(ref) or stored(ref))
+            known, logs = self._known, None
+            if known is not None:
+                if known.flushed != self.store.writes_done():  # the group wrote otherwise since: read again
+                    known.logs.clear()
+                if len(known.logs) >= KNOWN_SUBJECTS:
+                    known.logs.clear()
+                logs = known.logs
+            apply(self.store, self.registry, stmts, name_of=lambda ref: self._names.get(ref) or stored(ref), logs=logs)
+            if known is not None:
+                for ref in [r for r, log in known.logs.items() if len(log) > KNOWN_LOG]:
+                    del known.logs[ref]
+                known.flushed = self.store.writes_done()
 
     def _resolve(self, text: str, role: str = "entity") -> Entity:
-        """The resolver, noting each entity's name for the group's ``flush`` (which writes it beside the view)."""
-        e = self.checks.resolve(text, role=role)
+        """The resolver, noting each entity's name for the group's ``flush`` (which writes it beside the view);
+        in a group of the store's only writer, an entity named by the same text as before is not read again."""
+        known = self._known
+        if known is None or not isinstance(text, str):
+            e = self.checks.resolve(text, role=role)
+        else:
+            if known.entity_writes != self.store.entity_writes:
+                known.entities.clear()
+                known.entity_writes = self.store.entity_writes
+            got = known.entities.get(text)
+            if got is None:
+                got = known.entities[text] = self.checks.resolve(text, role=role)
+                if len(known.entities) > KNOWN_SUBJECTS:
+                    known.entities.clear()
+            e = got
         self._names[e.ref] = e.name
         return e
 

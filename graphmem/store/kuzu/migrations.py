@@ -238,6 +238,11 @@ class Upgrade:
     restarted: bool  # an interrupted migration was put back from its copy first
 
     @property
+    def mark(self) -> Path | None:
+        """The mark that says the migration is under way, removed once the derived data is made."""
+        return self.path / MARKER
+
+    @property
     def reindex(self) -> bool:
         """The full-text index must be built from the records (it did not exist before layout 2)."""
         return self.from_version < 2

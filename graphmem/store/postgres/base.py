@@ -166,6 +166,7 @@ class PgBase:
         self.where = redact(self.url)
         self.path = Path(self.where)  # TransactionStore.path: the store's name in messages
         self.read_only = read_only
+        self.sole_writer = False  # other processes may write the same schema (serve --workers, the CLI)
         self.replica = False  # a hot standby's store (found on open below)
         self.ontology = ontology
         self.registry = registry

@@ -84,6 +84,11 @@ class Upgrade:
     restarted: bool = False
 
     @property
+    def mark(self) -> Path | None:
+        """None: the steps ran in one transaction, so no mark says a migration is under way."""
+        return None
+
+    @property
     def reindex(self) -> bool:
         """Never: every PostgreSQL layout has graphmem's full-text index."""
         return False

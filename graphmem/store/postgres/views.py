@@ -183,7 +183,7 @@ class PgViews(ViewForms, PgStatements):
                 params.append(prefix)
             current: tuple[str, str | None] | None = None
             out: list[Interval] = []
-            for ref, name, row in self._q(sql + " ORDER BY i.subject, i.pos", params):
+            for ref, name, row in self._q(sql + ' ORDER BY i.subject COLLATE "C", i.pos', params):
                 if current is None or current[0] != ref:
                     if current is not None:
                         yield current[0], current[1], out
