@@ -362,6 +362,7 @@ class Memo:
         self.heads: dict[tuple[str, str], tuple[Entity, Predicate]] = {}  # (subject, predicate) as written
         self.objects: dict[tuple[str, str, type, Any], tuple[Value, str, str | None]] = {}
         self.sources: dict[str, str] = {}  # a URI source as written -> as stored
+        self.times: dict[str, int] = {}  # a time as written (not "now") -> its instant
         self.trust: dict[tuple[str, int], str] = {}  # (asserter, 0 no sources, 1 URIs only, 2 a record ref) -> trust
 
     @staticmethod

@@ -349,7 +349,7 @@ class StoreBase:
         holds Kuzu's lock on the store writes there, and that is now this one."""
         tmp = self.path / "tmp"
         if tmp.is_dir():
-            for f in tmp.glob("tmp*.csv"):
+            for f in [*tmp.glob("tmp*.csv"), *tmp.glob("tmp*.marshal")]:  # (the statements' side files)
                 with contextlib.suppress(OSError):
                     f.unlink()
 

@@ -31,7 +31,7 @@ def _tsv_field(v: Any) -> str:
     return s
 
 
-def _tsv(rows: list[list[Any]]) -> tuple[str, bool]:
+def _tsv(rows: list[list[Any]], nones: bool = True) -> tuple[str, bool]:
     """Rows as tab-separated lines for COPY, and whether a value holds a line break.
 
     The fast form joins the values as they are; it is kept only when its tab and line counts
@@ -39,12 +39,19 @@ def _tsv(rows: list[list[Any]]) -> tuple[str, bool]:
     None (written as "", like a CSV writer does).
     """
     text = "\n".join(["\t".join(map(str, r)) for r in rows]) + "\n"
-    tabs = sum(len(r) - 1 for r in rows)
-    if (text.count("\t") == tabs and text.count("\n") == len(rows) and "\r" not in text
-            and not text.startswith('"') and '\t"' not in text and '\n"' not in text and "None" not in text):
+    if _plain(text, len(rows), sum(len(r) - 1 for r in rows), nones):
         return text, False
     text = "\n".join(["\t".join(map(_tsv_field, r)) for r in rows]) + "\n"
     return text, any(("\n" in v or "\r" in v) for r in rows for v in r if type(v) is str)
+
+
+def _plain(text: str, rows: int, tabs: int, nones: bool = True) -> bool:
+    """Whether ``rows`` rows joined as they are (``tabs`` tabs between their values) can be loaded as they
+    are: no value holds a tab or line break, none starts with a quote, none was None (``nones``: rows that
+    may hold None, so the text must not say "None"; a packed log may, by chance)."""
+    return (text.count("\t") == tabs and text.count("\n") == rows and "\r" not in text
+            and not text.startswith('"') and '\t"' not in text and '\n"' not in text
+            and (not nones or "None" not in text))
 
 
 _CHUNK = 4096
@@ -58,19 +65,29 @@ class _BulkFile:
     does, costs more than the load itself.
     """
 
-    def __init__(self, tmpdir: Path, breaks: bool = False, keep: bool = False) -> None:
+    def __init__(self, tmpdir: Path, breaks: bool = False, keep: bool = False, nones: bool = True) -> None:
         tmpdir.mkdir(exist_ok=True)
         fd, self.name = tempfile.mkstemp(suffix=".csv", dir=tmpdir)
         self._f = os.fdopen(fd, "w", encoding="utf-8")
         self.rows = 0
         self.breaks = breaks
         self.keep = keep  # left in place on exit, for a load elsewhere (see ``discard``)
+        self.nones = nones  # whether a row may hold None (written as "")
 
     def write(self, rows: list[list[Any]]) -> None:
-        text, breaks = _tsv(rows)
+        text, breaks = _tsv(rows, self.nones)
         self._f.write(text)
         self.rows += len(rows)
         self.breaks = self.breaks or breaks
+
+    def write_plain(self, text: str, rows: int, columns: int) -> bool:
+        """Write ``rows`` rows of ``columns`` values joined as they are (each line ending in a line break) when
+        ``_plain`` allows it; False (nothing written) when they need ``write``'s quoting."""
+        if not _plain(text, rows, rows * (columns - 1), nones=False):
+            return False
+        self._f.write(text)
+        self.rows += rows
+        return True
 
     def close(self) -> None:
         self._f.close()
@@ -85,7 +102,7 @@ class _BulkFile:
             os.unlink(self.name)
 
     def __getstate__(self) -> dict[str, Any]:  # handed from a child process: the closed file's name and counts
-        return {"name": self.name, "rows": self.rows, "breaks": self.breaks, "keep": self.keep}
+        return {"name": self.name, "rows": self.rows, "breaks": self.breaks, "keep": self.keep, "nones": self.nones}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -413,21 +413,21 @@ class ViewTables(Schema):
                         continue
                     target = (label, stype, self.ontology.type_for_prefix(str(iv.object).partition(":")[0]) or "")
                     if target not in edge_files:
-                        edge_files[target] = (_BulkFile(self.path / "tmp", keep=True), [])
+                        edge_files[target] = (_BulkFile(self.path / "tmp", keep=True, nones=False), [])
                     bulk, pending = edge_files[target]
                     pending.append([ref, iv.object, iv.predicate, ts(iv.valid_from), ts(iv.valid_to),
                                     _int_list(iv.assertions), _int_list(iv.conflicts)])
                     if len(pending) == _CHUNK:
                         bulk.write(pending)
                         pending.clear()
-                facets.extend(facet_rows(ref, view))
+                facets.extend([["" if v is None else v for v in row] for row in facet_rows(ref, view)])
                 if len(facets) >= _CHUNK:
                     facet_file.write(facets)
                     facets.clear()
                 yield [ref, name, pack(log), view_text(view)]
 
-        subject_file = _BulkFile(self.path / "tmp", keep=True)
-        facet_file = _BulkFile(self.path / "tmp", keep=True)
+        subject_file = _BulkFile(self.path / "tmp", keep=True, nones=False)  # (no row holds None)
+        facet_file = _BulkFile(self.path / "tmp", keep=True, nones=False)
         facets: list[list[Any]] = []
         try:
             for chunk in _chunks(subject_rows(), _CHUNK):
