@@ -12,7 +12,7 @@ from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param
-from graphmem.store.kuzu.schema import Schema
+from graphmem.store.kuzu.recordfacets import RecordFacetFile
 from graphmem.store.values import RecordFacets
 
 if TYPE_CHECKING:
@@ -29,9 +29,10 @@ _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
 _FACETS = ("MATCH (r:Record) WITH r, date_part('microsecond', r.ts) % 1000 AS us "
            "RETURN r.id, (CASE WHEN us > 0 AND r.ts < timestamp('1970-01-01') THEN to_epoch_ms(r.ts) - 1 "
            "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source, r.scope ORDER BY r.id")
+_FACETS_AFTER = _FACETS.replace("MATCH (r:Record) WITH", "MATCH (r:Record) WHERE r.id > $u WITH", 1)  # after a file's
 
 
-class RecordTables(Schema):
+class RecordTables(RecordFacetFile):
     """Records, record keys and mentions."""
 
     def next_record_id(self) -> int:
@@ -84,9 +85,10 @@ class RecordTables(Schema):
             self._facets = RecordFacets.of(((r.id, r.ts_us, r.kind, r.source, r.scope) for r in records), self._facets)
 
     def record_facets(self) -> RecordFacets:
-        """Every record's id, ts, kind, source and scope as columns (read once, then kept up to date)."""
-        if self._facets is None:
-            self._facets = RecordFacets.of(self._iter(_FACETS))
+        """Every record's id, ts, kind, source and scope as columns (read once, then kept up to date; a
+        fresh process reads them from the file kept with the store and the records written after it)."""
+        if self._facets is None:  # the file kept with the store, else the table (recordfacets.py)
+            self._facets = self._stored_record_facets() or RecordFacets.of(self._iter(_FACETS))
         return self._facets
 
     def records_mentioning(self, refs: Iterable[str]) -> np.ndarray:

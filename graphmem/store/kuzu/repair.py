@@ -14,6 +14,7 @@ from graphmem.store.common.integrity import Problems
 from graphmem.store.common.rows import name_index
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts_param
+from graphmem.store.kuzu.recordfacets import FACETS_META
 from graphmem.store.kuzu.schema import _INDEX_DDL, _NAME_DDL, _RECORD_KEY_DDL, Schema
 from graphmem.store.values import WriteUndo
 
@@ -193,6 +194,7 @@ class Repair(Schema):
         if undo.records_from is not None:
             out["records"] = self._q(f"MATCH (r:Record) WHERE r.id >= {_int(undo.records_from)} RETURN count(r)")[0][0]
             self._q(f"MATCH (r:Record) WHERE r.id >= {_int(undo.records_from)} DETACH DELETE r")
+            self._set_meta(FACETS_META, "")  # the records' facets file may hold them (recordfacets.py)
         for rid, (at, mentions) in sorted(undo.records_before.items()):
             self._q("MATCH (r:Record {ref: $r}) SET r.extracted_at = $t", {"r": f"rec:{_int(rid)}", "t": _ts_param(at)})
             self.add_mentions(rid, [(ref, a, b, rule) for ref, a, b, rule in mentions])
