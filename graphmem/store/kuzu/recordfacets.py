@@ -24,6 +24,12 @@ from graphmem.store.kuzu.lexicon import _write_whole
 from graphmem.store.kuzu.schema import Schema
 from graphmem.store.values import RecordFacets
 
+# a record's ts in microseconds: Kuzu gives milliseconds (cut toward zero, so one less before 1970 when
+# there is a rest) and the microseconds within the minute
+_FACETS = ("MATCH (r:Record) WITH r, date_part('microsecond', r.ts) % 1000 AS us "
+           "RETURN r.id, (CASE WHEN us > 0 AND r.ts < timestamp('1970-01-01') THEN to_epoch_ms(r.ts) - 1 "
+           "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source, r.scope ORDER BY r.id")
+_FACETS_AFTER = _FACETS.replace("MATCH (r:Record) WITH", "MATCH (r:Record) WHERE r.id > $u WITH", 1)  # after a file's records
 _MAGIC = b"graphmem-record-facets-1\n"
 FACETS_META = "record_facets"  # the Meta key naming the file
 _COUNT_UPTO = "MATCH (r:Record) WHERE r.id <= $u RETURN count(*)"
@@ -60,7 +66,6 @@ class RecordFacetFile(Schema):
             return None
         base = RecordFacets(cols[0], cols[1], cols[2], cols[3], kinds, sources, cols[4], scopes)
         self._facets_stored = count
-        from graphmem.store.kuzu.records import _FACETS_AFTER
         tail = self._q(_FACETS_AFTER, {"u": upto})
         return RecordFacets.of(tail, base) if tail else base
 

@@ -12,7 +12,7 @@ from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts, _ts_param
-from graphmem.store.kuzu.recordfacets import RecordFacetFile
+from graphmem.store.kuzu.recordfacets import _FACETS, RecordFacetFile
 from graphmem.store.values import RecordFacets
 
 if TYPE_CHECKING:
@@ -24,14 +24,6 @@ _RECORD = f"MATCH (r:Record {{ref: $r}}) RETURN {_RCOLS}"
 _RECORD_HIT = "MATCH (r:Record {ref: $r}) RETURN r.text, r.ts, r.kind, r.source, r.scope, r.importance"
 _HIT_COLS = "x.id, x.text, x.ts, x.kind, x.source, x.scope, x.importance"  # record_hits
 _RECORD_KEY = "MATCH (k:RecordKey {key: $k}) RETURN k.id"
-# a record's ts in microseconds: Kuzu gives milliseconds (cut toward zero, so one less before 1970 when
-# there is a rest) and the microseconds within the minute
-_FACETS = ("MATCH (r:Record) WITH r, date_part('microsecond', r.ts) % 1000 AS us "
-           "RETURN r.id, (CASE WHEN us > 0 AND r.ts < timestamp('1970-01-01') THEN to_epoch_ms(r.ts) - 1 "
-           "ELSE to_epoch_ms(r.ts) END) * 1000 + us, r.kind, r.source, r.scope ORDER BY r.id")
-_FACETS_AFTER = _FACETS.replace("MATCH (r:Record) WITH", "MATCH (r:Record) WHERE r.id > $u WITH", 1)  # after a file's
-
-
 class RecordTables(RecordFacetFile):
     """Records, record keys and mentions."""
 
