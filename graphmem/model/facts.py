@@ -95,11 +95,7 @@ class Fact(NamedTuple):
         -------
         Fact
         """
-        vt, ids = iv.valid_to, iv.assertions
-        return tuple.__new__(cls, (  # the named tuple's own __new__, without its argument handling
-            iv.subject, iv.predicate, iv.object, iv.object_kind, _utc(iv.valid_from), None if vt is None else _utc(vt),
-            (_ref(ids[0]),) if len(ids) == 1 else tuple(map(_ref, ids)), iv.sources,
-            tuple(map(_ref, iv.conflicts)) if iv.conflicts else (), iv.object_name))
+        return cls.many((iv,))[0]
 
     @classmethod
     def many(cls, view: Iterable[Interval]) -> tuple[Fact, ...]:

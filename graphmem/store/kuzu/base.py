@@ -212,7 +212,6 @@ def _int(n: int) -> str:
     return str(n)
 
 
-# a query that changes the database (``writes_done`` counts them); a read that matches only costs a group a replay
 def _all_rows(result: Any) -> list[list[Any]]:
     """Every row of a query result, read from the driver's result object directly: the Python
     wrapper's ``get_all`` checks the result is open twice per row, which costs about a third of
@@ -224,6 +223,7 @@ def _all_rows(result: Any) -> list[list[Any]]:
     return [get_next() for _ in range(raw.getNumTuples())]
 
 
+# a query that changes the database (``writes_done`` counts them); a read that matches only costs a group a replay
 _WRITING = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER)\b", re.I)
 
 BY_KEYS_LOOKUPS = 16  # _by_keys: keys looked up in one query (one primary-key lookup each)

@@ -92,10 +92,7 @@ class LexiconTables(Schema):
             self._drop_lexicon_files(keep=name)
 
     def _drop_lexicon_files(self, keep: str) -> None:
-        for p in self.path.glob("lexicon-*.bin"):
-            if p.name != keep:
-                with contextlib.suppress(OSError):
-                    p.unlink()
+        drop_older(self.path, "lexicon-*.bin", keep)
 
     def _lexicon_touch(self, refs: Iterable[str]) -> None:
         """Note entities written (inside the write's transaction): the stored lexicon no longer shows them."""
@@ -106,6 +103,14 @@ class LexiconTables(Schema):
         """Stop naming the stored lexicon (a bulk write of entities): the next one is built whole."""
         self._set_meta("lexicon", "")
         self._q("MATCH (c:LexiconChange) DELETE c")
+
+
+def drop_older(folder: Path, pattern: str, keep: str) -> None:
+    """Remove the files of ``folder`` matching ``pattern`` but ``keep`` (a derived file's older copies)."""
+    for p in folder.glob(pattern):
+        if p.name != keep:
+            with contextlib.suppress(OSError):
+                p.unlink()
 
 
 def _write_whole(path: Path, blob: bytes) -> None:

@@ -20,7 +20,7 @@ import contextlib
 import hashlib
 import marshal
 
-from graphmem.store.kuzu.lexicon import _write_whole
+from graphmem.store.kuzu.lexicon import _write_whole, drop_older
 from graphmem.store.kuzu.schema import Schema
 from graphmem.store.values import RecordFacets
 
@@ -85,10 +85,7 @@ class RecordFacetFile(Schema):
         with self.transaction():
             self._set_meta(FACETS_META, name)
         self._facets_stored = len(f.ids)
-        for p in self.path.glob("record-facets-*.bin"):
-            if p.name != name:
-                with contextlib.suppress(OSError):
-                    p.unlink()
+        drop_older(self.path, "record-facets-*.bin", name)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # the file is a cache: failing to write it loses nothing

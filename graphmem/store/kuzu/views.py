@@ -18,6 +18,7 @@ from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import _int_list, _ts, _ts_param, facet_rows, facets_text, kuzu_time_text
 from graphmem.store.kuzu.schema import _FACET_DDL, _SUBJECT_DDL, Schema
 
+_first = itemgetter(0)
 _SUBJECT_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view"
 _SUBJECT_LOG_VIEW = "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view"
 _PUT_SUBJECT = "MERGE (s:Subject {ref: $r}) SET s.name = $n, s.log = $l, s.view = $v"
@@ -32,7 +33,6 @@ _FACET_PUT = ("MERGE (f:SubjectFacet {key: $k}) SET f.ref = $r, f.predicate = $p
 # Kuzu 0.11 cannot assign; ``_set_many``)
 _SET_FACETS = ("UNWIND $keys AS k MATCH (f:SubjectFacet {key: k}) WITH f, list_position($keys, k) AS i "
                "SET f.open = $o[i], f.since = $s[i], f.ended = $e[i], f.first = $f[i], f.last = $l[i] RETURN f.key")
-_first = itemgetter(0)
 _FACET_DROP = "MATCH (f:SubjectFacet {key: $k}) DELETE f"
 # the facets of ``predicate`` with an interval that may hold at ``$a``, and only the texts that may
 _FACET_SCAN = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p{prefix} AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
