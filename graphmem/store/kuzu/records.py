@@ -227,10 +227,12 @@ class RecordTables(RecordFacetFile):
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
-        """The entities each record mentions (sorted refs), in one query (``_by_keys``)."""
+        """The entities each record mentions (sorted refs), in one query (``_by_keys``). The refs are read
+        along the edges (``e.ref``): from records found by key Kuzu reads only the entities they reach,
+        where ``id(e)`` and a second query for the refs of those ids (``_refs_of``) cost a fresh process
+        10-20 ms more."""
         out: dict[int, set[str]] = {i: set() for i in rec_ids}
-        rows = list(self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, id(e)", [f"rec:{_int(i)}" for i in out]))
-        for (rid, _), ref in zip(rows, self._refs_of([node for _, node in rows]), strict=True):
+        for rid, ref in self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, e.ref", [f"rec:{_int(i)}" for i in out]):
             out[rid].add(ref)
         return {i: sorted(refs) for i, refs in out.items()}
 
