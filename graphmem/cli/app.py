@@ -174,6 +174,10 @@ def main() -> None:
     module by module (a tenth of a second a command)."""
     import contextlib
     import os
+    # numpy's OpenBLAS starts a thread per core when it loads, which spins: 40-50 ms of CPU in every command
+    # that imports numpy (search, pack, recommend), more on a busy machine. graphmem's numpy work is
+    # element-wise, never large matrix products, so one thread loses nothing. A value the user set stands.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         app()
         code = 0

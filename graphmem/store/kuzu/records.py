@@ -87,17 +87,22 @@ class RecordTables(RecordFacetFile):
         """The ids of the records that mention any of these entities (MENTIONS edges), rising; each
         entity's are kept until mentions change."""
         import numpy as np
-        parts = []
-        for ref in dict.fromkeys(refs):
-            held = self._mentioning.get(ref)
-            if held is None:
+        wanted = list(dict.fromkeys(refs))
+        by_type: dict[str, list[str]] = {}  # the entities not held, by type: one query per type (``_by_keys``)
+        for ref in wanted:
+            if ref not in self._mentioning:
                 etype = self.ontology.type_for_prefix(ref.partition(":")[0])
-                rows: list[list[Any]] = []
                 if etype is not None and (RECORD_TYPE, etype) in self.ontology.edge_types["MENTIONS"].pairs:
-                    rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) RETURN r.id", {"e": ref},
-                                   hot=True)
-                held = self._mentioning[ref] = np.unique(np.array([r[0] for r in rows], np.int64))
-            parts.append(held)
+                    by_type.setdefault(etype, []).append(ref)
+                else:
+                    self._mentioning[ref] = np.zeros(0, np.int64)
+        for etype, keys in sorted(by_type.items()):
+            found: dict[str, list[int]] = {ref: [] for ref in keys}
+            for ref, rid in self._by_keys(f"(x:{etype} {{k}})<-[:MENTIONS]-(r:Record)", "x.ref, r.id", keys):
+                found[ref].append(rid)
+            for ref, ids in found.items():
+                self._mentioning[ref] = np.unique(np.array(ids, np.int64))
+        parts = [self._mentioning[ref] for ref in wanted]
         return np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
 
     def record(self, rec_id: int) -> Any:
