@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
 from graphmem.evidence.query import content_words, search_terms, snippet
+from graphmem.model.arrays import unique_ids
 from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
@@ -311,7 +312,7 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
             if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds
                 known[t] = None
                 continue
-            union = np.unique(np.concatenate(parts).astype(np.int64))
+            union = unique_ids(np.concatenate(parts).astype(np.int64))
             known[t] = union if 1 < len(union) <= cap else None
             held[1] += len(union) if known[t] is not None else 0
     return {t: got for t in terms if (got := known.get(t)) is not None}

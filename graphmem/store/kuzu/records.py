@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from graphmem.model.arrays import unique_ids
 from graphmem.model.times import from_datetime
 from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.common.codecs import dumps
@@ -101,9 +102,9 @@ class RecordTables(RecordFacetFile):
             for ref, rid in self._by_keys(f"(x:{etype} {{k}})<-[:MENTIONS]-(r:Record)", "x.ref, r.id", keys):
                 found[ref].append(rid)
             for ref, ids in found.items():
-                self._mentioning[ref] = np.unique(np.array(ids, np.int64))
+                self._mentioning[ref] = unique_ids(np.array(ids, np.int64))
         parts = [self._mentioning[ref] for ref in wanted]
-        return np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
+        return unique_ids(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
 
     def record(self, rec_id: int) -> Any:
         from graphmem.model.records import Record
