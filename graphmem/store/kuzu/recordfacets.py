@@ -8,10 +8,11 @@ it holds the records and how many it holds. A reader counts the records up to th
 only if the count agrees (a rollback removes records; ids are never given again), then reads the records
 after that id from the table. When ``Meta``'s record counter (``next_record``, which never goes back) says
 no id was given after the file's, the count is that of the whole table, which Kuzu answers without a scan,
-and there is nothing after the file to read: a fresh process pays 2 ms where the two scans cost 25-40 ms. A store opened for writing that read the facets writes the file again
-when it closes if it holds 1,000 records more than the file (or there is none). A file that is missing,
-unreadable, not what its name's hash says, or whose count disagrees counts as none: the facets are
-then read from the table, as before the file existed. Crash safety is the stored lexicon's: the file is
+and there is nothing after the file to read: a fresh process pays 2 ms where the two scans cost 25-40 ms.
+A store opened for writing that read the facets writes the file again when it closes if it holds 1,000
+records more than the file (or there is none). A file that is missing, unreadable, not what its name's
+hash says, or whose count disagrees counts as none: the facets are then read from the table, as before
+the file existed. Crash safety is the stored lexicon's: the file is
 written whole under its content's hash and only then named in ``Meta``; older files go after the
 commit (docs/evidence.md "Record facets kept with the store").
 """
