@@ -207,3 +207,19 @@ def test_unique_ids_is_numpys_unique() -> None:
     for n in (0, 1, 2, 5, 1000):
         a = rng.integers(-50, 50, n).astype(np.int64)
         assert np.array_equal(unique_ids(a), np.unique(a))
+
+
+def test_record_hits_alike_with_the_facets_held_or_not(store_path: Path) -> None:
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(12, 0, old=True))
+        ids = [1, 2, 3, 5, 8, 12, 40]  # 40: no such record
+        whole = m.store.record_hits(ids)  # the facets not read yet: every column from the table
+        assert m.store._facets is None and sorted(whole) == [1, 2, 3, 5, 8, 12]  # type: ignore[attr-defined]
+        assert whole == {i: m.store.record_hit(i) for i in whole}
+        m.store.record_facets()
+        seen = _queries(m)
+        assert m.store.record_hits(ids) == whole
+        assert len(seen) == 2 and "x.ts" not in seen[0], seen  # time, kind, source and scope from the facets ...
+        assert seen[1].count("UNION ALL") == 0 and "x.ts" in seen[1], seen  # ... but for rec:40, not held: whole
+        m.ingest(_records(3, 50))  # kept in the facets as they are written
+        assert m.store.record_hits([13, 14, 15, 1]) == {i: m.store.record_hit(i) for i in (13, 14, 15, 1)}

@@ -152,10 +152,28 @@ class RecordTables(RecordFacetFile):
         return text, ts_us, kind, src or None, scope or None, imp
 
     def record_hits(self, rec_ids: list[int]) -> dict[int, tuple[str, int, str, str | None, str | None, float]]:
-        """``record_hit`` of each of these records (those that exist), in one query."""
+        """``record_hit`` of each of these records (those that exist), in one query. When this process holds
+        the records' facets (``record_facets``: search and pack read them first), a record's time, kind,
+        source and scope come from them and only its text and importance from the table: fewer columns
+        read (records are never changed in place; a record the facets do not hold is read whole)."""
         out: dict[int, tuple[str, int, str, str | None, str | None, float]] = {}
-        refs = [f"rec:{_int(i)}" for i in dict.fromkeys(rec_ids)]
-        for rid, text, ts, kind, src, scope, imp in self._by_keys("(x:Record {k})", _HIT_COLS, refs):
+        wanted = list(dict.fromkeys(rec_ids))
+        f = self._facets
+        if f is not None and f.scope is not None and len(f.ids) and wanted:
+            import numpy as np
+            asked = np.array([int(_int(i)) for i in wanted], np.int64)
+            at = np.minimum(np.searchsorted(f.ids, asked), len(f.ids) - 1)
+            held = f.ids[at] == asked
+            where = {int(i): int(a) for i, a, h in zip(asked.tolist(), at.tolist(), held.tolist(), strict=True) if h}
+            for rid, text, imp in self._by_keys("(x:Record {k})", "x.id, x.text, x.importance",
+                                                [f"rec:{i}" for i in where]):
+                a = where[rid]
+                src, scope = int(f.source[a]), int(f.scope[a])
+                out[rid] = (text, int(f.ts[a]), f.kinds[int(f.kind[a])], f.sources[src] if src >= 0 else None,
+                            f.scopes[scope] if scope >= 0 else None, imp)
+            wanted = [i for i in wanted if int(i) not in where]
+        refs = [f"rec:{_int(i)}" for i in wanted]
+        for rid, text, ts, kind, src, scope, imp in (self._by_keys("(x:Record {k})", _HIT_COLS, refs) if refs else ()):
             ts_us = from_datetime(ts)
             assert ts_us is not None
             out[rid] = (text, ts_us, kind, src or None, scope or None, imp)
