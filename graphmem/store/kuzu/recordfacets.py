@@ -61,9 +61,11 @@ class RecordFacetFile(Schema):
             blob = (self.path / name).read_bytes()
             if not blob.startswith(_MAGIC) or hashlib.sha256(blob).hexdigest()[:16] != name[14:30]:
                 return None
-            doc = marshal.loads(blob[len(_MAGIC):])
+            doc = marshal.loads(memoryview(blob)[len(_MAGIC):])
             upto, count = int(doc["upto"]), int(doc["count"])
-            cols = [np.frombuffer(doc[k], dtype).copy() for k, dtype in
+            # read-only views of the file's bytes (nothing changes the columns in place; an added record
+            # makes new ones): no copy of 2.8 MB at 100,000 records
+            cols = [np.frombuffer(doc[k], dtype) for k, dtype in
                     (("ids", np.int64), ("ts", np.int64), ("kind", np.int32), ("source", np.int32), ("scope", np.int32))]
             kinds, sources, scopes = tuple(doc["kinds"]), tuple(doc["sources"]), tuple(doc["scopes"])
         except (OSError, ValueError, EOFError, TypeError, KeyError):
