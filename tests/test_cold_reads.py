@@ -223,3 +223,38 @@ def test_record_hits_alike_with_the_facets_held_or_not(store_path: Path) -> None
         assert seen[1].count("UNION ALL") == 0 and "x.ts" in seen[1], seen  # ... but for rec:40, not held: whole
         m.ingest(_records(3, 50))  # kept in the facets as they are written
         assert m.store.record_hits([13, 14, 15, 1]) == {i: m.store.record_hit(i) for i in (13, 14, 15, 1)}
+
+
+class _NoCounts:
+    """A store without ``term_counts``: ``rare_name_records`` reads every name's postings, as before."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "term_counts":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+@pytest.mark.engine("kuzu", "ladybug", "postgresql")
+def test_rare_names_decided_by_the_terms_sizes_read_no_common_postings(store_path: Path) -> None:
+    from graphmem.evidence.search import rare_name_records
+    from graphmem.model.names import name_terms
+    lines = [f'{{"text": "Caroline: we talked about the graph {i}.", "kind": "message", "source": "chat:c#m{i}"}}'
+             for i in range(60)]
+    lines += [f'{{"text": "I met Zed and Anna Lee at the lake {i}.", "kind": "message", "source": "chat:z#m{i}"}}'
+              for i in range(3)]
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest([line.encode() for line in lines])
+        asked = name_terms("Caroline said Zed met Anna Lee; Nobody came.")
+        assert {"^caroline", "@zed", "@anna_lee"} <= set(asked)
+        old = rare_name_records(_NoCounts(m.store), asked)  # every name's postings read
+        m.store.forget_postings()
+        read: list[list[str]] = []
+        terms_postings = m.store.terms_postings
+        m.store.terms_postings = lambda ts: (read.append(list(ts)), terms_postings(ts))[1]  # type: ignore[method-assign]
+        new = rare_name_records(m.store, asked)
+        assert {t: v.tolist() for t, v in new.items()} == {t: v.tolist() for t, v in old.items()}
+        assert set(new) == {"@zed", "@anna_lee"}  # Caroline speaks every other turn: too common to tell any apart
+        assert not any(t.endswith("caroline") for ts in read for t in ts), read  # its postings were never read

@@ -291,7 +291,9 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     every other record names (a conversation's speakers) tells none apart.
 
     What a name gives is kept with the records' columns (their ``memo``, dropped when records are
-    added), so a name asked about again costs no read; the rest is one postings read."""
+    added), so a name asked about again costs no read; the rest is one read of the terms' sizes (a name
+    too common by them is decided there: most names of a conversation's turns are, and their postings
+    are the largest) and one postings read for the others."""
     import numpy as np
 
     from graphmem.model.names import lookup_terms
@@ -304,9 +306,17 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     known: dict[str, np.ndarray | None] = held[2]
     todo = [t for t in terms if t not in known]
     looked = sorted({x for t in todo for x in lookup_terms(t)})
+    cap = max(NAME_FLOOR, RARE_NAME * stats[0])
+    counts = store.term_counts(looked) if looked and hasattr(store, "term_counts") else None
+    if counts is not None:  # the terms' sizes first: a common name's postings (often most) are never read
+        for t in todo:
+            parts_in = [counts[x] for x in lookup_terms(t) if x in counts]
+            if not parts_in or max(parts_in) > cap:  # none, or common whatever its other part holds
+                known[t] = None
+        todo = [t for t in todo if t not in known]
+        looked = sorted({x for t in todo for x in lookup_terms(t) if x in counts})
     if looked:
         found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked), strict=True) if got is not None}
-        cap = max(NAME_FLOOR, RARE_NAME * stats[0])
         for t in todo:
             parts = [found[x] for x in lookup_terms(t) if x in found]
             if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds

@@ -50,6 +50,12 @@ class PostingCache:
         """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
         return self.terms_postings([term])[0]
 
+    def term_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many records each term is in (the terms in the index), from the terms' rows alone (their
+        block sizes), in one query: no posting is read."""
+        terms = list(dict.fromkeys(terms))
+        return {t: sum(int(x) for x in b.split(",")) for t, b in (self._term_sizes(terms) if terms else {}).items()}
+
     def terms_postings(self, terms: list[str]) -> list[tuple[Postings, np.ndarray] | None]:
         """Each term's postings and their BM25 weights now (None: not in the index): the terms' block sizes
         in one query, and the blocks of those not held (or whose sizes changed since) in one more."""
