@@ -1,8 +1,8 @@
 """What a fresh search or pack process reads of an embedded store, kept small (issue 25, item 3): the records'
 facets checked without a scan when no record came after the file, the few records after it read with their
-times made in Python, ``Meta`` saying that no record is archived (no read of the events), a small write-ahead
-log left at close for the next open, the records mentioning entities one query per type, pendulum imported
-only for a query that names a time. Each answer is checked against the tables read directly."""
+times made in Python, ``Meta`` saying that no record is archived (no read of the events), a hit's columns from
+the facets, rare names decided by the terms' sizes, the records mentioning entities one query per type,
+pendulum imported only for a query that names a time. Each answer is checked against the tables read directly."""
 
 from __future__ import annotations
 
@@ -147,26 +147,6 @@ def test_a_write_that_fails_leaves_the_archived_records_unknown(store_path: Path
         assert m.store.meta(ARCHIVED_META) == "none" and not _events_read(m)  # type: ignore[attr-defined]
 
 
-@pytest.mark.engine("kuzu")  # LadybugDB checkpoints at close as before
-def test_a_small_log_is_left_for_the_next_open_and_a_large_one_checkpointed(store_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphmem.store.kuzu import base
-    log = store_path / "graph.kuzu.wal"
-    with graphmem.open(store_path, create=True) as m:
-        m.ingest(_records(5, 0))
-    with graphmem.open(store_path) as m:
-        m.pack("turn graph")  # one use event
-    assert 0 < log.stat().st_size <= base.SMALL_LOG
-    with graphmem.open(store_path, read_only=True) as m:  # replayed: the event is there, read-only too
-        assert [op for _, op, *_ in m.store.record_events()] == ["packed"]
-    monkeypatch.setattr(base, "SMALL_LOG", 0)
-    with graphmem.open(store_path) as m:
-        m.pack("turn graph")
-    assert not log.exists() or log.stat().st_size == 0  # checkpointed at close, as before
-    with graphmem.open(store_path, read_only=True) as m:
-        assert [op for _, op, *_ in m.store.record_events()] == ["packed", "packed"]
-
-
 def test_records_mentioning_entities_one_query_per_type(store_path: Path) -> None:
     with graphmem.open(store_path, create=True) as m:
         for name in ("Atlas", "Borealis"):
@@ -226,13 +206,13 @@ def test_record_hits_alike_with_the_facets_held_or_not(store_path: Path) -> None
 
 
 class _NoCounts:
-    """A store without ``term_counts``: ``rare_name_records`` reads every name's postings, as before."""
+    """A store without ``term_sizes``: ``rare_name_records`` reads every name's postings, as before."""
 
     def __init__(self, store: Any) -> None:
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
-        if name == "term_counts":
+        if name == "term_sizes":
             raise AttributeError(name)
         return getattr(self._store, name)
 
@@ -253,7 +233,7 @@ def test_rare_names_decided_by_the_terms_sizes_read_no_common_postings(store_pat
         m.store.forget_postings()
         read: list[list[str]] = []
         terms_postings = m.store.terms_postings
-        m.store.terms_postings = lambda ts: (read.append(list(ts)), terms_postings(ts))[1]  # type: ignore[method-assign]
+        m.store.terms_postings = lambda ts, *a: (read.append(list(ts)), terms_postings(ts, *a))[1]  # type: ignore[method-assign]
         new = rare_name_records(m.store, asked)
         assert {t: v.tolist() for t, v in new.items()} == {t: v.tolist() for t, v in old.items()}
         assert set(new) == {"@zed", "@anna_lee"}  # Caroline speaks every other turn: too common to tell any apart

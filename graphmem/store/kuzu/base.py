@@ -226,7 +226,6 @@ def _all_rows(result: Any) -> list[list[Any]]:
 # a query that changes the database (``writes_done`` counts them); a read that matches only costs a group a replay
 _WRITING = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER)\b", re.I)
 
-SMALL_LOG = 32 * 1024  # a write-ahead log up to this size is left at close for the next open (_keep_small_log)
 BY_KEYS_LOOKUPS = 16  # _by_keys: keys looked up in one query (one primary-key lookup each)
 WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
 
@@ -384,7 +383,6 @@ class StoreBase:
         return plans
 
     def close(self) -> None:
-        self._keep_small_log()
         with contextlib.suppress(Exception):
             for c in [*self._all_conns, self._main[0]]:
                 c.close()
@@ -397,22 +395,6 @@ class StoreBase:
             self._all_conns = []
             self._threads = None
             self._db = None
-
-    def _keep_small_log(self) -> None:
-        """Leave a small write-ahead log for the next open to replay, instead of a checkpoint at close.
-
-        Kuzu checkpoints a writer's log into the database file when it closes: for one small commit (a
-        pack's or search's use event, an assert) the syncs cost 15-25 ms, more than the rest of the
-        close. The log was synced at each commit, so nothing is less durable; the next process to open
-        the store replays it (Kuzu does, read-only too), and Kuzu checkpoints by itself when the log
-        passes its threshold. Up to ``SMALL_LOG`` bytes are left (about 170 use events: replaying them costs
-        an open 2-3 ms, measured at 0.1 ms an event); a larger log is checkpointed at close as before."""
-        if self.read_only or self._in_tx or self.engine != "kuzu":
-            return
-        log = self.path / (ENGINE_FILES[self.engine] + ".wal")
-        with contextlib.suppress(Exception):
-            if log.stat().st_size <= SMALL_LOG:
-                self._conn.execute("CALL force_checkpoint_on_close=false")
 
     def _prepared(self, query: str) -> Any:
         """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""
