@@ -29,6 +29,24 @@ MAX_NAME_WORDS = 8  # longer names are matched by their first words only through
 TEXT_FLOOR = 0.25  # a ``text`` match scores at least this share of the best one
 _WORD = re.compile(r"[^\W_]+")
 _lemmas: dict[str, str] | None = None
+_lemma_raw: bytes | None = None
+_lemma_lines: bool | None = None  # whether the lemma table's file holds one entry a line (``_one_a_line``)
+_lemma_memo: dict[str, str] = {}
+_FEW_LEMMAS = 64  # more words than this not looked up yet: the whole table is read (``lemmas_of``)
+
+
+def _lemma_text() -> bytes:
+    """The lemma table's file, unzipped (the package's own import, which lists every language's files, is
+    not run)."""
+    global _lemma_raw
+    if _lemma_raw is None:
+        import importlib.util
+        spec = importlib.util.find_spec("spacy_lookups_data")
+        assert spec is not None and spec.submodule_search_locations
+        path = f"{list(spec.submodule_search_locations)[0]}/data/en_lemma_lookup.json.gz"
+        with open(path, "rb") as f:
+            _lemma_raw = gzip.decompress(f.read())
+    return _lemma_raw
 
 
 def lemma_table() -> dict[str, str]:
@@ -39,10 +57,49 @@ def lemma_table() -> dict[str, str]:
     """
     global _lemmas
     if _lemmas is None:
-        from importlib import resources
-        data = resources.files("spacy_lookups_data").joinpath("data", "en_lemma_lookup.json.gz")
-        _lemmas = json.loads(gzip.decompress(data.read_bytes()))
+        _lemmas = json.loads(_lemma_text())
     return _lemmas
+
+
+def lemmas_of(ws: Sequence[str]) -> list[str]:
+    """Each word's lemma in ``lemma_table`` (the word itself when the table has none).
+
+    A few words are looked up in the table's file without parsing it whole (30 ms of a fresh process
+    that links one text): the file holds one entry a line, ``"word": "lemma",``, so a word's entry is the
+    line that starts with it. A file laid out otherwise, or many words, reads the whole table.
+
+    Examples
+    --------
+    >>> lemmas_of(["graphs", "databases", "kuzu"])
+    ['graph', 'database', 'kuzu']
+    """
+    if _lemmas is not None or len(set(ws) - _lemma_memo.keys()) > _FEW_LEMMAS:
+        table = lemma_table()
+        return [table.get(w, w) for w in ws]
+    raw = _lemma_text()
+    for w in ws:
+        if w in _lemma_memo:
+            continue
+        if not _one_a_line(raw):
+            table = lemma_table()
+            return [table.get(w, w) for w in ws]
+        key = b"\n    " + json.dumps(w, ensure_ascii=False).encode("utf-8", "surrogatepass") + b": "
+        at = raw.find(key)
+        if at < 0:
+            _lemma_memo[w] = w
+        else:
+            start = at + len(key)
+            _lemma_memo[w] = json.loads(raw[start:raw.index(b"\n", start)].rstrip(b","))
+    return [_lemma_memo[w] for w in ws]
+
+
+def _one_a_line(raw: bytes) -> bool:
+    """Whether the lemma table's file holds one entry a line, each indented by four spaces (as
+    spacy-lookups-data writes it): ``{``, the entries, ``}``."""
+    global _lemma_lines
+    if _lemma_lines is None:
+        _lemma_lines = raw.startswith(b'{\n    "') and raw.count(b"\n") == raw.count(b'\n    "') + 2
+    return _lemma_lines
 
 
 def words(text: str) -> list[tuple[str, int, int]]:
