@@ -3,7 +3,6 @@ entities (``fact_edges_at``), entity refs by node id, and a caller's own read qu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -23,9 +22,6 @@ _WHOLE_TABLE = 5000  # more unread refs of one table than this at once: the whol
 # against the list); more, a join with the list, whose cost does not grow with it (at 1M, the Project table of
 # 50,000: 62 ids in 9 ms against 13 ms; 9 ids of the Concept table of 10,000: 10.7 ms against 12)
 _IN_LIST = 16
-# Meta: the (label, from type, to type) of the fact edges the store may hold one of, kept by every write of
-# fact edges (``_keep_pair``, ``_keep_pairs_loaded``): a fresh process reads it instead of asking each pair
-EDGE_PAIRS = "edge_pairs"
 
 
 class GraphReads(Schema):
@@ -122,20 +118,15 @@ class GraphReads(Schema):
                                {"refs": refs, "t": t}, hot=True)
 
     def _edge_pairs(self, etypes: set[str] | None = None) -> set[tuple[str, str, str]]:
-        """(label, from type, to type) of the fact edges the store may hold one of, among the pairs the
-        ontology allows with an end in ``etypes`` (None: every type): the list ``Meta`` keeps
-        (``EDGE_PAIRS``), else each pair asked once, the pairs not asked yet together in one query (a
-        LIMIT 1 branch per pair, joined by UNION ALL: a fresh ``recommend`` at 1M asks 26 of the
-        ontology's 45 pairs, 7 ms, where a query each for all 45 took 14 ms). The node counts of
-        ``etypes`` not read yet (``_node_count``) come in the same query. Kept up to date by this
-        object's writes."""
+        """(label, from type, to type) of the fact edges the store holds one of, among the pairs the
+        ontology allows with an end in ``etypes`` (None: every type): each pair asked once, the pairs not
+        asked yet together in one query (a LIMIT 1 branch per pair, joined by UNION ALL: a fresh
+        ``recommend`` at 1M asks 26 of the ontology's 45 pairs, 7 ms, where a query each for all 45 took
+        14 ms). The node counts of ``etypes`` not read yet (``_node_count``) come in the same query. Kept
+        up to date by this object's writes."""
         if self._pairs is None:
             self._pairs, self._probed = set(), set()
             self._allowed = self._allowed_pairs()
-            stored = self._stored_pairs()
-            if stored is not None:  # the store says which pairs may have edges: nothing to ask
-                self._pairs = {p for p in self._allowed if p in stored}
-                self._probed = set(self._allowed)
         wanted = [(label, a, b) for label, a, b in self._allowed if etypes is None or a in etypes or b in etypes]
         ask = [p for p in wanted if p not in self._probed]
         counts = sorted(t for t in etypes or () if t not in self._node_counts and any(t in p[1:] for p in wanted))
@@ -151,53 +142,11 @@ class GraphReads(Schema):
             self._probed.update(ask)
         return {p for p in wanted if p in self._pairs}
 
-    def _stored_pairs(self) -> set[tuple[str, str, str]] | None:
-        """The pairs ``Meta`` says may have fact edges (key ``EDGE_PAIRS``), None when it says nothing."""
-        text = self.meta(EDGE_PAIRS)
-        if text is None:
-            return None
-        try:
-            return {(str(label), str(a), str(b)) for label, a, b in json.loads(text)}
-        except (ValueError, TypeError):
-            return None
-
-    def _keep_pair(self, label: str, a: str, b: str) -> None:
-        """A fact edge ``label`` from an ``a`` to a ``b`` is being written: the pairs ``Meta`` lists gain it,
-        in the same transaction, when they lack it; a store that lists none yet gets the list (the pairs
-        with edges, asked in one query, and this one). What the list held is read once per transaction:
-        a transaction rolled back takes its additions back, and the next one reads the list again."""
-        pair = (label, a, b)
-        if self._pairs is not None:
-            self._pairs.add(pair)
-        if self._kept_in is not self._undo:  # (a new WriteUndo marks each transaction)
-            self._kept_in, self._kept = self._undo, self._stored_pairs()
-        if self._kept is not None and pair in self._kept:
-            return
-        kept = set(self._kept) if self._kept is not None else self._pairs_with_edges()
-        kept.add(pair)
-        self._set_meta(EDGE_PAIRS, json.dumps(sorted(kept)))
-        self._kept = kept
-
-    def _keep_pairs_loaded(self, pairs: Iterable[tuple[str, str, str]]) -> None:
-        """The fact edges were loaded whole (``load_view``): ``Meta`` lists the pairs that have some."""
-        self._set_meta(EDGE_PAIRS, json.dumps(sorted(set(pairs))))
-        self._kept_in = None
-
     def _allowed_pairs(self) -> list[tuple[str, str, str]]:
         """(label, from type, to type) of every fact edge the ontology allows between tables the store has."""
         tables = self._tables()
         return [(label, a, b) for label, et in sorted(self.ontology.edge_types.items())
                 if label in tables and self.is_fact_edge(label) for a, b in sorted(et.pairs) if a in tables and b in tables]
-
-    def _pairs_with_edges(self) -> set[tuple[str, str, str]]:
-        """Every pair the ontology allows that has a fact edge, asked now (``_keep_pair`` with no list
-        in ``Meta``)."""
-        ask = self._allowed_pairs()
-        if not ask:
-            return set()
-        rows = self._q(" UNION ALL ".join(f"MATCH (:{a})-[e:{label}]->(:{b}) RETURN {_int(i)} AS k LIMIT 1"
-                                          for i, (label, a, b) in enumerate(ask)))
-        return {ask[k] for (k,) in rows}
 
     def _node_count(self, etype: str) -> int:
         """Nodes of an entity type, as of this object's first count of them (a guide for how to read edges)."""

@@ -346,7 +346,8 @@ class ViewTables(Schema):
             if edge is None:
                 continue
             label, otype = edge
-            self._keep_pair(label, stype, otype)
+            if self._pairs is not None:
+                self._pairs.add((label, stype, otype))
             self._q(
                 f"MATCH (s:{stype} {{ref: $r}}), (o:{otype} {{ref: $o}}) CREATE (s)-[:{label} {{predicate: $p, "
                 "valid_from: $vf, valid_to: $vt, assertions: $a, conflicts: $c}]->(o)",
@@ -466,7 +467,6 @@ class ViewTables(Schema):
             for label, a, b in sorted({k for part in parts for k in part.edges}):
                 self._load([part.edges[(label, a, b)] for part in parts if (label, a, b) in part.edges], label,
                            f"from='{a}', to='{b}'")
-            self._keep_pairs_loaded(k for part in parts for k, f in part.edges.items() if f.rows)
         finally:
             for part in parts:
                 part.discard()
