@@ -345,6 +345,8 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
         if not _read_and_write(r, path, lines, strict, now, progress):
             return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
                                 r.unchanged)
+    if sink is not None:
+        give_back_memory()  # what the commit freed, before the next step (the linking lexicon, at close)
     n_stmts = r.next_id - r.first_id
     return ImportReport(r.n_lines, r.n_created, r.n_updated, n_stmts, len(r.retractions),
                         fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
@@ -563,6 +565,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
                     views, computing = computing.result(), None
                 if views:
                     store.load_view(views)
+                    give_back_memory()  # what Kuzu's loads freed, before its commit copies what they hold
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
                     store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
                 else:  # recompute every view from the store (Kuzu groups the statements by subject)
