@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
-from graphmem.bulk import Forked, InChild, Threaded
+from graphmem.bulk import Forked, InChild, Threaded, give_back_memory
 from graphmem.model import Entity, Interval, Statement
 from graphmem.ontology.schema import Registry
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
@@ -29,6 +29,8 @@ def _store_lexicon(store: StorageEngine, parts: InChild[dict[int, bytes]]) -> No
     got = parts.result()
     if got is not None:
         store.store_lexicon(got)
+        del got
+        give_back_memory()  # its 30 MB at 1M (parts of about 9 KB), before Kuzu's loads
 
 
 def _views_from_files(store: StorageEngine, registry: Registry, stmts: StatementBatch, refs: list[str],
