@@ -185,28 +185,6 @@ def _collect(pid: int, read_fd: int) -> tuple[bool, Any]:
     return True, pickle.loads(data)
 
 
-class InChild(Generic[R]):
-    """``fn()`` computed in a forked child started at once; ``result`` waits for it and gives its value, or
-    None when the child failed (also where this process cannot fork: nothing is computed then). Work that
-    may be skipped, done beside other work: a large import builds the linking lexicon so, beside the
-    children computing its view, instead of after its commit.
-
-    >>> InChild(lambda: 6 * 7).result() in (42, None)
-    True
-    """
-
-    def __init__(self, fn: Callable[[], R]) -> None:
-        self._child = _fork(lambda _: fn(), [None]) if _can_fork([None], 1) else None
-
-    def result(self) -> R | None:
-        """``fn()``'s value, once the child is done (None: it failed, or never ran)."""
-        if self._child is None:
-            return None
-        child, self._child = self._child, None
-        done, value = _collect(*child)
-        return value if done else None
-
-
 class Threaded(Generic[R]):
     """``fn()`` computed in a thread started at once; ``result`` waits for it (the same interface as
     ``Forked``, with one part). Kuzu lets go of Python's lock while it runs a query, so Python work in

@@ -130,30 +130,3 @@ def test_forked_work_reports_while_it_is_waited_for() -> None:
     assert len(calls) >= 2  # about five times a second
     give_back_memory()  # (nothing to see: the process goes on)
 
-
-def test_a_large_import_into_an_empty_store_stores_the_lexicon_built_beside_its_view(
-        tmp_path: Path, new_store: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphmem.retrieval.lexicon import Lexicon
-    lines = [json.dumps({"op": "entity", "type": "Tool", "name": f"Tool {i}", "aliases": [f"t{i}"]}) for i in range(60)]
-    lines += _lines()
-    f = tmp_path / "f.jsonl"
-    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    monkeypatch.setattr(importer, "BULK_LINES", 1)
-    monkeypatch.setattr(importer, "STREAM_BYTES", 0)
-    m = graphmem.open(new_store("m"), create=True)
-    assert m.import_jsonl(f).entities_created == 68
-    stored = m.store.lexicon_parts(None)
-    if sys.platform.startswith("linux") and len(os.sched_getaffinity(0)) >= 2:
-        assert stored  # stored by the import itself, before any close
-    if stored:
-        assert stored == Lexicon(m.store.all_entities()).to_parts()
-        assert m.store.lexicon_changes() == []
-    built: list[int] = []
-    real = Lexicon.__init__
-    monkeypatch.setattr(Lexicon, "__init__", lambda self, es: (built.append(1), real(self, es))[1])
-    m.close()
-    assert built == ([] if stored else [1])  # close builds it only when the import did not
-    again = graphmem.open(new_store("m"))
-    assert again.rebuild(check=True).drift == ()
-    assert any(seed.ref == "tool:tool-3" for seed in again.link("we use Tool 3 here"))  # read from the file
-    again.close()

@@ -9,7 +9,6 @@ from typing import Any
 
 from graphmem.bulk import gc_paused
 from graphmem.memory.base import MemoryBase
-from graphmem.model import Entity
 from graphmem.model.progress import Progress, no_progress
 from graphmem.model.scopes import scope_list
 from graphmem.reports import ImportReport
@@ -301,8 +300,7 @@ class WriteFacade(MemoryBase):
         from graphmem.transfer.importer import import_lines
         self._lexicon = None  # an import may add aliases and descriptions
         with gc_paused():
-            return import_lines(self.store, self._checks, source, strict=strict, progress=progress, scope=scope,
-                                lexicon=_lexicon_parts)
+            return import_lines(self.store, self._checks, source, strict=strict, progress=progress, scope=scope)
 
 
 class WriteGroup:
@@ -310,9 +308,3 @@ class WriteGroup:
 
     def __init__(self, flush: Callable[[], None], writes_done: Callable[[], int]) -> None:
         self.flush, self.writes_done = flush, writes_done
-
-
-def _lexicon_parts(entities: list[Entity]) -> dict[int, bytes]:
-    """The linking lexicon of ``entities`` (every entity of a store), as the store keeps it."""
-    from graphmem.retrieval.lexicon import Lexicon
-    return Lexicon(entities).to_parts()

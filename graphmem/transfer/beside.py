@@ -1,36 +1,16 @@
 """What a large import computes beside its loads (``importer._write``): the view of every subject from the
-import's own statements (from its bulk files in two forked children, or from the list it holds in a thread),
-and the linking lexicon of a store that had no entities, in a forked child beside the view's."""
+import's own statements, from its bulk files in two forked children, or from the list it holds in a thread."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
-from graphmem.bulk import Forked, InChild, Threaded, give_back_memory
-from graphmem.model import Entity, Interval, Statement
+from graphmem.bulk import Forked, Threaded
+from graphmem.model import Interval, Statement
 from graphmem.ontology.schema import Registry
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
 from graphmem.view.temporal import view_for_subject
-
-MakeLexicon = Callable[[list[Entity]], dict[int, bytes]]  # every entity -> the linking lexicon's parts
-
-
-def _lexicon_beside(lexicon: MakeLexicon, created: list[Entity]) -> InChild[dict[int, bytes]]:
-    """The lexicon of ``created`` (every entity of the store once the import is in), built in a forked child
-    while two others compute the view: at 1M its 2 s of work went after the commit, which then held the
-    import's pages (docs/benchmarks.md, "The import's peak memory")."""
-    return InChild(lambda: lexicon(created))
-
-
-def _store_lexicon(store: StorageEngine, parts: InChild[dict[int, bytes]]) -> None:
-    """Store the lexicon the child built (in the import's transaction); nothing when the child failed (the
-    caller's close builds it then)."""
-    got = parts.result()
-    if got is not None:
-        store.store_lexicon(got)
-        del got
-        give_back_memory()  # its 30 MB at 1M (parts of about 9 KB), before Kuzu's loads
 
 
 def _views_from_files(store: StorageEngine, registry: Registry, stmts: StatementBatch, refs: list[str],

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from graphmem.bulk import Forked, InChild, Threaded, give_back_memory
+from graphmem.bulk import Forked, Threaded, give_back_memory
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Statement, fact_ref
@@ -29,7 +29,7 @@ from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
-from graphmem.transfer.beside import MakeLexicon, _lexicon_beside, _store_lexicon, _views_from_files, _views_from_list, _views_of
+from graphmem.transfer.beside import _views_from_files, _views_from_list, _views_of
 from graphmem.transfer.lines import (
     _count,
     _plain_run_of,
@@ -315,12 +315,9 @@ class _Reader:
 
 
 def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iterable[str] | Iterable[bytes], *,
-                 strict: bool = False, progress: Progress = no_progress, scope: str | None = None,
-                 lexicon: MakeLexicon | None = None) -> ImportReport:
+                 strict: bool = False, progress: Progress = no_progress, scope: str | None = None) -> ImportReport:
     """Validate every line, then write the valid ones (all or nothing with ``strict``); ``progress``
-    hears how far it has got; ``scope`` is the scope of statement lines that carry none. ``lexicon``
-    makes the linking lexicon's parts from every entity of the store: a large import into a store without
-    entities stores it, built beside the children computing its view (else the caller's close builds it)."""
+    hears how far it has got; ``scope`` is the scope of statement lines that carry none."""
     scope = one_scope(scope)
     store.check_writable("import")  # before reading the whole file
     t0 = time.perf_counter()
@@ -346,7 +343,7 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
         # (the reader alone holds the resolver: ``release`` lets it go)
         r = _Reader(store, checks, now, Resolver(store, batch=True, preload=large), store.next_fact_id(),
                     store.next_record_id(), sink, stored, scope)
-        if not _read_and_write(r, path, lines, strict, now, progress, lexicon):
+        if not _read_and_write(r, path, lines, strict, now, progress):
             return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
                                 r.unchanged)
     if sink is not None:
@@ -358,7 +355,7 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
 
 
 def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict: bool, now: int,
-                    progress: Progress, lexicon: MakeLexicon | None = None) -> bool:
+                    progress: Progress) -> bool:
     """Read and check every line, then write the valid ones (in the caller's transaction); False when
     ``strict`` refuses the import for an error (nothing written)."""
     sink, store = r.sink, r.store
@@ -383,13 +380,11 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
             sink.discard()
         return False
     del r.recorded
-    if not r.resolve.store_empty:  # the lexicon is built beside the view only from this import's entities
-        lexicon = None
     created, updated = r.release()
     if created or updated or r.records or n_stmts or r.retractions:
         progress("writing to the store", 0, None)
         _write(store, r.checks.registry, created, updated, sink or r.stmts, r.next_id,
-               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress, lexicon)
+               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
     elif sink is not None:
         sink.discard()
     return True
@@ -491,8 +486,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
            updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementBatch,
            next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            touched: dict[str, set[str]], now: int, records: list[Record],
-           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress,
-           lexicon: MakeLexicon | None = None) -> None:
+           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress) -> None:
     """Write everything in one transaction: entities, aliases, records and mentions, then the statements
     and retractions with the view of every subject they touch.
 
@@ -522,10 +516,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
     touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
     views: list[ViewBatch] = []
     computing: Forked[str, ViewBatch] | Threaded[ViewBatch] | None = None
-    parts: InChild[dict[int, bytes]] | None = None  # the linking lexicon, built beside the view
     if fresh and isinstance(stmts, StatementBatch) and touched:
-        if lexicon is not None and created and not updated:  # (the store had no entities: these are all)
-            parts = _lexicon_beside(lexicon, created)
         # every statement is in this import's bulk files: two children compute the view from them, before
         # the transaction (loading meanwhile measured no faster at 1M on 2 cores, and the children's memory
         # would add to Kuzu's: docs/benchmarks.md)
@@ -558,9 +549,6 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
                 store.bulk_add_entities(created, now)
                 if views:
                     created.clear()
-                if parts is not None:  # after the entities, whose load stops naming any stored lexicon
-                    _store_lexicon(store, parts)
-                    parts = None
             else:
                 for e in created:
                     store.add_entity(e, now)
@@ -589,8 +577,6 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
                 log = store.statements_from_log(ref, text, name_of)[0]
                 store.write_subject(ref, name_of(ref) or ref, log, view_for_subject(log, registry), touched[ref])
     finally:
-        if parts is not None:  # the write failed: wait for the child
-            parts.result()
         if computing is not None:  # the write failed: wait for the children, drop what they made
             views = computing.result(fallback=False)
         for v in views:
