@@ -130,3 +130,24 @@ def test_forked_work_reports_while_it_is_waited_for() -> None:
     assert len(calls) >= 2  # about five times a second
     give_back_memory()  # (nothing to see: the process goes on)
 
+
+
+def test_the_two_core_read_where_no_child_can_fork_equals_one_core(tmp_path: Path, new_store: Callable[[str], Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem import bulk
+    f = tmp_path / "f.jsonl"
+    f.write_text("\n".join(_lines()) + "\n", encoding="utf-8")
+    monkeypatch.setattr(importer, "BULK_LINES", 1)
+    monkeypatch.setattr(importer, "STREAM_BYTES", 0)
+    seq, two = graphmem.open(new_store("seq"), create=True), graphmem.open(new_store("two"), create=True)
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 10**12)  # no run this long: one core
+    r_seq = seq.import_jsonl(f)
+    assert r_seq.statements == 40
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(bulk, "_can_fork", lambda items, min_items: False)  # one core, or not Linux
+    runs: list[int] = []
+    real = importer._read_on_two_cores
+    monkeypatch.setattr(importer, "_read_on_two_cores", lambda *a, **k: (runs.append(1), real(*a, **k))[1])
+    assert two.import_jsonl(f).to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
+    assert runs == [1]
+    assert _state(two) == _state(seq)

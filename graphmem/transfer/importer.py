@@ -431,8 +431,10 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     def paced(pos: int) -> None:  # in the first half's child
         reached[:8] = pos.to_bytes(8, "little")
 
-    def part(halves: list[tuple[int, int]]) -> dict[str, Any]:
-        (lo, hi), = halves
+    def part(halves: list[tuple[int, int]]) -> list[dict[str, Any]]:  # (both halves where no child can fork)
+        return [half(lo, hi) for lo, hi in halves]
+
+    def half(lo: int, hi: int) -> dict[str, Any]:
         child = _Reader(r.store, r.checks, r.now, r.resolve, r.next_id if lo == start else base, r.next_record,
                         store.statement_file(), scope=r.scope)
         child.memo = r.memo
@@ -455,8 +457,8 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         if pos:
             tell(task, min(start + 2 * (pos - start), end), size)
 
-    ours, theirs = Forked(part, [(start, middle), (middle, end)], min_items=2).result(
-        while_waiting=None if report is None else waiting)
+    ours, theirs = [h for got in Forked(part, [(start, middle), (middle, end)], min_items=2).result(
+        while_waiting=None if report is None else waiting) for h in got]
     reached.close()
     _adopt(r, ours)
     if r.next_id == base:
