@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scale", type=int, default=100_000)
     ap.add_argument("--root", default="bench-stores")
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--requests", type=int, default=300, help="requests per operation and concurrency")
+    ap.add_argument("--requests", type=int, default=300,
+                    help="requests per operation and concurrency (past the 2,000 made, they are sent again from the first)")
     ap.add_argument("--ops", nargs="+", default=["noop", "current", "search", "assert"],
                     help="operations to load (noop: a path that is no endpoint, answered 404 without work)")
     ap.add_argument("--clients", nargs="+", type=int, default=[1, 8, 32], help="concurrent connections")
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
                 res["server"][op] = []
                 jobs = work.get(op) or [("GET", "/nothing", {})] * 2000
                 for clients in a.clients:
-                    chunk = jobs[pos % len(jobs):][:a.requests]
+                    chunk = [jobs[(pos + i) % len(jobs)] for i in range(a.requests)]  # longer runs go round again
                     pos += a.requests
                     if a.warm:
                         load(url, chunk, clients)

@@ -39,6 +39,31 @@ def _promote() -> None:
     gc.unfreeze()
 
 
+def give_back_memory() -> None:
+    """Hand the C allocator's free memory back to the system (glibc's ``malloc_trim``; nothing elsewhere):
+    what a bulk step freed otherwise stays with the process and adds to the peak of the next step (a large
+    import's Python work, before Kuzu's loads).
+
+    >>> give_back_memory()
+    """
+    global _trim
+    if _trim is None:
+        _trim = _no_trim
+        if sys.platform.startswith("linux"):
+            import ctypes
+            import ctypes.util
+            with contextlib.suppress(OSError, AttributeError):
+                _trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    _trim(0)
+
+
+def _no_trim(pad: int) -> int:
+    return 0
+
+
+_trim: Callable[[int], int] | None = None
+
+
 def forked_map(fn: Callable[[list[T]], R], items: list[T], *, min_items: int = 2000,
                parent_works: bool = True) -> list[R]:
     """``[fn(chunk) for chunk in chunks]`` over two halves of ``items``, one in a forked child process.
@@ -104,10 +129,19 @@ class Forked(Generic[T, R]):
             self.result(fallback=False)
             raise
 
-    def result(self, fallback: bool = True) -> list[R]:
-        """Each half's ``fn`` result, in order (the children waited for)."""
+    def result(self, fallback: bool = True, while_waiting: Callable[[], None] | None = None) -> list[R]:
+        """Each half's ``fn`` result, in order (the children waited for; ``while_waiting`` is called about
+        five times a second meanwhile, as a progress report might be)."""
         if not self._children:  # not forked: the work is done here
             return [self._fn(h) for h in self._halves] if fallback else []
+        if while_waiting is not None:
+            import select
+            pending = [fd for _, fd in self._children]
+            while pending:
+                ready, _, _ = select.select(pending, [], [], 0.2)
+                pending = [fd for fd in pending if fd not in ready]
+                if pending:
+                    while_waiting()
         out: list[R] = []
         children, self._children = self._children, []
         for (pid, fd), half in zip(children, self._halves, strict=False):

@@ -4,6 +4,7 @@ modifiers, and a hub's fan-out bounded by evidence. Small stores built here, no 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import graphmem
 from graphmem.retrieval.linking import TEXT_FLOOR, TEXT_SEEDS, idea_terms
@@ -161,3 +162,37 @@ def test_a_project_only_described_is_left_out_where_nothing_about_it_holds(mem: 
 
 def _refs_at(m: graphmem.Memory, idea: str, as_of: str) -> list[str]:
     return [r.project.ref for r in m.recommend(idea, as_of=as_of).results]
+
+
+# -- the pairs of entity types with edges, kept with the store ---------------------------------------------------
+
+def test_a_fresh_process_walks_the_edges_of_every_pair_written_since_the_store_was_opened(store_path: Path) -> None:
+    """A reader asks which (edge type, from, to) pairs have fact edges (Kuzu and LadybugDB: one query of a
+    ``LIMIT 1`` branch per pair, store/kuzu/graph.py): the first edge of a new pair, written after an
+    earlier reader asked, is walked by a later reader, and after ``rebuild`` too."""
+    m = graphmem.open(store_path, create=True)
+    _load(m, [{"op": "entity", "type": "Project", "name": "Atlas", "description": "An app."},
+              {"op": "entity", "type": "Tool", "name": "Quiver", "description": "A queue."},
+              {"op": "entity", "type": "Concept", "name": "Vector search", "description": "Nearest neighbours."},
+              {"op": "assert", "subject": "project:atlas", "predicate": "uses", "object": "tool:quiver"}])
+    m.close()
+
+    def found(idea: str) -> list[str]:
+        r = graphmem.open(store_path, read_only=True)
+        try:
+            return _refs(r, idea)
+        finally:
+            r.close()
+
+    assert found("quiver") == ["project:atlas"]
+    assert found("vector search") == []
+    m = graphmem.open(store_path)
+    assert _refs(m, "vector search") == []  # this writer asked about the pairs before it wrote the new one
+    m.assert_("project:atlas", "relates_to", "concept:vector-search")  # the first edge of its pair
+    assert _refs(m, "vector search") == ["project:atlas"]
+    m.close()
+    assert found("vector search") == ["project:atlas"]
+    m = graphmem.open(store_path)
+    m.rebuild()
+    m.close()
+    assert found("vector search") == ["project:atlas"] and found("quiver") == ["project:atlas"]

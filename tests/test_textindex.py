@@ -38,6 +38,41 @@ def test_terms_split_lower_and_stem() -> None:
     assert terms("snake_case") == ["snake", "case"]
 
 
+def test_the_english_stemmer_alone_stems_as_the_package_does() -> None:
+    """``_stem`` loads only snowballstemmer's English module (the package's import loads 36 languages):
+    it stems every word of the lemma table, its lemmas and a few more as ``snowballstemmer.stemmer``."""
+    import snowballstemmer  # type: ignore[import-untyped]
+
+    from graphmem.model.textindex import _english_stemmer
+    from graphmem.retrieval.lexicon import lemma_table
+    ours, theirs = _english_stemmer(), snowballstemmer.stemmer("english")
+    assert type(ours).__name__ == type(theirs).__name__ == "EnglishStemmer"
+    table = lemma_table()
+    words = {w.lower() for w in [*table, *table.values(), "migrated", "latencies", "naïve", "p95", "zürich"]}
+    assert len(words) > 40_000
+    assert [w for w in sorted(words) if ours.stemWord(w) != theirs.stemWord(w)] == []
+
+
+def test_lemmas_of_a_few_words_are_the_tables() -> None:
+    """``lemmas_of`` finds a few words' entries in the lemma table's file without parsing it: the same
+    lemmas as the parsed table, for words in it (with accents too), words not in it, and many words."""
+    from graphmem.retrieval import lexicon
+    table = json.loads(lexicon._lemma_text())
+    words = sorted({w.lower() for w in table})
+    rng = random.Random(7)
+    batches = [rng.sample(words, 40) for _ in range(20)] + [
+        [w for w in words if not w.isascii()][:60], ["graphs", "databases", "kuzu", "qwzx", "ran", "Ran", "a", "a"]]
+    for batch in batches:
+        lexicon._lemma_memo.clear()
+        assert lexicon.lemmas_of(batch) == [table.get(w, w) for w in batch]
+    assert lexicon.lemmas_of(words[:500]) == [table.get(w, w) for w in words[:500]]  # many: the table read whole
+    # the file is one entry a line, each key once (what the lookup by line relies on)
+    lines = lexicon._lemma_text().split(b"\n")
+    assert lines[0] == b"{" and lines[-2:] == [b"}", b""]
+    keys = [json.loads(b"{" + line.rstrip(b",") + b"}").popitem()[0] for line in lines[1:-2]]
+    assert all(line.startswith(b'    "') for line in lines[1:-2]) and len(keys) == len(set(keys)) == len(table)
+
+
 @given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 65535), st.integers(1, 65535)), max_size=50))
 def test_postings_round_trip(rows: list[tuple[int, int, int]]) -> None:
     p = Postings(np.array([r[0] for r in rows], "<u4"), np.array([r[1] for r in rows], "<u2"),

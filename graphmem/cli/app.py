@@ -171,12 +171,13 @@ service.register(app)
 def main() -> None:
     """The console script. Every command has closed the store by the time it returns, so the
     process ends right after flushing its output instead of tearing the interpreter down
-    module by module (a tenth of a second a command)."""
+    module by module (a tenth of a second a command).
+
+    NumPy's OpenBLAS starts a pool of threads when NumPy is imported, 40 ms of CPU in a fresh process
+    on two cores; graphmem does no linear algebra (its arrays are BM25 sums and lookups), so the
+    command asks for none unless the environment says otherwise (``OPENBLAS_NUM_THREADS``)."""
     import contextlib
     import os
-    # numpy's OpenBLAS starts a thread per core when it loads, which spins: 40-50 ms of CPU in every command
-    # that imports numpy (search, pack, recommend), more on a busy machine. graphmem's numpy work is
-    # element-wise, never large matrix products, so one thread loses nothing. A value the user set stands.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         app()

@@ -30,7 +30,7 @@ def recommend(
     wide: WideOpt = False,
 ) -> None:
     """The projects IDEA fits best, each with the graph paths that carry its score."""
-    with errors(), memory(ctx) as m:
+    with errors(), memory(ctx, lookup=True) as m:  # a bounded neighbourhood (BEAM): a lookup's page cache
         r = m.recommend(idea, top=top, as_of=as_of, known_at=known_at, max_hops=max_hops, paths=paths, scope=scope)
         emit(ctx, r.to_dict(), render.recommend)
 

@@ -40,12 +40,39 @@ def _stem(word: str) -> str:
         if word.isascii() and word.isdigit():  # the stemmer leaves numbers as they are; they are many and unique
             return word
         if _stemmer is None:
-            import snowballstemmer  # type: ignore[import-untyped]
-            _stemmer = snowballstemmer.stemmer("english")
+            _stemmer = _english_stemmer()
         if len(_stems) > 500_000:  # a bound on the memo, not on correctness
             _stems.clear()
         s = _stems[word] = _stemmer.stemWord(word)
     return s
+
+
+def _english_stemmer() -> Any:
+    """snowballstemmer's English stemmer, as ``snowballstemmer.stemmer("english")`` gives it.
+
+    That package's import loads the stemmers of all its 36 languages (20 ms of a fresh process that
+    stems a few words); here only the English one's module and the two it imports are loaded, from the
+    package's own files, under a name of their own (``_SNOWBALL``), so the package itself is left as it
+    is. When the package is imported already, or when it would hand out PyStemmer's stemmer (PyStemmer
+    installed), it is asked as usual.
+    """
+    import importlib
+    import importlib.util
+    import sys
+    if "snowballstemmer" not in sys.modules and importlib.util.find_spec("Stemmer") is None:
+        found = importlib.util.find_spec("snowballstemmer")
+        if found is not None and found.submodule_search_locations:
+            if _SNOWBALL not in sys.modules:
+                spec = importlib.util.spec_from_loader(_SNOWBALL, None, is_package=True)
+                assert spec is not None
+                spec.submodule_search_locations = list(found.submodule_search_locations)
+                sys.modules[_SNOWBALL] = importlib.util.module_from_spec(spec)
+            return importlib.import_module(f"{_SNOWBALL}.english_stemmer").EnglishStemmer()
+    import snowballstemmer  # type: ignore[import-untyped]
+    return snowballstemmer.stemmer("english")
+
+
+_SNOWBALL = "graphmem_snowball_english"  # the name snowballstemmer's English modules are loaded under
 
 
 def terms(text: str) -> list[str]:

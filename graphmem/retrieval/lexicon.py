@@ -29,6 +29,23 @@ MAX_NAME_WORDS = 8  # longer names are matched by their first words only through
 TEXT_FLOOR = 0.25  # a ``text`` match scores at least this share of the best one
 _WORD = re.compile(r"[^\W_]+")
 _lemmas: dict[str, str] | None = None
+_lemma_raw: bytes | None = None
+_lemma_memo: dict[str, str] = {}
+_FEW_LEMMAS = 64  # more words than this not looked up yet: the whole table is read (``lemmas_of``)
+
+
+def _lemma_text() -> bytes:
+    """The lemma table's file, unzipped (the package's own import, which lists every language's files, is
+    not run)."""
+    global _lemma_raw
+    if _lemma_raw is None:
+        import importlib.util
+        spec = importlib.util.find_spec("spacy_lookups_data")
+        assert spec is not None and spec.submodule_search_locations
+        path = f"{list(spec.submodule_search_locations)[0]}/data/en_lemma_lookup.json.gz"
+        with open(path, "rb") as f:
+            _lemma_raw = gzip.decompress(f.read())
+    return _lemma_raw
 
 
 def lemma_table() -> dict[str, str]:
@@ -39,10 +56,39 @@ def lemma_table() -> dict[str, str]:
     """
     global _lemmas
     if _lemmas is None:
-        from importlib import resources
-        data = resources.files("spacy_lookups_data").joinpath("data", "en_lemma_lookup.json.gz")
-        _lemmas = json.loads(gzip.decompress(data.read_bytes()))
+        _lemmas = json.loads(_lemma_text())
     return _lemmas
+
+
+def lemmas_of(ws: Sequence[str]) -> list[str]:
+    """Each word's lemma in ``lemma_table`` (the word itself when the table has none).
+
+    A few words are looked up in the table's file without parsing it whole (25 ms of a fresh process
+    that links one text): the file holds one entry a line, ``"word": "lemma",`` indented by four spaces
+    (a flat object written by ``json.dump`` with ``indent=4``), so a word's entry is the line that starts
+    with it, and one pass finds them all. A file laid out otherwise, or many words, reads the whole table.
+
+    Examples
+    --------
+    >>> lemmas_of(["graphs", "databases", "kuzu"])
+    ['graph', 'database', 'kuzu']
+    """
+    new = sorted(set(ws) - _lemma_memo.keys())
+    if _lemmas is not None or len(new) > _FEW_LEMMAS:
+        table = lemma_table()
+        return [table.get(w, w) for w in ws]
+    if new:
+        raw = _lemma_text()
+        if not raw.startswith(b'{\n    "'):
+            table = lemma_table()
+            return [table.get(w, w) for w in ws]
+        keys = [json.dumps(w, ensure_ascii=False).encode("utf-8", "surrogatepass") for w in new]
+        found: dict[bytes, str] = {}
+        for m in re.finditer(b"\n    (" + b"|".join(re.escape(k) for k in keys) + b"): (.*)", raw):
+            found[m[1]] = json.loads(m[2].rstrip(b","))  # a key written twice: the last, as json.loads keeps
+        for w, k in zip(new, keys, strict=True):
+            _lemma_memo[w] = found.get(k, w)
+    return [_lemma_memo[w] for w in ws]
 
 
 def words(text: str) -> list[tuple[str, int, int]]:

@@ -35,6 +35,7 @@ from graphmem.retrieval.lexicon import TEXT_FLOOR as TEXT_FLOOR
 from graphmem.retrieval.lexicon import Lexicon as Lexicon
 from graphmem.retrieval.lexicon import lemma_key as lemma_key
 from graphmem.retrieval.lexicon import lemma_table as lemma_table
+from graphmem.retrieval.lexicon import lemmas_of
 from graphmem.retrieval.lexicon import words as words
 from graphmem.retrieval.stored_lexicon import PATCH_MAX as PATCH_MAX
 from graphmem.retrieval.stored_lexicon import LexiconStore as LexiconStore
@@ -145,8 +146,7 @@ def link(linker: Linker, text: str, *, records: bool = True, text_seeds: int = T
     ws = words(text)
     seeds: dict[str, Seed] = {}
     taken = [False] * len(ws)
-    table = lemma_table()
-    lemmas = [table.get(w, w) for w, _, _ in ws]
+    lemmas = lemmas_of([w for w, _, _ in ws])
     spans = [(i, n) for i in range(len(ws)) for n in range(1, min(lex.longest, len(ws) - i) + 1)]
     lex.prefetch(names=[" ".join(w for w, _, _ in ws[i:i + n]) for i, n in spans],
                  lemmas=[" ".join(lemmas[i:i + n]) for i, n in spans])
@@ -223,8 +223,7 @@ def content_words(ontology: Ontology, text: str, ws: list[tuple[str, int, int]],
 def idea_terms(ontology: Ontology, text: str) -> list[str]:
     """The content words of ``text`` (``content_words``), in order: what an entity's own text is scored against."""
     ws = words(text)
-    table = lemma_table()
-    lemmas = [table.get(w, w) for w, _, _ in ws]
+    lemmas = lemmas_of([w for w, _, _ in ws])
     return [w for (w, _, _), keep in zip(ws, content_words(ontology, text, ws, lemmas), strict=True) if keep]
 
 

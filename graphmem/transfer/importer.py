@@ -8,18 +8,19 @@ write path's ``apply`` when few subjects are touched. Large imports go through K
 from __future__ import annotations
 
 import json
+import mmap
 import time
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from graphmem.bulk import Forked, Threaded, forked_map
+from graphmem.bulk import Forked, Threaded, give_back_memory
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
-from graphmem.model import Entity, Interval, Statement, fact_ref
+from graphmem.model import Entity, Statement, fact_ref
 from graphmem.model.jsonio import loads
 from graphmem.model.progress import Progress, here_only, no_progress
 from graphmem.model.records import Record
@@ -28,6 +29,7 @@ from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
+from graphmem.transfer.beside import _views_from_files, _views_from_list, _views_of
 from graphmem.transfer.lines import (
     _count,
     _plain_run_of,
@@ -84,6 +86,7 @@ class _Reader:
         self.errors: list[tuple[int, str]] = []
         self.n_lines = 0
         self.memo = Memo()  # what statement lines checked once (cleared when an entity line changes the resolver)
+        self.n_created = self.n_updated = 0  # how many entities it made and changed (``release``)
 
     def read(self, lines: Iterable[tuple[int, str]]) -> None:
         """Validate numbered lines, in order."""
@@ -174,6 +177,19 @@ class _Reader:
                         self.failed_ids[declared] = lineno
         finally:
             self.next_id, self.n_lines = next_id, n_lines
+
+    def release(self) -> tuple[list[Entity], list[tuple[Entity, tuple[str, ...], str | None]]]:
+        """The entities the lines made and changed, handed over; the reader keeps their counts and lets go
+        of what only reading needed (the resolver, the memo, the heads of streamed statements): the
+        store's loads that follow need the memory (docs/benchmarks.md, "The import's peak memory")."""
+        created, updated = list(self.created.values()), list(self.updated.values())
+        self.n_created, self.n_updated = len(created), len(updated)
+        self.created, self.updated = {}, {}
+        self.resolve = Resolver(self.store, batch=True)
+        self.memo = Memo()
+        self.heads = array("q")
+        self.file_ids, self.failed_ids, self.cited = {}, {}, defaultdict(list)
+        return created, updated
 
     def _other(self, op: Any, obj: dict[str, Any]) -> None:
         """An ``entity``, ``record`` or ``retract`` line."""
@@ -317,7 +333,6 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
         lines = list(lines)
         large = len(lines) > BULK_LINES
     now = now_us()
-    resolve = Resolver(store, batch=True, preload=large)
     # a very large file writes its statements to bulk files as they come (no statement objects held);
     # smaller imports keep them, and an import into an empty store computes the view from them
     sink = store.statement_file() if size > STREAM_BYTES else None
@@ -325,12 +340,16 @@ def import_lines(store: StorageEngine, checks: Checks, source: str | Path | Iter
     # the ids are read, the lines checked and the valid ones written in one transaction: a refused import
     # (strict, with an error) or one with nothing to write takes back nothing but releases the store's lock
     with store.transaction():
-        r = _Reader(store, checks, now, resolve, store.next_fact_id(), store.next_record_id(), sink, stored, scope)
+        # (the reader alone holds the resolver: ``release`` lets it go)
+        r = _Reader(store, checks, now, Resolver(store, batch=True, preload=large), store.next_fact_id(),
+                    store.next_record_id(), sink, stored, scope)
         if not _read_and_write(r, path, lines, strict, now, progress):
             return ImportReport(r.n_lines, 0, 0, 0, 0, None, None, tuple(r.errors), False, time.perf_counter() - t0,
                                 r.unchanged)
+    if sink is not None:
+        give_back_memory()  # what the commit freed, before the next step (the linking lexicon, at close)
     n_stmts = r.next_id - r.first_id
-    return ImportReport(r.n_lines, len(r.created), len(r.updated), n_stmts, len(r.retractions),
+    return ImportReport(r.n_lines, r.n_created, r.n_updated, n_stmts, len(r.retractions),
                         fact_ref(r.first_id) if n_stmts else None, fact_ref(r.next_id - 1) if n_stmts else None,
                         tuple(r.errors), True, time.perf_counter() - t0, r.unchanged)
 
@@ -361,9 +380,10 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
             sink.discard()
         return False
     del r.recorded
-    if r.created or r.updated or r.records or n_stmts or r.retractions:
+    created, updated = r.release()
+    if created or updated or r.records or n_stmts or r.retractions:
         progress("writing to the store", 0, None)
-        _write(store, r.checks.registry, list(r.created.values()), list(r.updated.values()), sink or r.stmts, r.next_id,
+        _write(store, r.checks.registry, created, updated, sink or r.stmts, r.next_id,
                r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
     elif sink is not None:
         sink.discard()
@@ -377,14 +397,17 @@ def _plain_run(path: Path) -> tuple[int, int, int] | None:
 
 def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
                        progress: Progress = no_progress) -> None:
-    """Read the file with its longest run of plain lines (``_plain_run``) split between this process
-    and a forked child; the rest is read here, in order.
+    """Read the file with its longest run of plain lines (``_plain_run``) split between two forked
+    children; the rest is read here, in order.
 
-    The child reads the second half as if every line of the first half were a valid statement, so
+    The second child reads its half as if every line of the first half were a valid statement, so
     its ids start that many after the first half's first id. When the first half has an error (or
-    the child fails), the child's work is dropped and this process reads the second half itself:
-    the result is always that of reading the file in order. ``progress`` hears of the bytes read (of
-    the halves, as if the child kept pace with this process).
+    the second child fails), the second child's work is dropped and this process reads the second half
+    itself: the result is always that of reading the file in order. This process reads neither half
+    (a child that fails has its half read here): the objects of a million lines made and dropped here
+    would leave its memory fragmented, and Kuzu's loads that follow add to it (docs/benchmarks.md, "The
+    import's peak memory"). ``progress`` hears of the bytes read (of the halves, as if the second child
+    kept pace with the first, which tells this process how far it got).
     """
     assert r.sink is not None
     size = path.stat().st_size
@@ -393,9 +416,6 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
 
     def at(pos: int) -> None:
         tell(task, pos, size)
-
-    def paced(pos: int) -> None:  # this process reads the first half while the child reads the second
-        tell(task, min(start + 2 * (pos - start), end), size)
 
     report = None if progress is no_progress else at
     r.read(_span(path, 0, start, 1, report))
@@ -406,18 +426,22 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     line_at[end] = line_at[middle] + _count(path, middle, end)[0]
     base = r.next_id + statements
     store = r.store
+    reached = mmap.mmap(-1, 8)  # how far the first half's reader got (shared with its child)
 
-    def part(halves: list[tuple[int, int]]) -> dict[str, Any] | None:
-        (lo, hi), = halves
-        if lo == start:  # the first half, here
-            r.read(_span(path, lo, hi, line_at[lo], None if report is None else paced))
-            return None
-        child = _Reader(r.store, r.checks, r.now, r.resolve, base, r.next_record, store.statement_file(),
-                        scope=r.scope)
+    def paced(pos: int) -> None:  # in the first half's child
+        reached[:8] = pos.to_bytes(8, "little")
+
+    def part(halves: list[tuple[int, int]]) -> list[dict[str, Any]]:  # (both halves where no child can fork)
+        return [half(lo, hi) for lo, hi in halves]
+
+    def half(lo: int, hi: int) -> dict[str, Any]:
+        child = _Reader(r.store, r.checks, r.now, r.resolve, r.next_id if lo == start else base, r.next_record,
+                        store.statement_file(), scope=r.scope)
+        child.memo = r.memo
         child.record_refs = r.record_refs
         assert child.sink is not None
         try:
-            child.read(_span(path, lo, hi, line_at[lo]))
+            child.read(_span(path, lo, hi, line_at[lo], paced if lo == start and report is not None else None))
             if child.created or child.updated or child.records or child.retractions:
                 raise AssertionError("a plain line changed more than statements")
         except BaseException:
@@ -428,23 +452,36 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
                 "recorded": child.recorded.tobytes(), "heads": child.heads.tobytes(),
                 "bulk": child.sink.finish()}
 
-    _, theirs = forked_map(part, [(start, middle), (middle, end)], min_items=2)
-    if theirs is not None and r.next_id == base:
-        r.sink.adopt(theirs["bulk"])
-        r.next_id = theirs["next_id"]
-        r.n_lines += theirs["n_lines"]
-        r.errors += theirs["errors"]
-        for subject, preds in theirs["touched"].items():
-            r.touched[subject] |= preds
-        r.file_ids.update(theirs["file_ids"])
-        r.failed_ids.update(theirs["failed_ids"])
-        r.recorded.frombytes(theirs["recorded"])
-        r.heads.frombytes(theirs["heads"])
+    def waiting() -> None:
+        pos = int.from_bytes(reached[:8], "little")
+        if pos:
+            tell(task, min(start + 2 * (pos - start), end), size)
+
+    ours, theirs = [h for got in Forked(part, [(start, middle), (middle, end)], min_items=2).result(
+        while_waiting=None if report is None else waiting) for h in got]
+    reached.close()
+    _adopt(r, ours)
+    if r.next_id == base:
+        _adopt(r, theirs)
     else:  # the first half had an error, so the second half's ids are not those: read it here
-        if theirs is not None:
-            theirs["bulk"].discard()
+        theirs["bulk"].discard()
         r.read(_span(path, middle, end, line_at[middle], report))
     r.read(_span(path, end, size, line_at[end], report))
+
+
+def _adopt(r: _Reader, half: dict[str, Any]) -> None:
+    """Take what a child of ``_read_on_two_cores`` read (its statements come after ``r``'s)."""
+    assert r.sink is not None
+    r.sink.adopt(half["bulk"])
+    r.next_id = half["next_id"]
+    r.n_lines += half["n_lines"]
+    r.errors += half["errors"]
+    for subject, preds in half["touched"].items():
+        r.touched[subject] |= preds
+    r.file_ids.update(half["file_ids"])
+    r.failed_ids.update(half["failed_ids"])
+    r.recorded.frombytes(half["recorded"])
+    r.heads.frombytes(half["heads"])
 
 
 def _write(store: StorageEngine, registry: Registry, created: list[Entity],
@@ -466,11 +503,15 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
     # into an empty store, or touching many subjects: one bulk load of the whole view beats row-by-row writes
     fresh = store.statement_count() == 0
     reload = len(touched) > _RELOAD_SUBJECTS or fresh
+    any_touched = bool(touched)
     marks: list[tuple[int, int, str | None]] = []  # retractions set on stored rows
+    own: dict[int, tuple[int, str | None]] = {}  # retractions of statements in the bulk files: set as they load
     for fid, (at, reason) in retractions.items():
         if fid in by_id and isinstance(stmts, list):  # a statement of this import, still in the list
             i = by_id[fid]
             stmts[i] = stmts[i]._replace(retracted_at=at, retract_reason=reason)
+        elif fid >= first_new and not isinstance(stmts, list):
+            own[fid] = (at, reason)
         else:
             marks.append((fid, at, reason))
     by_id.clear()
@@ -485,6 +526,10 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
         views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
+        # what only the view needed goes before Kuzu's loads (the entities themselves after theirs)
+        del view_names
+        touched.clear()
+        give_back_memory()
         progress("writing to the store", 0, None)
     elif fresh and isinstance(stmts, list) and len(stmts) >= THREAD_VIEW_STATEMENTS:
         # the same from the statements in memory, by a thread
@@ -492,7 +537,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
         computing = _views_from_list(store, registry, stmts, view_names)
-    names: dict[str, str | None] = {e.ref: e.name for e in created}
+    names: dict[str, str | None] = {} if views else {e.ref: e.name for e in created}  # (with views: not asked)
 
     def name_of(ref: str) -> str | None:
         if ref not in names:
@@ -504,6 +549,8 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         with store.transaction():
             if len(created) > 50:
                 store.bulk_add_entities(created, now)
+                if views:
+                    created.clear()
             else:
                 for e in created:
                     store.add_entity(e, now)
@@ -512,15 +559,16 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
             store.add_records(records)
             for rid, ms in rec_mentions.items():
                 store.add_mentions(rid, ms)
-            if isinstance(stmts, list) and not (reload and touched):
+            if isinstance(stmts, list) and not (reload and any_touched):
                 apply(store, registry, stmts, marks, touched=touched, name_of=name_of, next_id=next_id)
                 return
-            append(store, stmts, marks, next_id)
-            if reload and touched:
+            append(store, stmts, marks, next_id, own)
+            if reload and any_touched:
                 if computing is not None:
                     views, computing = computing.result(), None
                 if views:
                     store.load_view(views)
+                    give_back_memory()  # what Kuzu's loads freed, before its commit copies what they hold
                 elif fresh and isinstance(stmts, list):  # every statement is here: the view from them
                     store.load_view([store.write_view_files(_views_of(store, registry, stmts))])
                 else:  # recompute every view from the store (Kuzu groups the statements by subject)
@@ -537,58 +585,3 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
             v.discard()
         if isinstance(stmts, StatementBatch):
             stmts.discard()
-
-
-def _views_from_files(store: StorageEngine, registry: Registry, stmts: StatementBatch, refs: list[str],
-                      retractions: dict[int, tuple[int, str | None]], names: dict[str, str]) -> Forked[str, ViewBatch]:
-    """The view of ``refs`` (every subject of the store) from an import's bulk files, written to view files
-    by two forked children, each reading the files for its half of the subjects (started here; their
-    ``result`` is the view files): the statements they hold go back when they exit, before Kuzu's loads
-    need the memory."""
-    get = names.get
-    stmts.finish()  # here: the children must not write what this process has pending
-
-    def chunk(part: list[str]) -> ViewBatch:
-        logs: dict[str, list[Statement]] = {ref: [] for ref in part}
-        for st in stmts.statements(logs, retractions, get):
-            logs[st.subject].append(st)
-        return store.write_view_files(_view_rows(store, registry, part, logs, get))
-
-    return Forked(chunk, refs)
-
-
-def _views_from_list(store: StorageEngine, registry: Registry, stmts: list[Statement],
-                     names: dict[str, str]) -> Threaded[ViewBatch]:
-    """The view's files from statements held in a list (every statement of the store, in id order),
-    written by a thread while this one loads the statements into the store (Kuzu's COPY runs without
-    Python's lock): forked children would copy the pages of every statement they and this process touch."""
-    by_subject: dict[str, list[Statement]] = defaultdict(list)
-    for st in stmts:
-        by_subject[st.subject].append(st)
-    return Threaded(lambda: store.write_view_files(_view_rows(store, registry, sorted(by_subject), by_subject, names.get)))
-
-
-def _drain(items: list[Statement]) -> Iterator[Statement]:
-    """The items in order, each dropped from the list as it is handed out."""
-    items.reverse()
-    while items:
-        yield items.pop()
-
-
-def _views_of(store: StorageEngine, registry: Registry, stmts: list[Statement]) -> Iterator[tuple[str, str, str, list[Interval]]]:
-    """Each subject's row for ``store.write_view_files``, from every statement of the store (in id order;
-    the list is consumed)."""
-    by_subject: dict[str, list[Statement]] = defaultdict(list)
-    for st in _drain(stmts):
-        by_subject[st.subject].append(st)
-    yield from _view_rows(store, registry, sorted(by_subject), by_subject, store.entity_names().get)
-
-
-def _view_rows(store: StorageEngine, registry: Registry, refs: list[str], logs: dict[str, list[Statement]],
-               name_of: Callable[[str], str | None]) -> Iterator[tuple[str, str, str, list[Interval]]]:
-    """``store.write_view_files``'s row of each of ``refs`` from its statements (in id order); each
-    subject's statements are dropped from ``logs`` once its row is made; the log in the store's own form."""
-    log_text = store.log_text
-    for ref in refs:
-        log = logs.pop(ref)
-        yield ref, name_of(ref) or ref, log_text(log), view_for_subject(log, registry)

@@ -53,16 +53,18 @@ def touch(store: StorageEngine, marks: Marks, touched: dict[str, set[str]], new:
         touched[st.subject].add(st.predicate)
 
 
-def append(store: StorageEngine, stmts: list[Statement] | StatementBatch, marks: Marks, next_id: int | None) -> None:
+def append(store: StorageEngine, stmts: list[Statement] | StatementBatch, marks: Marks, next_id: int | None,
+           retractions: dict[int, tuple[int, str | None]] | None = None) -> None:
     """Append statements (a list, or a bulk file an import wrote as it read) and set retractions on
-    stored statements; the next fact id moves past ``next_id`` (default: past the last statement)."""
+    stored statements; the next fact id moves past ``next_id`` (default: past the last statement).
+    ``retractions`` (fact id -> when, reason): of statements in the bulk file, set as they load."""
     if isinstance(stmts, list):
         if stmts:
             store.bulk_add_statements(stmts)
         if next_id is None and stmts:
             next_id = max(s.id for s in stmts) + 1
     else:
-        stmts.load()
+        stmts.load(retractions)
     if next_id is not None and next_id > store.next_fact_id():
         store.set_next_fact_id(next_id)
     same: dict[tuple[int, str | None], list[int]] = defaultdict(list)  # many facts retracted together: one query

@@ -284,6 +284,8 @@ class StoreBase:
         self._node_counts: dict[str, int] = {}
         self._node_tables: dict[int, str] | None = None
         self._pairs: set[tuple[str, str, str]] | None = None  # (edge label, from type, to type) with an edge
+        self._probed: set[tuple[str, str, str]] = set()  # the pairs asked about since _pairs was last None
+        self._allowed: list[tuple[str, str, str]] = []  # the pairs the ontology allows, between tables the store has
         self.entity_writes = 0  # entities written through this object (what caches of entities key on)
         # decoded postings by term, with the block sizes they were read at; a write drops what it touches
         self._postings: dict[str, tuple[str, Postings, tuple[int, int], np.ndarray]] = {}

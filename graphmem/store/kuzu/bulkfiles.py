@@ -89,6 +89,10 @@ class _BulkFile:
         self.rows += rows
         return True
 
+    def tell(self) -> int:
+        """The file's length so far, in bytes (where the next row starts)."""
+        return self._f.tell()
+
     def close(self) -> None:
         self._f.close()
 

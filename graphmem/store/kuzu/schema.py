@@ -35,6 +35,8 @@ _SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
 class Schema(StoreBase):
     """Tables, layout checks and ``Meta``: what every table family stands on."""
 
+    _meta_read: dict[str, str] | None = None  # Meta's rows as read at a read-only open (``meta``)
+
     def _tables(self) -> set[str]:
         return {r[0] for r in self._q("CALL show_tables() RETURN name")}
 
@@ -84,6 +86,8 @@ class Schema(StoreBase):
                     f"store {str(self.path)!r} has layout {version}; this graphmem reads layout {SCHEMA_VERSION}: "
                     "upgrade graphmem to read it")
             recorded = self._check_compatible()
+            if self.read_only:  # nothing writes the store while it is open read-only: ``meta`` answers from these
+                self._meta_read = self._meta_cache
             self._meta_cache = {}
             added = {k: v for k, v in self.registry.fingerprint().items() if k not in recorded}
             if added and not self.read_only:  # predicates new to this store are recorded, so a later change to one is caught
@@ -162,6 +166,8 @@ class Schema(StoreBase):
         return not any(RECORD_TYPE in p for p in self.ontology.edge_types[name].pairs)
 
     def meta(self, key: str) -> str | None:
+        if self._meta_read is not None:
+            return self._meta_read.get(key)
         rows = self._q("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key}, hot=True)
         return rows[0][0] if rows else None
 

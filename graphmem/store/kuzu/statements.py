@@ -3,11 +3,13 @@ file (``StatementFile``), and read back whole or grouped by subject as log text 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import marshal
 import os
 import re
+import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
@@ -61,10 +63,46 @@ _CONTROL = re.compile("[\x00-\x1f]")  # raw in a Ladybug log row's text: JSON ne
 
 class _Finished:
     """A finished ``StatementFile``'s files: the rows for COPY and the same statements as marshalled tuples
-    (what ``StatementFile.statements`` reads back), handed to another process's ``adopt``."""
+    (what ``StatementFile.statements`` reads back), handed to another process's ``adopt``; ``chunks`` says
+    where each chunk of rows lies in the bulk file (``retract`` sets retractions in them)."""
 
-    def __init__(self, bulk: _BulkFile, side: str) -> None:
+    def __init__(self, bulk: _BulkFile, side: str, chunks: list[tuple[int, int, int, bool]] | None = None) -> None:
         self.bulk, self.side = bulk, side
+        self.chunks = chunks or []  # (first id, last id, end offset, plain) of each chunk, in file order
+
+    def retract(self, retractions: dict[int, tuple[int, str | None]]) -> None:
+        """Set each retraction (fact id -> when, reason) in its statement's row, and take it out of
+        ``retractions``: the bulk file is written again with those rows changed (a COPY'd row updated in the
+        same transaction costs Kuzu far more memory: 1,004 retractions among 1M rows, about 100 MB). Only
+        rows of chunks written as they are (no quoted value) with a plain reason are changed; the others
+        stay in ``retractions``, for the caller to set after the load."""
+        ids = sorted(retractions)
+        patches: list[list[int]] = []  # the ids to set in each chunk
+        for first, last, _, plain in self.chunks:
+            lo, hi = bisect.bisect_left(ids, first), bisect.bisect_right(ids, last)
+            patches.append([i for i in ids[lo:hi] if plain and _plain_reason(retractions[i][1])])
+        if not any(patches):
+            return
+        self.bulk.close()
+        fd, name = tempfile.mkstemp(suffix=".csv", dir=os.path.dirname(self.bulk.name))
+        try:
+            with open(self.bulk.name, "rb") as src, os.fdopen(fd, "wb") as out:
+                start = 0
+                for (_, _, end, _), want in zip(self.chunks, patches, strict=True):
+                    data = src.read(end - start)
+                    start = end
+                    if want:
+                        data = _set_retractions(data, want, retractions)
+                    out.write(data)
+                out.write(src.read())  # (nothing: every row is in a chunk)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+            raise
+        os.unlink(self.bulk.name)
+        self.bulk.name = name
+        for fid in (i for want in patches for i in want):
+            del retractions[fid]
 
     @property
     def rows(self) -> int:
@@ -75,6 +113,33 @@ class _Finished:
         self.bulk.discard()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.side)
+
+
+def _plain_reason(reason: str | None) -> bool:
+    """Whether a retraction's reason can stand in a row written as it is (None: an empty field, as
+    ``mark_retracted`` stores it; "" would load as None, so it is not)."""
+    return reason is None or (reason != "" and not reason.startswith('"')
+                               and not any(c in reason for c in "\t\n\r"))
+
+
+def _set_retractions(data: bytes, ids: list[int], retractions: dict[int, tuple[int, str | None]]) -> bytes:
+    """Rows of a chunk written as they are (``data``, whole lines), with the retraction of each of ``ids``
+    (rows in it, in id order) set in its row's retracted_at and retract_reason fields."""
+    out: list[bytes] = []
+    at = 0
+    for fid in ids:
+        key = b"%d\t" % fid
+        pos = 0 if data.startswith(key) else data.index(b"\n" + key, at) + 1
+        end = data.index(b"\n", pos)
+        fields = data[pos:end].split(b"\t")
+        if len(fields) != 15:
+            raise RuntimeError(f"bulk row of fact {fid} has {len(fields)} fields, expected 15")
+        when, reason = retractions[fid]
+        fields[9], fields[10] = b"%d" % when, (reason or "").encode("utf-8")
+        out += [data[at:pos], b"\t".join(fields)]
+        at = end
+    out.append(data[at:])
+    return b"".join(out)
 
 
 class StatementFile:
@@ -94,6 +159,7 @@ class StatementFile:
         self._tuples: list[Statement] = []  # pending
         self._otypes: dict[tuple[str, str], str] = {}
         self._first: int | None = None  # ids rise: the first is this write's lowest
+        self._chunks: list[tuple[int, int, int, bool]] = []  # the bulk file's chunks (``_Finished.chunks``)
 
     def add(self, s: Statement) -> None:
         if self._first is None:
@@ -146,8 +212,10 @@ class StatementFile:
                          f"{rec}\t{'' if retracted is None else retracted}\t{reason or ''}\t{src}\t{by}\t{trust}\t"
                          f"{scope or ''}")
         lines.append("")
-        if not self._bulk.write_plain("\n".join(lines), len(tuples), 15):
+        plain = self._bulk.write_plain("\n".join(lines), len(tuples), 15)
+        if not plain:
             self._bulk.write([self._row(s) for s in tuples])
+        self._chunks.append((tuples[0][0], tuples[-1][0], self._bulk.tell(), plain))
         if not self._sides:
             return
         # each chunk after its length (marshal.load reads a file piecemeal) and the least and greatest
@@ -163,12 +231,13 @@ class StatementFile:
             self._flush()
         self._bulk.close()
         self._side_file.close()
-        return _Finished(self._bulk, self._side)
+        return _Finished(self._bulk, self._side, self._chunks)
 
     def adopt(self, other: _Finished) -> None:
         """Take the files of statements another process wrote; they come after this file's statements."""
         self._done += [self.finish(), other]
         self._bulk = _BulkFile(self._store.path / "tmp")
+        self._chunks = []
         self._side = self._bulk.name[:-len(".csv")] + ".marshal"
         self._side_file = open(self._side if self._sides else os.devnull, "wb")  # noqa: SIM115
 
@@ -205,12 +274,23 @@ class StatementFile:
                             row = (*row[:9], at, why, *row[11:])
                         yield new(Statement, row)
 
-    def load(self) -> int:
-        """COPY the statements (in the caller's transaction) and remove the files; the row count."""
-        files = [f.bulk for f in [*self._done, self.finish()]]
+    def load(self, retractions: dict[int, tuple[int, str | None]] | None = None) -> int:
+        """COPY the statements (in the caller's transaction) with ``retractions`` (fact id -> when, reason) of
+        statements of these files set (in their rows, ``_Finished.retract``, or after the COPY), and remove
+        the files; the row count."""
+        done = [*self._done, self.finish()]
         try:
-            self._store._load(files, "Assertion")
-            return sum(f.rows for f in files)
+            left = dict(retractions or {})
+            for f in done:
+                if left:
+                    f.retract(left)
+            self._store._load([f.bulk for f in done], "Assertion")
+            same: dict[tuple[int, str | None], list[int]] = {}
+            for fid, (at, reason) in sorted(left.items()):
+                same.setdefault((at, reason), []).append(fid)
+            for (at, reason), fids in same.items():
+                self._store.mark_retracted_many(fids, at, reason)
+            return sum(f.rows for f in done)
         finally:
             self.discard()
 

@@ -83,9 +83,21 @@ class PgStatementBatch:
                     s = s._replace(retracted_at=r[0], retract_reason=r[1])
                 yield s._replace(object_name=name_of(str(s.object)) if s.object_kind == "entity" else None)
 
-    def load(self) -> int:
+    def load(self, retractions: dict[int, tuple[int, str | None]] | None = None) -> int:
+        """COPY the statements, with ``retractions`` (fact id -> when, reason) of statements of this batch set
+        in their rows (one not in it is set after the COPY); the row count."""
+        left = dict(retractions or {})
+
+        def rows() -> Iterator[tuple[Any, ...]]:
+            for s in self._all():
+                r = left.pop(s.id, None)
+                yield self._store._row(s if r is None else s._replace(retracted_at=r[0], retract_reason=r[1]))
+
         try:
-            return self._store._copy("assertion", _COLS, (self._store._row(s) for s in self._all()))
+            n = self._store._copy("assertion", _COLS, rows())
+            for fid, (at, reason) in sorted(left.items()):
+                self._store.mark_retracted(fid, at, reason)
+            return n
         finally:
             self.discard()
 
