@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
 from graphmem.evidence.query import content_words, search_terms, snippet
+from graphmem.model.arrays import unique_ids
 from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
@@ -290,7 +291,9 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     every other record names (a conversation's speakers) tells none apart.
 
     What a name gives is kept with the records' columns (their ``memo``, dropped when records are
-    added), so a name asked about again costs no read; the rest is one postings read."""
+    added), so a name asked about again costs no read; the rest is one read of the terms' sizes (a name
+    too common by them is decided there: most names of a conversation's turns are, and their postings
+    are the largest) and one postings read for the others."""
     import numpy as np
 
     from graphmem.model.names import lookup_terms
@@ -303,15 +306,25 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     known: dict[str, np.ndarray | None] = held[2]
     todo = [t for t in terms if t not in known]
     looked = sorted({x for t in todo for x in lookup_terms(t)})
+    cap = max(NAME_FLOOR, RARE_NAME * stats[0])
+    sizes = store.term_sizes(looked) if looked and hasattr(store, "term_sizes") else None
+    if sizes is not None:  # the terms' sizes first: a common name's postings (often most) are never read
+        counts = {x: sum(int(n) for n in b.split(",")) for x, b in sizes.items()}
+        for t in todo:
+            parts_in = [counts[x] for x in lookup_terms(t) if x in counts]
+            if not parts_in or max(parts_in) > cap:  # none, or common whatever its other part holds
+                known[t] = None
+        todo = [t for t in todo if t not in known]
+        looked = sorted({x for t in todo for x in lookup_terms(t) if x in counts})
     if looked:
-        found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked), strict=True) if got is not None}
-        cap = max(NAME_FLOOR, RARE_NAME * stats[0])
+        got_all = store.terms_postings(looked) if sizes is None else store.terms_postings(looked, sizes)
+        found = {t: got[0].ids for t, got in zip(looked, got_all, strict=True) if got is not None}
         for t in todo:
             parts = [found[x] for x in lookup_terms(t) if x in found]
             if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds
                 known[t] = None
                 continue
-            union = np.unique(np.concatenate(parts).astype(np.int64))
+            union = unique_ids(np.concatenate(parts).astype(np.int64))
             known[t] = union if 1 < len(union) <= cap else None
             held[1] += len(union) if known[t] is not None else 0
     return {t: got for t in terms if (got := known.get(t)) is not None}

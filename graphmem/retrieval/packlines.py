@@ -119,6 +119,7 @@ def neighbour_lane(p: Any, records: list[tuple[int, float]]) -> list[Candidate]:
     mentioned = p.mentioned([rid for rid, _ in shared])
     if any(mentioned.values()):
         f = p.store.record_facets()  # the records' times, in memory: the nearest are found without reads
+        p.store.records_mentioning([ref for refs in mentioned.values() for ref in refs])  # one read for all hits
         for rid, score in shared:
             refs = mentioned.get(rid) or []
             row = p.record(rid)

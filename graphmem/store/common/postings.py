@@ -50,12 +50,21 @@ class PostingCache:
         """A term's postings and their BM25 weights now; both are kept until a write touches the term."""
         return self.terms_postings([term])[0]
 
-    def terms_postings(self, terms: list[str]) -> list[tuple[Postings, np.ndarray] | None]:
+    def term_sizes(self, terms: list[str]) -> dict[str, str]:
+        """The block sizes of each term in the index (``"3,1"``: how many records each of its blocks
+        holds; their sum, how many records the term is in), from the terms' rows alone, in one query."""
+        terms = list(dict.fromkeys(terms))
+        return self._term_sizes(terms) if terms else {}
+
+    def terms_postings(self, terms: list[str], sizes: dict[str, str] | None = None
+                       ) -> list[tuple[Postings, np.ndarray] | None]:
         """Each term's postings and their BM25 weights now (None: not in the index): the terms' block sizes
-        in one query, and the blocks of those not held (or whose sizes changed since) in one more."""
+        in one query (or ``sizes``, as ``term_sizes`` read them just before), and the blocks of those not held
+        (or whose sizes changed since) in one more."""
         from graphmem.model.textindex import Postings, weights
         terms = list(dict.fromkeys(terms))
-        found = self._term_sizes(terms) if terms else {}
+        found = ({t: sizes[t] for t in terms if t in sizes} if sizes is not None else
+                 self._term_sizes(terms) if terms else {})
         stats = self.index_stats()
         stale = [t for t in terms if t in found and ((held := self._postings.get(t)) is None or held[0] != found[t])]
         keys = [f"{t} {i}" for t in stale for i in range(found[t].count(",") + 1)]

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from graphmem.model.arrays import unique_ids
 from graphmem.model.times import from_datetime
 from graphmem.ontology.schema import RECORD_TYPE
 from graphmem.store.common.codecs import dumps
@@ -87,18 +88,23 @@ class RecordTables(RecordFacetFile):
         """The ids of the records that mention any of these entities (MENTIONS edges), rising; each
         entity's are kept until mentions change."""
         import numpy as np
-        parts = []
-        for ref in dict.fromkeys(refs):
-            held = self._mentioning.get(ref)
-            if held is None:
+        wanted = list(dict.fromkeys(refs))
+        by_type: dict[str, list[str]] = {}  # the entities not held, by type: one query per type (``_by_keys``)
+        for ref in wanted:
+            if ref not in self._mentioning:
                 etype = self.ontology.type_for_prefix(ref.partition(":")[0])
-                rows: list[list[Any]] = []
                 if etype is not None and (RECORD_TYPE, etype) in self.ontology.edge_types["MENTIONS"].pairs:
-                    rows = self._q(f"MATCH (e:{etype} {{ref: $e}})<-[:MENTIONS]-(r:Record) RETURN r.id", {"e": ref},
-                                   hot=True)
-                held = self._mentioning[ref] = np.unique(np.array([r[0] for r in rows], np.int64))
-            parts.append(held)
-        return np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
+                    by_type.setdefault(etype, []).append(ref)
+                else:
+                    self._mentioning[ref] = np.zeros(0, np.int64)
+        for etype, keys in sorted(by_type.items()):
+            found: dict[str, list[int]] = {ref: [] for ref in keys}
+            for ref, rid in self._by_keys(f"(x:{etype} {{k}})<-[:MENTIONS]-(r:Record)", "x.ref, r.id", keys):
+                found[ref].append(rid)
+            for ref, ids in found.items():
+                self._mentioning[ref] = unique_ids(np.array(ids, np.int64))
+        parts = [self._mentioning[ref] for ref in wanted]
+        return unique_ids(np.concatenate(parts)) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.int64)
 
     def record(self, rec_id: int) -> Any:
         from graphmem.model.records import Record
@@ -146,10 +152,28 @@ class RecordTables(RecordFacetFile):
         return text, ts_us, kind, src or None, scope or None, imp
 
     def record_hits(self, rec_ids: list[int]) -> dict[int, tuple[str, int, str, str | None, str | None, float]]:
-        """``record_hit`` of each of these records (those that exist), in one query."""
+        """``record_hit`` of each of these records (those that exist), in one query. When this process holds
+        the records' facets (``record_facets``: search and pack read them first), a record's time, kind,
+        source and scope come from them and only its text and importance from the table: fewer columns
+        read (records are never changed in place; a record the facets do not hold is read whole)."""
         out: dict[int, tuple[str, int, str, str | None, str | None, float]] = {}
-        refs = [f"rec:{_int(i)}" for i in dict.fromkeys(rec_ids)]
-        for rid, text, ts, kind, src, scope, imp in self._by_keys("(x:Record {k})", _HIT_COLS, refs):
+        wanted = list(dict.fromkeys(rec_ids))
+        f = self._facets
+        if f is not None and f.scope is not None and len(f.ids) and wanted:
+            import numpy as np
+            asked = np.array([int(_int(i)) for i in wanted], np.int64)
+            at = np.minimum(np.searchsorted(f.ids, asked), len(f.ids) - 1)
+            held = f.ids[at] == asked
+            where = {int(i): int(a) for i, a, h in zip(asked.tolist(), at.tolist(), held.tolist(), strict=True) if h}
+            for rid, text, imp in self._by_keys("(x:Record {k})", "x.id, x.text, x.importance",
+                                                [f"rec:{i}" for i in where]):
+                a = where[rid]
+                src, scope = int(f.source[a]), int(f.scope[a])
+                out[rid] = (text, int(f.ts[a]), f.kinds[int(f.kind[a])], f.sources[src] if src >= 0 else None,
+                            f.scopes[scope] if scope >= 0 else None, imp)
+            wanted = [i for i in wanted if int(i) not in where]
+        refs = [f"rec:{_int(i)}" for i in wanted]
+        for rid, text, ts, kind, src, scope, imp in (self._by_keys("(x:Record {k})", _HIT_COLS, refs) if refs else ()):
             ts_us = from_datetime(ts)
             assert ts_us is not None
             out[rid] = (text, ts_us, kind, src or None, scope or None, imp)
@@ -227,10 +251,12 @@ class RecordTables(RecordFacetFile):
             self._q(f"MATCH (r:Record) WHERE r.id IN [{ids}] SET r.extracted_at = $t", {"t": _ts_param(at)})
 
     def mentioned_by(self, rec_ids: list[int]) -> dict[int, list[str]]:
-        """The entities each record mentions (sorted refs), in one query (``_by_keys``)."""
+        """The entities each record mentions (sorted refs), in one query (``_by_keys``). The refs are read
+        along the edges (``e.ref``): from records found by key Kuzu reads only the entities they reach,
+        where ``id(e)`` and a second query for the refs of those ids (``_refs_of``) cost a fresh process
+        10-20 ms more."""
         out: dict[int, set[str]] = {i: set() for i in rec_ids}
-        rows = list(self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, id(e)", [f"rec:{_int(i)}" for i in out]))
-        for (rid, _), ref in zip(rows, self._refs_of([node for _, node in rows]), strict=True):
+        for rid, ref in self._by_keys("(x:Record {k})-[m:MENTIONS]->(e)", "x.id, e.ref", [f"rec:{_int(i)}" for i in out]):
             out[rid].add(ref)
         return {i: sorted(refs) for i, refs in out.items()}
 

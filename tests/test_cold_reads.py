@@ -1,0 +1,240 @@
+"""What a fresh search or pack process reads of an embedded store, kept small (issue 25, item 3): the records'
+facets checked without a scan when no record came after the file, the few records after it read with their
+times made in Python, ``Meta`` saying that no record is archived (no read of the events), a hit's columns from
+the facets, rare names decided by the terms' sizes, the records mentioning entities one query per type,
+pendulum imported only for a query that names a time. Each answer is checked against the tables read directly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import graphmem
+
+pytestmark = pytest.mark.engine("kuzu", "ladybug")  # the embedded engines' files, Meta and Cypher
+
+
+def _records(n: int, start: int, old: bool = False) -> list[dict[str, Any]]:
+    return [{"text": f"turn {start + i} about the graph", "kind": ("message", "note")[i % 2],
+             "source": None if i % 4 == 0 else f"chat:s{i % 3}#m{start + i}", "scope": None if i % 3 else "agent:a",
+             # before 1970 with microseconds: the one case where Kuzu's milliseconds and Python's differ
+             "ts": f"1969-12-31T23:59:5{i % 10}.{123457 + i:06d}Z" if old and i % 2 else
+             f"2024-0{1 + i % 9}-1{i % 10}T10:00:0{i % 10}.25{i % 10}Z"}
+            for i in range(n)]
+
+
+def _from_table(m: graphmem.Memory) -> Any:
+    from graphmem.store.kuzu.records import _FACETS
+    from graphmem.store.values import RecordFacets
+    return RecordFacets.of(m.store._iter(_FACETS))  # type: ignore[attr-defined]
+
+
+def _same(a: Any, b: Any) -> bool:
+    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("ids", "ts", "kind", "source", "scope")) \
+        and (a.kinds, a.sources, a.scopes) == (b.kinds, b.sources, b.scopes)
+
+
+def _queries(m: graphmem.Memory) -> list[str]:
+    """Start recording the Cypher text of the store's queries (returns the list that fills)."""
+    seen: list[str] = []
+    store: Any = m.store
+    q, it = store._q, store._iter
+    store._q = lambda query, *a, **k: (seen.append(query), q(query, *a, **k))[1]
+    store._iter = lambda query, *a, **k: (seen.append(query), it(query, *a, **k))[1]
+    return seen
+
+
+@pytest.fixture
+def keep_after_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem.store.kuzu import recordfacets
+    monkeypatch.setattr(recordfacets, "KEEP_AFTER", 1)
+
+
+def test_nothing_after_the_file_is_checked_by_the_tables_count(store_path: Path, keep_after_one: None) -> None:
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(30, 0, old=True))
+        m.store.record_facets()  # the writer's close writes the file
+    with graphmem.open(store_path, read_only=True) as m:
+        seen = _queries(m)
+        facets = m.store.record_facets()
+        record_reads = [q for q in seen if "Record" in q]
+        assert record_reads == ["MATCH (r:Record) RETURN count(*)"], seen  # no scan by id, nothing after the file
+        assert _same(facets, _from_table(m))
+
+
+def test_the_records_after_the_file_read_alike_few_or_many(store_path: Path, keep_after_one: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem.store.kuzu import recordfacets
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(20, 0, old=True))
+        m.store.record_facets()
+    with graphmem.open(store_path) as m:  # records after the file; this writer does not read the facets
+        m.ingest(_records(12, 100, old=True))
+    for few in (recordfacets._FEW_AFTER, 5):  # the times made in Python (12 <= few), then by Kuzu (12 > 5)
+        monkeypatch.setattr(recordfacets, "_FEW_AFTER", few)
+        with graphmem.open(store_path, read_only=True) as m:
+            seen = _queries(m)
+            facets = m.store.record_facets()
+            after = [q for q in seen if "r.id > $u" in q]
+            assert len(after) == 1 and ("date_part" in after[0]) == (few == 5), seen
+            assert m.store._facets_stored == 20  # type: ignore[attr-defined]
+            assert len(facets.ids) == 32 and _same(facets, _from_table(m))
+
+
+def test_records_removed_while_none_came_after_make_the_file_count_as_none(store_path: Path,
+                                                                          keep_after_one: None) -> None:
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(25, 0))
+        m.store.record_facets()
+    with graphmem.open(store_path) as m:
+        m.store._q("MATCH (r:Record) WHERE r.id >= 20 DETACH DELETE r")  # type: ignore[attr-defined]
+    with graphmem.open(store_path, read_only=True) as m:
+        assert m.store.meta("next_record") == "26"  # type: ignore[attr-defined]  # nothing given after the file
+        assert m.store._stored_record_facets() is None  # type: ignore[attr-defined]
+        assert _same(m.store.record_facets(), _from_table(m))
+
+
+def _events_read(m: graphmem.Memory) -> bool:
+    m.store._archived = None  # type: ignore[attr-defined]
+    seen = _queries(m)
+    m.store.archived_record_ids()
+    return any("RecordEvent" in q for q in seen)
+
+
+def test_meta_says_when_no_record_is_archived(store_path: Path) -> None:
+    from graphmem.store.kuzu.recordevents import ARCHIVED_META
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(6, 0))
+        assert m.store.meta(ARCHIVED_META) == "none"  # type: ignore[attr-defined]  # a new store: nothing archived
+        assert not _events_read(m) and m.store.archived_record_ids().tolist() == []
+        with m.store.transaction():
+            m.store.add_record_event("archive", [2, 4], {}, 1)
+        assert m.store.meta(ARCHIVED_META) == ""  # type: ignore[attr-defined]
+        assert m.store.archived_record_ids().tolist() == [2, 4]
+        assert [h.ref for h in m.search("turn graph", limit=10, track=False).results if h.ref in ("rec:2", "rec:4")] == []
+    with graphmem.open(store_path, read_only=True) as m:
+        assert _events_read(m) and m.store.archived_record_ids().tolist() == [2, 4]
+    with graphmem.open(store_path) as m:
+        m.revive(["rec:2", "rec:4"])
+        assert m.store.archived_record_ids().tolist() == []
+        assert m.store.meta(ARCHIVED_META) == ""  # type: ignore[attr-defined]  # said only at close
+    with graphmem.open(store_path, read_only=True) as m:
+        assert m.store.meta(ARCHIVED_META) == "none"  # type: ignore[attr-defined]  # the writer's close said it
+        assert not _events_read(m) and m.store.archived_record_ids().tolist() == []
+
+
+def test_a_write_that_fails_leaves_the_archived_records_unknown(store_path: Path) -> None:
+    from graphmem.store.kuzu.recordevents import ARCHIVED_META
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(3, 0))
+        with pytest.raises(RuntimeError), m.store.transaction():
+            m.store.add_record_event("archive", [1], {}, 1)
+            raise RuntimeError("cut short")
+        assert m.store.meta(ARCHIVED_META) == "none"  # type: ignore[attr-defined]  # rolled back with the event
+        assert m.store.archived_record_ids().tolist() == []
+    with graphmem.open(store_path) as m:  # a store made before the key: the events are read, and the close says it
+        m.store._q("MATCH (k:Meta {key: $k}) DELETE k", {"k": ARCHIVED_META})  # type: ignore[attr-defined]
+    with graphmem.open(store_path, read_only=True) as m:
+        assert m.store.meta(ARCHIVED_META) is None and _events_read(m)  # type: ignore[attr-defined]
+    with graphmem.open(store_path) as m:
+        assert _events_read(m) and m.store.archived_record_ids().tolist() == []
+    with graphmem.open(store_path, read_only=True) as m:
+        assert m.store.meta(ARCHIVED_META) == "none" and not _events_read(m)  # type: ignore[attr-defined]
+
+
+def test_records_mentioning_entities_one_query_per_type(store_path: Path) -> None:
+    with graphmem.open(store_path, create=True) as m:
+        for name in ("Atlas", "Borealis"):
+            m.add_entity("Project", name)
+        m.add_entity("Tool", "Kuzu")
+        m.ingest([b'{"text": "Atlas uses Kuzu."}', b'{"text": "Borealis too."}', b'{"text": "Atlas and Borealis."}',
+                  b'{"text": "nothing here"}'])
+        m.store.replace_mentions([(1, [("project:atlas", 0, 5, "t"), ("tool:kuzu", 10, 14, "t")]),  # type: ignore[attr-defined]
+                                  (2, [("project:borealis", 0, 8, "t")]),
+                                  (3, [("project:atlas", 0, 5, "t"), ("project:borealis", 10, 18, "t")])])
+        refs = ["project:atlas", "project:borealis", "tool:kuzu", "project:nowhere"]
+        direct = {ref: sorted(r[0] for r in m.store._q(  # type: ignore[attr-defined]
+            f"MATCH (e {{ref: '{ref}'}})<-[:MENTIONS]-(r:Record) RETURN r.id")) for ref in refs}
+        assert direct["project:atlas"] and direct["tool:kuzu"]
+        m.store._mentioning.clear()  # type: ignore[attr-defined]
+        seen = _queries(m)
+        got = m.store.records_mentioning(refs)
+        assert got.tolist() == sorted({i for ids in direct.values() for i in ids})
+        assert len(seen) == 2, seen  # Project's three refs in one query, Tool's in another
+        assert all(m.store.records_mentioning([ref]).tolist() == direct[ref] for ref in refs) and len(seen) == 2
+        by = m.store.mentioned_by([1, 2, 3, 4])
+        assert by == {i: sorted(ref for ref, ids in direct.items() if i in ids) for i in (1, 2, 3, 4)}
+
+
+def test_a_query_naming_no_time_does_not_import_pendulum(store_path: Path) -> None:
+    from graphmem.evidence.query import query_times
+    assert query_times("what does Atlas use", 0) == []
+    code = ("import sys; from graphmem.evidence.query import query_times; "
+            "assert query_times('what does Atlas use', 1_700_000_000_000_000) == []; "
+            "assert 'pendulum' not in sys.modules; assert query_times('last year', 1_700_000_000_000_000); "
+            "assert 'pendulum' in sys.modules")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_unique_ids_is_numpys_unique() -> None:
+    from graphmem.model.arrays import unique_ids
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 2, 5, 1000):
+        a = rng.integers(-50, 50, n).astype(np.int64)
+        assert np.array_equal(unique_ids(a), np.unique(a))
+
+
+def test_record_hits_alike_with_the_facets_held_or_not(store_path: Path) -> None:
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(12, 0, old=True))
+        ids = [1, 2, 3, 5, 8, 12, 40]  # 40: no such record
+        whole = m.store.record_hits(ids)  # the facets not read yet: every column from the table
+        assert m.store._facets is None and sorted(whole) == [1, 2, 3, 5, 8, 12]  # type: ignore[attr-defined]
+        assert whole == {i: m.store.record_hit(i) for i in whole}
+        m.store.record_facets()
+        seen = _queries(m)
+        assert m.store.record_hits(ids) == whole
+        assert len(seen) == 2 and "x.ts" not in seen[0], seen  # time, kind, source and scope from the facets ...
+        assert seen[1].count("UNION ALL") == 0 and "x.ts" in seen[1], seen  # ... but for rec:40, not held: whole
+        m.ingest(_records(3, 50))  # kept in the facets as they are written
+        assert m.store.record_hits([13, 14, 15, 1]) == {i: m.store.record_hit(i) for i in (13, 14, 15, 1)}
+
+
+class _NoCounts:
+    """A store without ``term_sizes``: ``rare_name_records`` reads every name's postings, as before."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "term_sizes":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+@pytest.mark.engine("kuzu", "ladybug", "postgresql")
+def test_rare_names_decided_by_the_terms_sizes_read_no_common_postings(store_path: Path) -> None:
+    from graphmem.evidence.search import rare_name_records
+    from graphmem.model.names import name_terms
+    lines = [f'{{"text": "Caroline: we talked about the graph {i}.", "kind": "message", "source": "chat:c#m{i}"}}'
+             for i in range(60)]
+    lines += [f'{{"text": "I met Zed and Anna Lee at the lake {i}.", "kind": "message", "source": "chat:z#m{i}"}}'
+              for i in range(3)]
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest([line.encode() for line in lines])
+        asked = name_terms("Caroline said Zed met Anna Lee; Nobody came.")
+        assert {"^caroline", "@zed", "@anna_lee"} <= set(asked)
+        old = rare_name_records(_NoCounts(m.store), asked)  # every name's postings read
+        m.store.forget_postings()
+        read: list[list[str]] = []
+        terms_postings = m.store.terms_postings
+        m.store.terms_postings = lambda ts, *a: (read.append(list(ts)), terms_postings(ts, *a))[1]  # type: ignore[method-assign]
+        new = rare_name_records(m.store, asked)
+        assert {t: v.tolist() for t, v in new.items()} == {t: v.tolist() for t, v in old.items()}
+        assert set(new) == {"@zed", "@anna_lee"}  # Caroline speaks every other turn: too common to tell any apart
+        assert not any(t.endswith("caroline") for ts in read for t in ts), read  # its postings were never read
