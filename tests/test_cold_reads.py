@@ -99,54 +99,6 @@ def test_records_removed_while_none_came_after_make_the_file_count_as_none(store
         assert _same(m.store.record_facets(), _from_table(m))
 
 
-def _events_read(m: graphmem.Memory) -> bool:
-    m.store._archived = None  # type: ignore[attr-defined]
-    seen = _queries(m)
-    m.store.archived_record_ids()
-    return any("RecordEvent" in q for q in seen)
-
-
-def test_meta_says_when_no_record_is_archived(store_path: Path) -> None:
-    from graphmem.store.kuzu.recordevents import ARCHIVED_META
-    with graphmem.open(store_path, create=True) as m:
-        m.ingest(_records(6, 0))
-        assert m.store.meta(ARCHIVED_META) == "none"  # type: ignore[attr-defined]  # a new store: nothing archived
-        assert not _events_read(m) and m.store.archived_record_ids().tolist() == []
-        with m.store.transaction():
-            m.store.add_record_event("archive", [2, 4], {}, 1)
-        assert m.store.meta(ARCHIVED_META) == ""  # type: ignore[attr-defined]
-        assert m.store.archived_record_ids().tolist() == [2, 4]
-        assert [h.ref for h in m.search("turn graph", limit=10, track=False).results if h.ref in ("rec:2", "rec:4")] == []
-    with graphmem.open(store_path, read_only=True) as m:
-        assert _events_read(m) and m.store.archived_record_ids().tolist() == [2, 4]
-    with graphmem.open(store_path) as m:
-        m.revive(["rec:2", "rec:4"])
-        assert m.store.archived_record_ids().tolist() == []
-        assert m.store.meta(ARCHIVED_META) == ""  # type: ignore[attr-defined]  # said only at close
-    with graphmem.open(store_path, read_only=True) as m:
-        assert m.store.meta(ARCHIVED_META) == "none"  # type: ignore[attr-defined]  # the writer's close said it
-        assert not _events_read(m) and m.store.archived_record_ids().tolist() == []
-
-
-def test_a_write_that_fails_leaves_the_archived_records_unknown(store_path: Path) -> None:
-    from graphmem.store.kuzu.recordevents import ARCHIVED_META
-    with graphmem.open(store_path, create=True) as m:
-        m.ingest(_records(3, 0))
-        with pytest.raises(RuntimeError), m.store.transaction():
-            m.store.add_record_event("archive", [1], {}, 1)
-            raise RuntimeError("cut short")
-        assert m.store.meta(ARCHIVED_META) == "none"  # type: ignore[attr-defined]  # rolled back with the event
-        assert m.store.archived_record_ids().tolist() == []
-    with graphmem.open(store_path) as m:  # a store made before the key: the events are read, and the close says it
-        m.store._q("MATCH (k:Meta {key: $k}) DELETE k", {"k": ARCHIVED_META})  # type: ignore[attr-defined]
-    with graphmem.open(store_path, read_only=True) as m:
-        assert m.store.meta(ARCHIVED_META) is None and _events_read(m)  # type: ignore[attr-defined]
-    with graphmem.open(store_path) as m:
-        assert _events_read(m) and m.store.archived_record_ids().tolist() == []
-    with graphmem.open(store_path, read_only=True) as m:
-        assert m.store.meta(ARCHIVED_META) == "none" and not _events_read(m)  # type: ignore[attr-defined]
-
-
 def test_records_mentioning_entities_one_query_per_type(store_path: Path) -> None:
     with graphmem.open(store_path, create=True) as m:
         for name in ("Atlas", "Borealis"):

@@ -90,12 +90,10 @@ def test_a_search_makes_a_few_queries_not_one_per_hit(m: graphmem.Memory, query:
     with counted(m.store) as seen:
         r = m.search(query, limit=10)
     # and the posting blocks, every term's at once; and, read again after the postings are dropped, the archived
-    # records (Meta says none is archived: no read of the events, recordevents.py ARCHIVED_META) and the
-    # records' columns (the sessions a turn is ranked in: the name of the file that keeps them, none in a small
-    # store, then the table)
+    # records and the records' columns (the sessions a turn is ranked in: the name of the file that keeps
+    # them, none in a small store, then the table)
     assert len(seen) == 6, seen
-    assert sum("RecordEvent" in q for q in seen) == 0, seen
-    assert sum("Meta" in q for q in seen) == 2, seen
+    assert sum("RecordEvent" in q for q in seen) == 1, seen
     assert len(r.results) == 10
 
 

@@ -5,7 +5,6 @@ list of ids, so a pack that includes ten records writes one row (docs/lifecycle.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -19,11 +18,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 _COLS = "e.id, e.op, e.recs, e.detail, e.recorded_at"
-# ``Meta``: "none" when no record is archived, as the archive and revive events stand (a writer of one blanks
-# it in the event's transaction; a writer that read the archived records from the events and found none sets
-# it when it closes); blank or missing: read the events. A fresh process then needs no read of the events to
-# know that nothing is archived (their scan cost 8-12 ms of every search and pack).
-ARCHIVED_META = "archived_records"
 
 
 class RecordEventTables(Schema):
@@ -47,8 +41,6 @@ class RecordEventTables(Schema):
         i = self.next_record_event_id()
         ids = [int(r) for r in rec_ids]
         self.check_writable()
-        if op in STATE_OPS and self.meta(ARCHIVED_META):
-            self._set_meta(ARCHIVED_META, "")  # before the event: a write cut short leaves it unknown, not wrong
         try:
             self._q(f"CREATE (:RecordEvent {{id: {_int(i)}, op: $op, recs: $recs, detail: $d, "
                     f"recorded_at: {_int(at)}}})", {"op": op, "recs": dumps(ids), "d": dumps(detail)})
@@ -82,23 +74,8 @@ class RecordEventTables(Schema):
         """The ids of the records archived now, rising (kept until an archive or revive event)."""
         if self._archived is None:
             import numpy as np
-            none = self.meta(ARCHIVED_META) == "none"  # nothing archived: no read of the events
-            self._archived = np.zeros(0, np.int64) if none else np.array(sorted(self.archived_at()), np.int64)
+            self._archived = np.array(sorted(self.archived_at()), np.int64)
         return self._archived
-
-    def _keep_archived_none(self) -> None:
-        """Say in ``Meta`` that no record is archived, when this process read that from the events and may
-        write (at close, in a transaction of its own, as the records' facets' file is named)."""
-        if (self._archived is None or len(self._archived) or self.read_only or self._in_tx
-                or self.meta(ARCHIVED_META) == "none"):
-            return
-        with self.transaction():
-            self._set_meta(ARCHIVED_META, "none")
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):  # a hint for the next process: failing to write it loses nothing
-            self._keep_archived_none()
-        super().close()
 
     def record_use(self, until: int | None = None) -> dict[int, list[int | None]]:
         """Each used record's [times packed, last packed, times returned by search, last returned,

@@ -70,7 +70,6 @@ class Schema(StoreBase):
                 self._set_meta("next_fact", "1")
                 self._set_meta("next_record", "1")
                 self._set_meta("index_names", "1")  # the full-text index posts records' names (model/names.py)
-                self._set_meta("archived_records", "none")  # no record archived yet (recordevents.py ARCHIVED_META)
                 self._set_meta("ontology", dumps(self.ontology.fingerprint()))
                 self._set_meta("registry", dumps(self.registry.fingerprint()))
             tables = self._tables()
