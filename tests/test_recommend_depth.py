@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import graphmem
 from graphmem.retrieval.linking import TEXT_FLOOR, TEXT_SEEDS, idea_terms
 from graphmem.retrieval.recommend import HUB_FANOUT
@@ -196,3 +198,35 @@ def test_a_fresh_process_walks_the_edges_of_every_pair_written_since_the_store_w
     m.rebuild()
     m.close()
     assert found("vector search") == ["project:atlas"] and found("quiver") == ["project:atlas"]
+
+
+@pytest.mark.engine("kuzu", "ladybug")
+def test_a_fresh_process_reads_the_far_ends_refs_with_the_edges_and_later_reads_alike(store_path: Path) -> None:
+    """A store object that knows no node's ref yet reads the far ends' refs along with the edges (the
+    lookup queries return ``b.ref``) and keeps them; later walks read node ids and look the refs up.
+    Both give the same edges, in both directions and with a type filter."""
+    from graphmem.model.times import now_us
+    m = graphmem.open(store_path, create=True)
+    _load(m, [{"op": "entity", "type": "Project", "name": "Atlas"}, {"op": "entity", "type": "Project", "name": "Borealis"},
+              {"op": "entity", "type": "Tool", "name": "Quiver"}, {"op": "entity", "type": "Person", "name": "Ada"},
+              {"op": "assert", "subject": "project:atlas", "predicate": "uses", "object": "tool:quiver"},
+              {"op": "assert", "subject": "project:borealis", "predicate": "uses", "object": "tool:quiver"},
+              {"op": "assert", "subject": "project:atlas", "predicate": "owner", "object": "person:ada"}])
+    # enough nodes of each type that a walk from one ref looks its edges up by key (``_LOOKUP_ROWS``)
+    _load(m, [{"op": "entity", "type": kind, "name": f"{kind} {i}"} for kind in ("Project", "Tool") for i in range(3000)])
+    m.close()
+    refs, t = ["project:atlas", "tool:quiver"], now_us()
+    m = graphmem.open(store_path, read_only=True)
+    try:
+        store = m.store
+        assert not store._node_refs  # type: ignore[attr-defined]
+        fresh = store.fact_edges_at(refs, t)  # type: ignore[attr-defined]
+        learned = {ref for table in store._node_refs.values() for ref in table.values()}  # type: ignore[attr-defined]
+        assert {"project:borealis", "person:ada"} <= learned
+        assert store.fact_edges_at(refs, t) == fresh  # type: ignore[attr-defined]
+        assert store.fact_edges_at(refs, t, "Person") == [e for e in fresh if e.dst == "person:ada"]  # type: ignore[attr-defined]
+    finally:
+        m.close()
+    assert sorted((e.label, e.src, e.dst) for e in fresh) == [("OWNED_BY", "project:atlas", "person:ada"),
+                                                            ("USES", "project:atlas", "tool:quiver"),
+                                                            ("USES", "project:borealis", "tool:quiver")]
