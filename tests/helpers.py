@@ -121,3 +121,17 @@ def assert_acked_kept(m: Any, acked: dict[str, str]) -> None:
             continue
         st = m.store.statement(int(ref.split(":")[1]))
         assert st is not None and st.object == text, (ref, text, st)
+
+
+def facets_from_table(m: Any) -> Any:
+    """The records' facets read from the Kuzu or LadybugDB table itself (what the kept file must equal)."""
+    from graphmem.store.kuzu.records import _FACETS
+    from graphmem.store.values import RecordFacets
+    return RecordFacets.of(m.store._iter(_FACETS))
+
+
+def same_facets(a: Any, b: Any) -> bool:
+    """Whether two records' facets hold the same columns and the same values behind their codes."""
+    import numpy as np
+    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("ids", "ts", "kind", "source", "scope")) \
+        and (a.kinds, a.sources, a.scopes) == (b.kinds, b.sources, b.scopes)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import facets_from_table, same_facets
 
 import graphmem
 
@@ -26,17 +27,6 @@ def _records(n: int, start: int, old: bool = False) -> list[dict[str, Any]]:
              "ts": f"1969-12-31T23:59:5{i % 10}.{123457 + i:06d}Z" if old and i % 2 else
              f"2024-0{1 + i % 9}-1{i % 10}T10:00:0{i % 10}.25{i % 10}Z"}
             for i in range(n)]
-
-
-def _from_table(m: graphmem.Memory) -> Any:
-    from graphmem.store.kuzu.records import _FACETS
-    from graphmem.store.values import RecordFacets
-    return RecordFacets.of(m.store._iter(_FACETS))  # type: ignore[attr-defined]
-
-
-def _same(a: Any, b: Any) -> bool:
-    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("ids", "ts", "kind", "source", "scope")) \
-        and (a.kinds, a.sources, a.scopes) == (b.kinds, b.sources, b.scopes)
 
 
 def _queries(m: graphmem.Memory) -> list[str]:
@@ -64,7 +54,7 @@ def test_nothing_after_the_file_is_checked_by_the_tables_count(store_path: Path,
         facets = m.store.record_facets()
         record_reads = [q for q in seen if "Record" in q]
         assert record_reads == ["MATCH (r:Record) RETURN count(*)"], seen  # no scan by id, nothing after the file
-        assert _same(facets, _from_table(m))
+        assert same_facets(facets, facets_from_table(m))
 
 
 def test_the_records_after_the_file_read_alike_few_or_many(store_path: Path, keep_after_one: None,
@@ -83,7 +73,7 @@ def test_the_records_after_the_file_read_alike_few_or_many(store_path: Path, kee
             after = [q for q in seen if "r.id > $u" in q]
             assert len(after) == 1 and ("date_part" in after[0]) == (few == 5), seen
             assert m.store._facets_stored == 20  # type: ignore[attr-defined]
-            assert len(facets.ids) == 32 and _same(facets, _from_table(m))
+            assert len(facets.ids) == 32 and same_facets(facets, facets_from_table(m))
 
 
 def test_records_removed_while_none_came_after_make_the_file_count_as_none(store_path: Path,
@@ -96,7 +86,7 @@ def test_records_removed_while_none_came_after_make_the_file_count_as_none(store
     with graphmem.open(store_path, read_only=True) as m:
         assert m.store.meta("next_record") == "26"  # type: ignore[attr-defined]  # nothing given after the file
         assert m.store._stored_record_facets() is None  # type: ignore[attr-defined]
-        assert _same(m.store.record_facets(), _from_table(m))
+        assert same_facets(m.store.record_facets(), facets_from_table(m))
 
 
 def test_records_mentioning_entities_one_query_per_type(store_path: Path) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
+from helpers import facets_from_table, same_facets
 
 import graphmem
 
@@ -20,17 +20,6 @@ def _records(n: int, start: int) -> list[dict[str, Any]]:
              "source": None if i % 4 == 0 else f"chat:s{(start + i) % 5}#m{start + i}",
              "scope": None if i % 3 else f"agent:{i % 2}", "ts": f"2024-0{1 + i % 9}-1{i % 10}T10:00:0{i % 10}Z"}
             for i in range(n)]
-
-
-def _from_table(m: graphmem.Memory) -> Any:
-    from graphmem.store.kuzu.records import _FACETS
-    from graphmem.store.values import RecordFacets
-    return RecordFacets.of(m.store._iter(_FACETS))  # type: ignore[attr-defined]
-
-
-def _same(a: Any, b: Any) -> bool:
-    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("ids", "ts", "kind", "source", "scope")) \
-        and (a.kinds, a.sources, a.scopes) == (b.kinds, b.sources, b.scopes)
 
 
 def _files(m: graphmem.Memory) -> list[Path]:
@@ -54,11 +43,11 @@ def test_a_fresh_process_reads_the_file_and_the_records_after_it(store_path: Pat
             assert named and [p.name for p in _files(m)] == [named]
             read = m.store.record_facets()
             assert m.store._facets_stored == 30 + 7 * round_  # type: ignore[attr-defined]
-            assert _same(read, _from_table(m))
+            assert same_facets(read, facets_from_table(m))
             m.ingest(_records(7, 100 * (round_ + 1)))
-            assert _same(m.store.record_facets(), _from_table(m))
+            assert same_facets(m.store.record_facets(), facets_from_table(m))
         with graphmem.open(store_path, read_only=True) as m:  # the records after the file, from the table
-            assert _same(m.store.record_facets(), _from_table(m))
+            assert same_facets(m.store.record_facets(), facets_from_table(m))
     with graphmem.open(store_path, read_only=True) as m:
         m.store.record_facets()
         written = _files(m)
@@ -77,12 +66,12 @@ def test_a_damaged_or_missing_file_counts_as_none(store_path: Path, keep_after_o
     path.write_bytes(bytes(blob))
     with graphmem.open(store_path, read_only=True) as m:
         assert m.store._stored_record_facets() is None  # type: ignore[attr-defined]
-        assert _same(m.store.record_facets(), _from_table(m))
+        assert same_facets(m.store.record_facets(), facets_from_table(m))
     path.unlink()
     with graphmem.open(store_path) as m:
-        assert _same(m.store.record_facets(), _from_table(m))
+        assert same_facets(m.store.record_facets(), facets_from_table(m))
     with graphmem.open(store_path, read_only=True) as m:  # the writer above wrote a whole file again
-        assert m.store._stored_record_facets() is not None and _same(m.store.record_facets(), _from_table(m))  # type: ignore[attr-defined]
+        assert m.store._stored_record_facets() is not None and same_facets(m.store.record_facets(), facets_from_table(m))  # type: ignore[attr-defined]
 
 
 def test_records_removed_since_the_file_make_it_count_as_none(store_path: Path, keep_after_one: None) -> None:
@@ -96,7 +85,7 @@ def test_records_removed_since_the_file_make_it_count_as_none(store_path: Path, 
     with graphmem.open(store_path, read_only=True) as m:
         assert m.store._stored_record_facets() is None  # type: ignore[attr-defined]
         facets = m.store.record_facets()
-        assert len(facets.ids) == 19 and _same(facets, _from_table(m))
+        assert len(facets.ids) == 19 and same_facets(facets, facets_from_table(m))
 
 
 def test_search_answers_alike_from_the_file(store_path: Path, keep_after_one: None) -> None:
