@@ -76,19 +76,6 @@ def test_the_records_after_the_file_read_alike_few_or_many(store_path: Path, kee
             assert len(facets.ids) == 32 and same_facets(facets, facets_from_table(m))
 
 
-def test_records_removed_while_none_came_after_make_the_file_count_as_none(store_path: Path,
-                                                                          keep_after_one: None) -> None:
-    with graphmem.open(store_path, create=True) as m:
-        m.ingest(_records(25, 0))
-        m.store.record_facets()
-    with graphmem.open(store_path) as m:
-        m.store._q("MATCH (r:Record) WHERE r.id >= 20 DETACH DELETE r")  # type: ignore[attr-defined]
-    with graphmem.open(store_path, read_only=True) as m:
-        assert m.store.meta("next_record") == "26"  # type: ignore[attr-defined]  # nothing given after the file
-        assert m.store._stored_record_facets() is None  # type: ignore[attr-defined]
-        assert same_facets(m.store.record_facets(), facets_from_table(m))
-
-
 def test_records_mentioning_entities_one_query_per_type(store_path: Path) -> None:
     with graphmem.open(store_path, create=True) as m:
         for name in ("Atlas", "Borealis"):
