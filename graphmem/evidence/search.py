@@ -307,24 +307,21 @@ def rare_name_records(store: Any, terms: list[str]) -> dict[str, np.ndarray]:
     todo = [t for t in terms if t not in known]
     looked = sorted({x for t in todo for x in lookup_terms(t)})
     cap = max(NAME_FLOOR, RARE_NAME * stats[0])
-    sizes = store.term_sizes(looked) if looked and hasattr(store, "term_sizes") else None
-    if sizes is not None:  # the terms' sizes first: a common name's postings (often most) are never read
-        counts = {x: sum(int(n) for n in b.split(",")) for x, b in sizes.items()}
-        for t in todo:
-            parts_in = [counts[x] for x in lookup_terms(t) if x in counts]
-            if not parts_in or max(parts_in) > cap:  # none, or common whatever its other part holds
-                known[t] = None
-        todo = [t for t in todo if t not in known]
-        looked = sorted({x for t in todo for x in lookup_terms(t) if x in counts})
+    # the terms' sizes first: a name too common by them (often most) has its postings never read
+    sizes = store.term_sizes(looked) if looked else {}
+    counts = {x: sum(int(n) for n in b.split(",")) for x, b in sizes.items()}
+    for t in todo:
+        parts_in = [counts[x] for x in lookup_terms(t) if x in counts]
+        if not parts_in or max(parts_in) > cap:  # none, or common whatever its other part holds
+            known[t] = None
+    todo = [t for t in todo if t not in known]
+    looked = sorted({x for t in todo for x in lookup_terms(t) if x in counts})
     if looked:
-        got_all = store.terms_postings(looked) if sizes is None else store.terms_postings(looked, sizes)
-        found = {t: got[0].ids for t, got in zip(looked, got_all, strict=True) if got is not None}
+        found = {t: got[0].ids for t, got in zip(looked, store.terms_postings(looked, sizes), strict=True)
+                 if got is not None}
         for t in todo:
             parts = [found[x] for x in lookup_terms(t) if x in found]
-            if not parts or max(len(x) for x in parts) > cap:  # none, or common whatever the other part holds
-                known[t] = None
-                continue
-            union = unique_ids(np.concatenate(parts).astype(np.int64))
+            union = unique_ids(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
             known[t] = union if 1 < len(union) <= cap else None
             held[1] += len(union) if known[t] is not None else 0
     return {t: got for t in terms if (got := known.get(t)) is not None}

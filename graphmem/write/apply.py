@@ -57,14 +57,17 @@ def append(store: StorageEngine, stmts: list[Statement] | StatementBatch, marks:
            retractions: dict[int, tuple[int, str | None]] | None = None) -> None:
     """Append statements (a list, or a bulk file an import wrote as it read) and set retractions on
     stored statements; the next fact id moves past ``next_id`` (default: past the last statement).
-    ``retractions`` (fact id -> when, reason): of statements in the bulk file, set as they load."""
+    ``retractions`` (fact id -> when, reason): of statements in the bulk file, set in their rows as they
+    load where the batch can, else with ``marks``."""
     if isinstance(stmts, list):
         if stmts:
             store.bulk_add_statements(stmts)
         if next_id is None and stmts:
             next_id = max(s.id for s in stmts) + 1
     else:
-        stmts.load(retractions)
+        left = dict(retractions or {})
+        stmts.load(left)
+        marks = [*marks, *((fid, at, reason) for fid, (at, reason) in sorted(left.items()))]
     if next_id is not None and next_id > store.next_fact_id():
         store.set_next_fact_id(next_id)
     same: dict[tuple[int, str | None], list[int]] = defaultdict(list)  # many facts retracted together: one query

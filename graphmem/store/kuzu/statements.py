@@ -275,21 +275,15 @@ class StatementFile:
                         yield new(Statement, row)
 
     def load(self, retractions: dict[int, tuple[int, str | None]] | None = None) -> int:
-        """COPY the statements (in the caller's transaction) with ``retractions`` (fact id -> when, reason) of
-        statements of these files set (in their rows, ``_Finished.retract``, or after the COPY), and remove
-        the files; the row count."""
+        """COPY the statements (in the caller's transaction) and remove the files; the row count. Those of
+        ``retractions`` (fact id -> when, reason) that can be are set in their rows (``_Finished.retract``)
+        and taken out of it: the caller sets the rest after the load."""
         done = [*self._done, self.finish()]
         try:
-            left = dict(retractions or {})
             for f in done:
-                if left:
-                    f.retract(left)
+                if retractions:
+                    f.retract(retractions)
             self._store._load([f.bulk for f in done], "Assertion")
-            same: dict[tuple[int, str | None], list[int]] = {}
-            for fid, (at, reason) in sorted(left.items()):
-                same.setdefault((at, reason), []).append(fid)
-            for (at, reason), fids in same.items():
-                self._store.mark_retracted_many(fids, at, reason)
             return sum(f.rows for f in done)
         finally:
             self.discard()

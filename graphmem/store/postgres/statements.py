@@ -84,9 +84,9 @@ class PgStatementBatch:
                 yield s._replace(object_name=name_of(str(s.object)) if s.object_kind == "entity" else None)
 
     def load(self, retractions: dict[int, tuple[int, str | None]] | None = None) -> int:
-        """COPY the statements, with ``retractions`` (fact id -> when, reason) of statements of this batch set
-        in their rows (one not in it is set after the COPY); the row count."""
-        left = dict(retractions or {})
+        """COPY the statements; the row count. Those of ``retractions`` (fact id -> when, reason) that are
+        statements of this batch are set in their rows and taken out of it: the caller sets the rest."""
+        left = retractions if retractions is not None else {}
 
         def rows() -> Iterator[tuple[Any, ...]]:
             for s in self._all():
@@ -94,10 +94,7 @@ class PgStatementBatch:
                 yield self._store._row(s if r is None else s._replace(retracted_at=r[0], retract_reason=r[1]))
 
         try:
-            n = self._store._copy("assertion", _COLS, rows())
-            for fid, (at, reason) in sorted(left.items()):
-                self._store.mark_retracted(fid, at, reason)
-            return n
+            return self._store._copy("assertion", _COLS, rows())
         finally:
             self.discard()
 
