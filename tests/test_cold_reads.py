@@ -1,7 +1,7 @@
 """What a fresh search or pack process reads of an embedded store, kept small (issue 25, item 3): the records'
 facets checked without a scan when no record came after the file, the few records after it read with their
-times made in Python, ``Meta`` saying that no record is archived (no read of the events), a hit's columns from
-the facets, rare names decided by the terms' sizes, the records mentioning entities one query per type,
+times made in Python, the archived records from ``Meta`` and the events after it (no replay of every event while
+its keys are current), a hit's columns from the facets, rare names decided by the terms' sizes, the records mentioning entities one query per type,
 pendulum imported only for a query that names a time. Each answer is checked against the tables read directly."""
 
 from __future__ import annotations
@@ -170,3 +170,97 @@ def test_rare_names_decided_by_the_terms_sizes_read_no_common_postings(store_pat
         assert {t: v.tolist() for t, v in new.items()} == {t: v.tolist() for t, v in old.items()}
         assert set(new) == {"@zed", "@anna_lee"}  # Caroline speaks every other turn: too common to tell any apart
         assert not any(t.endswith("caroline") for ts in read for t in ts), read  # its postings were never read
+
+
+def _archived_oracle(m: graphmem.Memory) -> list[int]:
+    """The archived records replayed from every archive and revive event."""
+    from graphmem.store.common.events import STATE_OPS, archived_from
+    return sorted(archived_from(m.store.record_events(STATE_OPS)))
+
+
+def _fresh_archived(path: Path) -> tuple[list[int], list[int], list[str]]:
+    """A read-only process's archived records, the oracle's, and the queries it made for them."""
+    with graphmem.open(path, read_only=True) as m:
+        seen = _queries(m)
+        ids = [int(i) for i in m.store.archived_record_ids()]
+        asked = list(seen)
+        return ids, _archived_oracle(m), asked
+
+
+def _replayed_all(queries: list[str]) -> bool:
+    return any("e.op IN" in q for q in queries)
+
+
+def _read_later(queries: list[str]) -> bool:
+    return any("e.id >" in q for q in queries)
+
+
+def test_a_fresh_process_reads_the_archived_records_from_meta_and_only_the_events_after_it(store_path: Path) -> None:
+    from graphmem.model.times import now_us
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(12, 0))
+        assert m.store.archived_record_ids().tolist() == []
+        with m.store.transaction():
+            m.store.add_record_event("archive", [1, 2, 3, 5, 9], {}, now_us())
+            m.store.add_record_event("packed", [4], {}, now_us())
+            m.store.add_record_event("revive", [2], {}, now_us())
+            m.store.add_record_event("searched", [4, 6], {}, now_us())
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [1, 3, 5, 9]
+    assert not _replayed_all(asked) and not _read_later(asked)  # the keys were current: no event read
+    # a graphmem that does not keep the keys writes events: they are read after the keys, never lost
+    with graphmem.open(store_path) as m, m.store.transaction():
+        top = m.store.next_record_event_id()
+        for i, (op, recs) in enumerate((("archive", "[7, 8]"), ("packed", "[1]"), ("revive", "[3, 8]"))):
+            m.store._q(f"CREATE (:RecordEvent {{id: {top + i}, op: '{op}', recs: '{recs}', detail: '{{}}', "
+                       "recorded_at: 1})")
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [1, 5, 7, 9]
+    assert _read_later(asked) and not _replayed_all(asked)
+    # the next event written here brings the keys up to date again
+    with graphmem.open(store_path) as m:
+        with m.store.transaction():
+            m.store.add_record_event("packed", [5], {}, now_us())
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [1, 5, 7, 9] and not _read_later(asked) and not _replayed_all(asked)
+
+
+@pytest.mark.parametrize("state", [None, "not json", "[3]", "[99, [[1, 2]]]", "[0, [[\"a\", 2]]]"])
+def test_archive_keys_missing_or_out_of_step_are_replayed_from_the_events_and_written_again(
+        store_path: Path, state: str | None) -> None:
+    from graphmem.model.times import now_us
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(6, 0))
+        with m.store.transaction():
+            m.store.add_record_event("archive", [2, 3, 4], {}, now_us())
+            m.store.add_record_event("revive", [3], {}, now_us())
+        with m.store.transaction():  # what a store written before the keys existed, or a damaged one, holds
+            if state is None:
+                m.store._q("MATCH (k:Meta) WHERE k.key = 'archive_state' DELETE k")
+            else:
+                m.store._set_meta("archive_state", state)
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [2, 4] and _replayed_all(asked)
+    with graphmem.open(store_path) as m:
+        with m.store.transaction():
+            m.store.add_record_event("searched", [1], {}, now_us())
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [2, 4] and not _replayed_all(asked) and not _read_later(asked)
+
+
+def test_an_archive_taken_back_leaves_the_keys_as_they_were(store_path: Path) -> None:
+    from graphmem.model.times import now_us
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(6, 0))
+        with m.store.transaction():
+            m.store.add_record_event("archive", [1, 2], {}, now_us())
+        with pytest.raises(RuntimeError), m.store.transaction():
+            m.store.add_record_event("revive", [1], {}, now_us())
+            m.store.add_record_event("archive", [5, 6], {}, now_us())
+            raise RuntimeError("taken back")
+        assert m.store.archived_record_ids().tolist() == [1, 2]
+        with m.store.transaction():
+            m.store.add_record_event("archive", [4], {}, now_us())
+        assert m.store.archived_record_ids().tolist() == [1, 2, 4]
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [1, 2, 4] and not _replayed_all(asked) and not _read_later(asked)

@@ -44,6 +44,44 @@ def archived_from(events: Iterable[RecordEvent]) -> dict[int, int]:
     return state
 
 
+def archived_ids_after(ids: Iterable[int], events: Iterable[RecordEvent]) -> set[int]:
+    """The archived records' ids after ``events`` (in order), from ``ids``, those archived before them.
+
+    >>> sorted(archived_ids_after([1, 2], [(7, "revive", [2], {}, 0), (8, "archive", [5], {}, 0)]))
+    [1, 5]
+    """
+    state = set(ids)
+    for _, op, recs, _, _ in events:
+        if op == "archive":
+            state.update(recs)
+        elif op == "revive":
+            state.difference_update(recs)
+    return state
+
+
+def id_runs(ids: Iterable[int]) -> list[list[int]]:
+    """Ids as runs of consecutive ids, ``[first, last]`` each, rising: the compact form of a set of record ids
+    (a policy archives the oldest records, which are mostly consecutive).
+
+    >>> id_runs([5, 1, 2, 3, 9])
+    [[1, 3], [5, 5], [9, 9]]
+    >>> sorted(ids_of_runs(id_runs({4, 6, 7})))
+    [4, 6, 7]
+    """
+    runs: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return runs
+
+
+def ids_of_runs(runs: Iterable[Sequence[int]]) -> list[int]:
+    """The ids of ``id_runs``' runs, rising."""
+    return [i for a, b in runs for i in range(a, b + 1)]
+
+
 def use_from(events: Iterable[RecordEvent]) -> dict[int, list[int | None]]:
     """Each used record's [times packed, last packed, times returned by search, last returned, last
     revived] (record times in microseconds), from the use and ``revive`` events in order."""

@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from graphmem.store.common.codecs import dumps
-from graphmem.store.common.events import STATE_OPS, USE_OPS, archived_from, use_from
+from graphmem.store.common.codecs import dumps, loads
+from graphmem.store.common.events import STATE_OPS, USE_OPS, archived_from, archived_ids_after, id_runs, ids_of_runs, use_from
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.schema import Schema
 
@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     import numpy as np
 
 _COLS = "e.id, e.op, e.recs, e.detail, e.recorded_at"
+# The records archived as of an event, kept in ``Meta`` beside the events so that a fresh process need not
+# replay them (docs/lifecycle.md): ``_STATE`` is ``[M, runs]``, the ids archived after the events up to id M
+# (``id_runs``), and ``_CHECKED`` is N, up to which no event after M archives or revives. Only a reading of the
+# events beyond N is needed: a graphmem that does not know the keys leaves them behind, never wrong.
+_STATE = "archive_state"
+_CHECKED = "archive_checked"
 
 
 class RecordEventTables(Schema):
@@ -50,7 +56,47 @@ class RecordEventTables(Schema):
         self._next_record_event = i + 1
         if op in STATE_OPS:
             self._archived = None
+        self._keep_archive_state(i, op)
         return i
+
+    def _keep_archive_state(self, i: int, op: str) -> None:
+        """``Meta``'s archived records brought up to event ``i``, just added (in its transaction)."""
+        if op in USE_OPS:
+            stored = self._stored_archive(i)
+            if stored is not None and stored[1] == i - 1:  # a use: the records archived are those of event i - 1
+                self._set_meta(_CHECKED, str(i))
+                return
+        ids, kept = self._archive_state()
+        if not kept:
+            self._set_meta(_STATE, dumps([i, id_runs(ids)]))
+        self._set_meta(_CHECKED, str(i))
+
+    def _stored_archive(self, top: int) -> tuple[list[int], int] | None:
+        """``Meta``'s archived ids and the event up to which they hold (``_CHECKED``), when its keys hold
+        together for events up to ``top``."""
+        try:
+            through, runs = loads(self.meta(_STATE) or "")
+            checked = int(self.meta(_CHECKED) or "")
+            ids = ids_of_runs(runs)
+            return (ids, checked) if 0 <= int(through) <= checked <= top else None
+        except (TypeError, ValueError):
+            return None
+
+    def _archive_state(self) -> tuple[list[int], bool]:
+        """The ids of the records archived now, rising, and whether ``Meta``'s ``_STATE`` holds them already:
+        from ``Meta``'s keys and the events after ``_CHECKED`` (none, when they are current), else from every
+        archive and revive event."""
+        top = self.next_record_event_id() - 1
+        stored = self._stored_archive(top)
+        if stored is None:
+            return sorted(self.archived_at()), False
+        ids, checked = stored
+        if checked == top:
+            return ids, True
+        later = self._events(f"WHERE e.id > {_int(checked)} ")
+        if not any(op in STATE_OPS for _, op, *_ in later):
+            return ids, True
+        return sorted(archived_ids_after(ids, later)), False
 
     def record_events(self, ops: Iterable[str] | None = None, until: int | None = None
                       ) -> list[tuple[int, str, list[int], dict[str, Any], int]]:
@@ -61,7 +107,9 @@ class RecordEventTables(Schema):
             where.append("e.op IN [" + ", ".join(f"'{o}'" for o in ops if o in USE_OPS + STATE_OPS) + "]")
         if until is not None:
             where.append(f"e.recorded_at <= {_int(until)}")
-        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        return self._events(f"WHERE {' AND '.join(where)} " if where else "")
+
+    def _events(self, clause: str) -> list[tuple[int, str, list[int], dict[str, Any], int]]:
         return [(i, op, json.loads(recs), json.loads(d or "{}"), at)
                 for i, op, recs, d, at in self._iter(f"MATCH (e:RecordEvent) {clause}RETURN {_COLS} ORDER BY e.id")]
 
@@ -71,10 +119,11 @@ class RecordEventTables(Schema):
         return archived_from(self.record_events(STATE_OPS, until))
 
     def archived_record_ids(self) -> np.ndarray:
-        """The ids of the records archived now, rising (kept until an archive or revive event)."""
+        """The ids of the records archived now, rising (kept until an archive or revive event): from ``Meta``
+        and the events after it (``_archive_state``)."""
         if self._archived is None:
             import numpy as np
-            self._archived = np.array(sorted(self.archived_at()), np.int64)
+            self._archived = np.array(self._archive_state()[0], np.int64)
         return self._archived
 
     def record_use(self, until: int | None = None) -> dict[int, list[int | None]]:
