@@ -1,8 +1,9 @@
 """What a fresh search or pack process reads of an embedded store, kept small (issue 25, item 3): the records'
 facets checked without a scan when no record came after the file, the few records after it read with their
-times made in Python, the archived records from ``Meta`` and the events after it (no replay of every event while
-its keys are current), a hit's columns from the facets, rare names decided by the terms' sizes, the records mentioning entities one query per type,
-pendulum imported only for a query that names a time. Each answer is checked against the tables read directly."""
+times made in Python, the archived records from ``Meta`` and only the events after it (none while its keys are
+current), a hit's columns from the facets, rare names decided by the terms' sizes, the records mentioning
+entities one query per type, pendulum imported only for a query that names a time. Each answer is checked
+against the tables read directly."""
 
 from __future__ import annotations
 
@@ -218,9 +219,8 @@ def test_a_fresh_process_reads_the_archived_records_from_meta_and_only_the_event
     assert ids == oracle == [1, 5, 7, 9]
     assert _read_later(asked) and not _replayed_all(asked)
     # the next event written here brings the keys up to date again
-    with graphmem.open(store_path) as m:
-        with m.store.transaction():
-            m.store.add_record_event("packed", [5], {}, now_us())
+    with graphmem.open(store_path) as m, m.store.transaction():
+        m.store.add_record_event("packed", [5], {}, now_us())
     ids, oracle, asked = _fresh_archived(store_path)
     assert ids == oracle == [1, 5, 7, 9] and not _read_later(asked) and not _replayed_all(asked)
 
@@ -241,9 +241,8 @@ def test_archive_keys_missing_or_out_of_step_are_replayed_from_the_events_and_wr
                 m.store._set_meta("archive_state", state)
     ids, oracle, asked = _fresh_archived(store_path)
     assert ids == oracle == [2, 4] and _replayed_all(asked)
-    with graphmem.open(store_path) as m:
-        with m.store.transaction():
-            m.store.add_record_event("searched", [1], {}, now_us())
+    with graphmem.open(store_path) as m, m.store.transaction():
+        m.store.add_record_event("searched", [1], {}, now_us())
     ids, oracle, asked = _fresh_archived(store_path)
     assert ids == oracle == [2, 4] and not _replayed_all(asked) and not _read_later(asked)
 
