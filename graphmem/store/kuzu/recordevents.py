@@ -87,6 +87,8 @@ class RecordEventTables(Schema):
         from ``Meta``'s keys and the events after ``_CHECKED`` (none, when they are current), else from every
         archive and revive event."""
         top = self.next_record_event_id() - 1
+        if top == 0:  # no event at all
+            return [], False
         stored = self._stored_archive(top)
         if stored is None:
             return sorted(self.archived_at()), False
