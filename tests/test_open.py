@@ -404,3 +404,34 @@ def test_serve_on_a_path_without_a_store_is_one_clear_line(new_store: Callable[[
     one_clear_line(r, 3, [f"no store at {str(store)!r}", "graphmem init"])
     assert TEST_ENGINE == "postgresql" or not store.exists()
     one_clear_line(cli(store, "current", "atlas"), 3, [f"no store at {str(store)!r}", "graphmem init"])  # none made
+
+
+LEAVE = """
+import os, sys, graphmem
+from graphmem.store import leave_open_until_exit
+leave_open_until_exit()
+with graphmem.open(sys.argv[1], create=True) as m:
+    m.add_entity("Project", "Atlas"), m.add_entity("Tool", "Kuzu"), m.add_entity("Tool", "Redis")
+    m.assert_("Atlas", "uses", "Kuzu", valid_from="2024-01-01")
+with graphmem.open(sys.argv[1], read_only=True) as m:  # the same store again: what the first close left is closed first
+    seen = [f.object for f in m.current("Atlas").facts]
+with graphmem.open(sys.argv[1]) as m:  # the last close a writer's: its log folded into the store
+    m.assert_("Atlas", "uses", "Redis", valid_from="2024-02-01")
+    seen += [f.object for f in m.current("Atlas").facts]
+print(" ".join(seen), flush=True)
+os._exit(0)
+"""
+
+
+def test_a_process_that_ends_after_closing_leaves_its_store_whole(store_path: Path) -> None:
+    """``leave_open_until_exit`` (the command line's way): each close folds a writer's log into the store and
+    leaves the engine to the process's end; the same process opens the store again, and after ``os._exit``
+    another process reads everything written, with no write-ahead log left to replay."""
+    r = subprocess.run([sys.executable, "-c", LEAVE, str(store_path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["tool:kuzu", "tool:kuzu", "tool:redis"]
+    if TEST_ENGINE != "postgresql":
+        logs = [p for p in Path(store_path).iterdir() if p.name.endswith(".wal") and p.stat().st_size > 0]
+        assert logs == []
+    with graphmem.open(store_path, read_only=True) as m:
+        assert sorted(f.object for f in m.current("Atlas").facts) == ["tool:kuzu", "tool:redis"]

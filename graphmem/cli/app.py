@@ -175,10 +175,16 @@ def main() -> None:
 
     NumPy's OpenBLAS starts a pool of threads when NumPy is imported, 40 ms of CPU in a fresh process
     on two cores; graphmem does no linear algebra (its arrays are BM25 sums and lookups), so the
-    command asks for none unless the environment says otherwise (``OPENBLAS_NUM_THREADS``)."""
+    command asks for none unless the environment says otherwise (``OPENBLAS_NUM_THREADS``).
+
+    For the same reason a store the command closes leaves its engine's objects to the process's end
+    (``graphmem.store.leave_open_until_exit``; a writer's log folded into its database first)."""
     import contextlib
     import os
+
+    from graphmem.store import leave_open_until_exit
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    leave_open_until_exit()  # the process ends right after: a closed store's engine is freed by the exit
     try:
         app()
         code = 0

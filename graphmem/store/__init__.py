@@ -30,6 +30,7 @@ from graphmem.store.kuzu.base import (
     DB_FILE,
     MIGRATION_MARK,
     SCHEMA_VERSION,
+    leave_open_until_exit,
     open_database,
     remove_mark,
     write_mark,
@@ -62,4 +63,5 @@ __all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "Cypher
            "FactEdge", "GraphStore",
            "MentionStore", "PostingStore", "RecordEventStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
-           "WriteUndo", "migrate_layout", "migrate_store", "open_database", "open_store", "remove_mark", "write_mark"]
+           "WriteUndo", "leave_open_until_exit", "migrate_layout", "migrate_store", "open_database", "open_store",
+           "remove_mark", "write_mark"]

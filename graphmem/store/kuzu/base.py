@@ -129,6 +129,35 @@ def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
     return f
 
 
+# Set by ``leave_open_until_exit``: the engine objects of the stores closed since, each with its store's
+# path, left for the process's end to free (``StoreBase.close``)
+_LEFT: list[tuple[Path, tuple[Any, ...]]] | None = None
+
+
+def leave_open_until_exit() -> None:
+    """Let every store this process closes from now on leave its database to the process's end: the
+    process ends right after (the command line, whose ``main`` ends with ``os._exit``). A writer's close
+    folds its write-ahead log into the database first, as the engine's close does; then the engine's
+    objects are kept, not torn down one by one: 15-20 ms of CPU in every command at 1M (docs/benchmarks.md,
+    "Closing at the end of a command"). Opening the same store again in this process closes them first."""
+    global _LEFT
+    if _LEFT is None:
+        _LEFT = []
+
+
+def _close_left(path: Path) -> None:
+    """Close for real what a store at ``path`` left open (``leave_open_until_exit``), before it opens again."""
+    if not _LEFT:
+        return
+    for item in [x for x in _LEFT if x[0] == path]:
+        _LEFT.remove(item)
+        conns, db = item[1][:-1], item[1][-1]
+        with contextlib.suppress(Exception):
+            for c in conns:
+                c.close()
+            db.close()
+
+
 def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu",
                   repair: bool = False) -> Any:
     """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
@@ -143,6 +172,7 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
     acknowledged (docs/engines.md, "Differences between Kuzu and LadybugDB")."""
     db_file = path / ENGINE_FILES[engine]
     mod = driver(engine)
+    _close_left(path)
     held = _hold_lock(path, engine, read_only)
     extra: dict[str, Any] = {"throw_on_wal_replay_failure": False} if repair and engine == "ladybug" else {}
     try:
@@ -385,6 +415,8 @@ class StoreBase:
         return plans
 
     def close(self) -> None:
+        if _LEFT is not None and self._db is not None and self._leave_open():
+            return
         with contextlib.suppress(Exception):
             for c in [*self._all_conns, self._main[0]]:
                 c.close()
@@ -397,6 +429,23 @@ class StoreBase:
             self._all_conns = []
             self._threads = None
             self._db = None
+
+    def _leave_open(self) -> bool:
+        """``close`` when the process ends right after (``leave_open_until_exit``): a writer's log folded
+        into the database (``CHECKPOINT``, what the engine's close does), then the engine's objects kept for
+        the process's end. False when the checkpoint fails (then the store is closed as usual)."""
+        assert _LEFT is not None
+        if not self.read_only:
+            try:
+                self._main[0].execute("CHECKPOINT")
+            except RuntimeError:
+                return False
+        _LEFT.append((self.path, (*self._all_conns, self._main[0], self._db)))
+        self._main = (None, {})
+        self._all_conns = []
+        self._threads = None
+        self._db = None
+        return True
 
     def _prepared(self, query: str) -> Any:
         """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""

@@ -32,6 +32,7 @@ class RecordEventTables(Schema):
 
     _archived: np.ndarray | None = None
     _next_record_event: int | None = None
+    _archive_checked: int | None = None  # ``_CHECKED`` as this object last wrote it (``_keep_archive_state``)
     _plan_ids: list[int] | None = None
     _plan_mentions: dict[str, list[int]] | None = None  # entity ref -> the plans mentioning it
 
@@ -62,14 +63,20 @@ class RecordEventTables(Schema):
     def _keep_archive_state(self, i: int, op: str) -> None:
         """``Meta``'s archived records brought up to event ``i``, just added (in its transaction)."""
         if op in USE_OPS:
-            stored = self._stored_archive(i)
-            if stored is not None and stored[1] == i - 1:  # a use: the records archived are those of event i - 1
+            # (the keys as this object last wrote them, else as stored: the writer alone changes them)
+            checked = self._archive_checked
+            if checked is None:
+                stored = self._stored_archive(i)
+                checked = stored[1] if stored is not None else None
+            if checked == i - 1:  # a use: the records archived are those of event i - 1
                 self._set_meta(_CHECKED, str(i))
+                self._archive_checked = i
                 return
         ids, kept = self._archive_state()
         if not kept:
             self._set_meta(_STATE, dumps([i, id_runs(ids)]))
         self._set_meta(_CHECKED, str(i))
+        self._archive_checked = i
 
     def _stored_archive(self, top: int) -> tuple[list[int], int] | None:
         """``Meta``'s archived ids and the event up to which they hold (``_CHECKED``), when its keys hold
@@ -136,6 +143,7 @@ class RecordEventTables(Schema):
     def forget_record_events(self) -> None:
         self._archived = None
         self._next_record_event = None
+        self._archive_checked = None
         self._plan_ids = None
         self._plan_mentions = None
 
