@@ -183,7 +183,7 @@ def _kuzu_raw_load(engine: str, folder: Path, copies: list[str]) -> dict[str, An
     with its checkpoint (bench.py's raw load)."""
     import graphmem
     from graphmem.config import ENGINE_FILES
-    from graphmem.store.kuzu.base import driver
+    from graphmem.store.kuzu.database import driver
     shutil.rmtree(folder, ignore_errors=True)
     graphmem.open(f"{engine}:{folder}" if engine == "ladybug" else folder, create=True).close()
     mod = driver(engine)

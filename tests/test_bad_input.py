@@ -310,7 +310,7 @@ def v999(store: Path) -> Path:
 def test_incompatible_version_exit_3(v999: Path, argv: list[str]) -> None:
     r = cli(v999, *argv)
     one_clear_line(r, 3, [str(v999), "999"], ["version"])
-    from graphmem.store.kuzu.base import driver  # the version marker is untouched (no silent migration): read it raw
+    from graphmem.store.kuzu.database import driver  # the version marker is untouched (no silent migration): read it raw
     engine = driver(TEST_ENGINE)
     db = engine.Database(str(v999 / DB_FILE))
     try:

@@ -14,8 +14,9 @@ from helpers import DB_FILE, TEST_ENGINE, cli
 
 import graphmem
 from graphmem.model.times import parse_instant
-from graphmem.store.kuzu.base import FACETS_LAYOUT, driver
+from graphmem.store.kuzu.base import FACETS_LAYOUT
 from graphmem.store.kuzu.codecs import facet_rows
+from graphmem.store.kuzu.database import driver
 from graphmem.view.temporal import holding
 
 PROJECTS = [f"P{i}" for i in range(8)]

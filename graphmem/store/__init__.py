@@ -25,17 +25,17 @@ the events) is in ``common/``; an engine's folder imports that, never another en
 """
 
 from graphmem.store.engines import migrate_store, open_store
-from graphmem.store.kuzu.base import (
+from graphmem.store.kuzu.base import SCHEMA_VERSION
+from graphmem.store.kuzu.bulkfiles import ViewFiles
+from graphmem.store.kuzu.database import (
     COMMIT_MARK,
     DB_FILE,
     MIGRATION_MARK,
-    SCHEMA_VERSION,
     leave_open_until_exit,
     open_database,
     remove_mark,
     write_mark,
 )
-from graphmem.store.kuzu.bulkfiles import ViewFiles
 from graphmem.store.kuzu.migrations import migrate as migrate_layout
 from graphmem.store.kuzu.statements import StatementFile
 from graphmem.store.kuzu.store import Store

@@ -1,5 +1,5 @@
-"""The plumbing under every table family of the Kuzu store: opening the database, one connection per
-thread with its prepared plans, queries, transactions with the commit mark and the ``WriteUndo`` they
+"""The plumbing under every table family of the Kuzu store: the store object over its database
+(``database.py`` opens it), one connection per thread with its prepared plans, queries, transactions with the commit mark and the ``WriteUndo`` they
 keep, and COPY through bulk files.
 
 Kuzu trap (SPEC 12): a parameterized lookup on an INT64 key scans the table,
@@ -11,23 +11,31 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import importlib
 import json
 import os
 import re
-import sys
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.config import ENGINE_FILES, ENGINE_NAMES, StoreAddress, require_store
+from graphmem.config import ENGINE_FILES, StoreAddress, require_store
 from graphmem.errors import StoreReadOnly, StoreUnavailable
 from graphmem.model.text import check_text, find_bad_text
 from graphmem.ontology.schema import Ontology, Registry
-from graphmem.store.common.codecs import dumps
 from graphmem.store.kuzu.bulkfiles import _CHUNK, _BulkFile, _chunks
+from graphmem.store.kuzu.database import (
+    COMMIT_MARK,
+    DRIVERS,
+    MIGRATION_MARK,
+    driver,
+    ends_with_process,
+    keep_until_exit,
+    open_database,
+    remove_mark,
+    write_mark,
+)
 from graphmem.store.values import RecordFacets, WriteUndo
 
 if TYPE_CHECKING:  # numpy loads with the first search or ingest, not with every command
@@ -44,197 +52,6 @@ FACETS_LAYOUT = 8  # the layout that keeps each subject's view a predicate at a 
 SCHEMA_VERSION = 8  # 2: records keyed by their "rec:N" ref, graphmem's own full-text index; 3: statement times as INT64 microseconds;
 # 4: entity events (rename, aliases, merge); 5: record events (use, archive, revive); LEXICON_LAYOUT: the stored
 # linking lexicon; SCOPES_LAYOUT: statements carry a scope; FACETS_LAYOUT: the view's rows by subject and predicate
-DB_FILE = ENGINE_FILES["kuzu"]  # a Kuzu store's database; a LadybugDB store's is ENGINE_FILES["ladybug"]
-DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module that drives it (the same API)
-ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)
-MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
-COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
-
-
-def sync_dir(path: Path) -> None:
-    """Make a file created or removed in ``path`` durable (the directory entry itself)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def write_mark(path: Path, doc: dict[str, Any]) -> None:
-    """A small JSON file that must survive a crash once this returns (written aside, synced, renamed)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(dumps(doc))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    sync_dir(path.parent)
-
-
-def remove_mark(path: Path) -> None:
-    """Remove a file written by ``write_mark``, durably (nothing when it is not there)."""
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-        sync_dir(path.parent)
-
-
-def driver(engine: str = "kuzu") -> Any:
-    """The Python module of an embedded engine (``kuzu`` or ``ladybug``), imported on first use, so a
-    process loads only the engine it opens. Kuzu's and LadybugDB's modules register the same native
-    type names, so one process cannot load both: the second is StoreUnavailable (``graphmem copy``
-    runs each engine in its own process)."""
-    name = DRIVERS[engine]
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        return loaded
-    other = next((o for o, m in DRIVERS.items() if o != engine and m in sys.modules), None)
-    if other is not None:  # importing the second would fail, and leave the process to crash at exit
-        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: this process has loaded "
-                               f"{ENGINE_NAMES[other]}, and the two engines' modules cannot share a process "
-                               "(graphmem copy moves a store between them)")
-    try:
-        return importlib.import_module(name)
-    except (ImportError, RuntimeError) as e:
-        raise StoreUnavailable(f"cannot open a {ENGINE_NAMES[engine]} store: its module {name!r} cannot be "
-                               f"loaded: {str(e).splitlines()[0]}") from None
-
-
-def engine_version(engine: str) -> str:
-    """The version of an embedded engine's module (``kuzu.__version__``)."""
-    return str(driver(engine).__version__)
-
-
-def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
-    """LadybugDB takes no lock for a read-only open, so a writer and readers could hold a store at once;
-    graphmem keeps Kuzu's rule there with its own lock (``ENGINE_LOCK``): shared by readers, held alone by
-    the writer. The open file holding it, or None (Kuzu; a folder graphmem cannot write to: no writer
-    can be there either)."""
-    if engine == "kuzu":
-        return None
-    import fcntl
-    lock = path / ENGINE_LOCK
-    try:
-        f = open(lock, "a+b")  # noqa: SIM115  (held until the database is closed)
-    except OSError:
-        return None
-    try:
-        fcntl.lockf(f, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-    except OSError:
-        f.close()
-        from graphmem.config import server_holding
-        holder = server_holding(path) or lock_holder(lock) or "another process"
-        raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (graphmem lets one process write "
-                               "to a store, or several read it at once)") from None
-    return f
-
-
-# Set by ``leave_open_until_exit``: the engine objects of the stores closed since, each with its store's
-# path, left for the process's end to free (``StoreBase.close``)
-_LEFT: list[tuple[Path, tuple[Any, ...]]] | None = None
-
-
-def leave_open_until_exit() -> None:
-    """Let every store this process closes from now on leave its database to the process's end: the
-    process ends right after (the command line, whose ``main`` ends with ``os._exit``). A writer's close
-    folds its write-ahead log into the database first, as the engine's close does; then the engine's
-    objects are kept, not torn down one by one: 15-20 ms of CPU in every command at 1M (docs/benchmarks.md,
-    "Closing at the end of a command"). Opening the same store again in this process closes them first."""
-    global _LEFT
-    if _LEFT is None:
-        _LEFT = []
-
-
-def _close_left(path: Path) -> None:
-    """Close for real what a store at ``path`` left open (``leave_open_until_exit``), before it opens again."""
-    if not _LEFT:
-        return
-    for item in [x for x in _LEFT if x[0] == path]:
-        _LEFT.remove(item)
-        conns, db = item[1][:-1], item[1][-1]
-        with contextlib.suppress(Exception):
-            for c in conns:
-                c.close()
-            db.close()
-
-
-def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu",
-                  repair: bool = False) -> Any:
-    """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
-    another process holds, or one the engine cannot open, is StoreUnavailable naming the holder or the
-    reason. Kuzu lets one process open a store to write, or several open it read-only at once (a lock
-    on the database file).
-
-    A process killed while it wrote a large transaction's log can leave the log's last record cut short.
-    Kuzu 0.11 replays the log up to it; LadybugDB checks each record's checksum and refuses the whole
-    database. With ``repair`` (``graphmem rebuild``), LadybugDB is told to replay up to that record too
-    (``throw_on_wal_replay_failure=False``): what follows it is the unfinished write, which was never
-    acknowledged (docs/engines.md, "Differences between Kuzu and LadybugDB")."""
-    db_file = path / ENGINE_FILES[engine]
-    mod = driver(engine)
-    _close_left(path)
-    held = _hold_lock(path, engine, read_only)
-    extra: dict[str, Any] = {"throw_on_wal_replay_failure": False} if repair and engine == "ladybug" else {}
-    try:
-        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only, **extra)
-        if held is not None:
-            db._graphmem_lock = held  # released with the database object (Store.close drops it)
-        return db
-    except RuntimeError as e:
-        if held is not None:
-            held.close()
-        msg = str(e).splitlines()[0]
-        if read_only and "shadow pages" in str(e):
-            # a write was cut short and left its log, which Kuzu replays only in a writable open: open
-            # writable this once (graphmem itself still writes nothing: the Store stays read-only)
-            if held is not None:
-                held.close()
-            return open_database(path, pool_bytes, read_only=False, engine=engine, repair=repair)
-        if "wal file is corrupted" in msg.lower():
-            raise StoreUnavailable(f"store {str(path)!r} cannot be opened: its write-ahead log ends in a write "
-                                   f"that was cut short ({msg}); run 'graphmem rebuild' to open it without that "
-                                   "unfinished write") from None
-        if "lock" in msg.lower():
-            from graphmem.config import server_holding
-            holder = server_holding(path) or lock_holder(db_file) or "another process"
-            raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (Kuzu lets one process write "
-                                   "to a store, or several read it at once)") from None
-        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
-    except OSError as e:
-        raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {e}") from None
-
-
-def lock_holder(db_file: Path) -> str | None:
-    """'process N (its command line), reading' or '..., writing': a process holding Kuzu's lock on
-    ``db_file`` (Linux, where ``fcntl`` names the holder of a lock), else None."""
-    import struct
-    import sys
-    if sys.platform != "linux" or struct.calcsize("l") != 8:
-        return None  # struct flock is laid out differently elsewhere
-    import fcntl
-    layout = "hhqqi4x"  # l_type, l_whence, l_start, l_len, l_pid
-    try:
-        fd = os.open(db_file, os.O_RDONLY)
-        try:
-            got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(layout, fcntl.F_WRLCK, 0, 0, 0, 0))
-        finally:
-            os.close(fd)
-        kind, _, _, _, pid = struct.unpack(layout, got)
-    except (OSError, struct.error):
-        return None
-    if kind == fcntl.F_UNLCK or pid <= 0:
-        return None
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        command = " ".join(a.decode("utf-8", "replace") for a in argv if a)
-    except OSError:
-        command = ""
-    if len(command) > 80:
-        command = command[:77] + "..."
-    return (f"process {pid}" + (f" ({command})" if command else "")
-            + (", reading" if kind == fcntl.F_RDLCK else ", writing"))
-
-
 def _int(n: int) -> str:
     """The audited way to put an integer into Cypher (see the module docstring)."""
     if type(n) is not int:  # noqa: E721  (bool is not an id)
@@ -415,7 +232,7 @@ class StoreBase:
         return plans
 
     def close(self) -> None:
-        if _LEFT is not None and self._db is not None and self._leave_open():
+        if self._db is not None and ends_with_process() and self._leave_open():
             return
         with contextlib.suppress(Exception):
             for c in [*self._all_conns, self._main[0]]:
@@ -434,13 +251,12 @@ class StoreBase:
         """``close`` when the process ends right after (``leave_open_until_exit``): a writer's log folded
         into the database (``CHECKPOINT``, what the engine's close does), then the engine's objects kept for
         the process's end. False when the checkpoint fails (then the store is closed as usual)."""
-        assert _LEFT is not None
         if not self.read_only:
             try:
                 self._main[0].execute("CHECKPOINT")
             except RuntimeError:
                 return False
-        _LEFT.append((self.path, (*self._all_conns, self._main[0], self._db)))
+        keep_until_exit(self.path, (*self._all_conns, self._main[0], self._db))
         self._main = (None, {})
         self._all_conns = []
         self._threads = None

@@ -31,17 +31,8 @@ from typing import Any
 from graphmem.config import ENGINE_FILES
 from graphmem.errors import StoreUnavailable
 from graphmem.reports import MigrateReport
-from graphmem.store.kuzu.base import (
-    COMMIT_MARK,
-    FACETS_LAYOUT,
-    LEXICON_LAYOUT,
-    MIGRATION_MARK,
-    SCHEMA_VERSION,
-    SCOPES_LAYOUT,
-    driver,
-    open_database,
-    write_mark,
-)
+from graphmem.store.kuzu.base import FACETS_LAYOUT, LEXICON_LAYOUT, SCHEMA_VERSION, SCOPES_LAYOUT
+from graphmem.store.kuzu.database import COMMIT_MARK, MIGRATION_MARK, driver, open_database, write_mark
 
 MARKER = MIGRATION_MARK
 
