@@ -263,3 +263,22 @@ def test_an_archive_taken_back_leaves_the_keys_as_they_were(store_path: Path) ->
         assert m.store.archived_record_ids().tolist() == [1, 2, 4]
     ids, oracle, asked = _fresh_archived(store_path)
     assert ids == oracle == [1, 2, 4] and not _replayed_all(asked) and not _read_later(asked)
+
+
+def test_rebuild_checks_the_archive_keys_and_makes_them_again(store_path: Path) -> None:
+    from graphmem.model.times import now_us
+    with graphmem.open(store_path, create=True) as m:
+        m.ingest(_records(8, 0))
+        with m.store.transaction():
+            m.store.add_record_event("archive", [1, 2, 6], {}, now_us())
+            m.store.add_record_event("packed", [3], {}, now_us())
+        assert [p["code"] for p in m.rebuild(check=True).problems] == []
+        with m.store.transaction():  # keys that hold together but say otherwise than the events (a bug's)
+            m.store._set_meta("archive_state", "[2, [[7, 7]]]")
+        m.store.forget_record_events()
+        assert m.store.archived_record_ids().tolist() == [7]
+        assert [p["code"] for p in m.rebuild(check=True).problems] == ["archive_state_drift"]
+        assert [p["code"] for p in m.rebuild().problems] == []
+        assert [p["code"] for p in m.rebuild(check=True).problems] == []
+    ids, oracle, asked = _fresh_archived(store_path)
+    assert ids == oracle == [1, 2, 6] and not _replayed_all(asked) and not _read_later(asked)

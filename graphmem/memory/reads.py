@@ -397,9 +397,13 @@ class ReadFacade(MemoryBase):
 
 
 def _with_lexicon(store: Any, report: R, check: bool) -> R:
-    """``report`` after the stored linking lexicon is made again (``check``: compared, ``lexicon_drift``)."""
+    """``report`` after the stored linking lexicon is made again (``check``: compared, ``lexicon_drift``), and the
+    archived records kept beside the events (``archive_state_drift``, docs/lifecycle.md)."""
     from graphmem.retrieval.stored_lexicon import rebuild_lexicon
     counts, problems = rebuild_lexicon(store, check)
+    if store.rebuild_archive_state(check) and check:
+        problems.append({"code": "archive_state_drift", "message": "the archived records kept beside the events "
+                         "differ from the events replayed: run 'graphmem rebuild'"})
     if isinstance(report, RebuildReport):
         return dataclasses.replace(report, counts={**report.counts, **counts},
                                    problems=(*report.problems, *problems))

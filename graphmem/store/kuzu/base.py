@@ -1,6 +1,6 @@
 """The plumbing under every table family of the Kuzu store: the store object over its database
-(``database.py`` opens it), one connection per thread with its prepared plans, queries, transactions with the commit mark and the ``WriteUndo`` they
-keep, and COPY through bulk files.
+(``database.py`` opens it), one connection per thread with its prepared plans, queries, transactions with
+the commit mark and the ``WriteUndo`` they keep, and COPY through bulk files.
 
 Kuzu trap (SPEC 12): a parameterized lookup on an INT64 key scans the table,
 while string keys and integer literals use the index. Integer literals are only

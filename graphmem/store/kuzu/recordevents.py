@@ -107,6 +107,21 @@ class RecordEventTables(Schema):
             return ids, True
         return sorted(archived_ids_after(ids, later)), False
 
+    def rebuild_archive_state(self, check: bool) -> bool:
+        """``rebuild``: ``Meta``'s archived records made again from every archive and revive event (``check``:
+        only compared); whether what they say differed from it (missing keys are no difference: readers
+        replay the events then)."""
+        self.forget_record_events()
+        ids = sorted(self.archived_at())
+        differs = self._archive_state()[0] != ids
+        top = self.next_record_event_id() - 1
+        if not check and top > 0:
+            with self.transaction():
+                self._set_meta(_STATE, dumps([top, id_runs(ids)]))
+                self._set_meta(_CHECKED, str(top))
+            self.forget_record_events()
+        return differs
+
     def record_events(self, ops: Iterable[str] | None = None, until: int | None = None
                       ) -> list[tuple[int, str, list[int], dict[str, Any], int]]:
         """Events (id, op, record ids, detail, record time) in the order they were recorded; only of

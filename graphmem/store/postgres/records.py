@@ -227,6 +227,10 @@ class PgRecords(PgViews):
             self._archived = (top, np.array(sorted(self.archived_at()), np.int64))
         return self._archived[1]
 
+    def rebuild_archive_state(self, check: bool) -> bool:
+        """Nothing to make again: PostgreSQL reads the archived records from the events by an index."""
+        return False
+
     def record_use(self, until: int | None = None) -> dict[int, list[int | None]]:
         return use_from(self.record_events(USE_OPS + ("revive",), until))
 
