@@ -26,19 +26,24 @@ Layouts (``--layouts``, comma-separated):
   ``Subject.n``), the view and facets still replaced.
 - ``c``: ``b``, and the view only as ``SubjectFacet`` rows, a changed facet's row deleted and created
   again (no text updated anywhere); ``Subject.view`` no longer written.
+- ``w``: ``c``, and the whole view as a row per version (``SubjectView``, key ``ref v``, a counter
+  ``Subject.v``): each write creates the next version's row and deletes the last one (a subject's view
+  is still one lookup); ``Subject.view`` no longer written.
 - ``i``: ``b``, and the view as one row per interval (``SubjectIv``, key ``ref k``, a
   counter ``Subject.niv``) whose text is written once: an interval's end is an INT64 set in place,
   a corroborated interval is deleted and created again; ``Subject.view`` and ``SubjectFacet`` no
   longer written.
 
-``--probe`` instead runs the raw-Kuzu probes behind the write-up: which column updates a checkpoint
+``--kinds`` times a checkpoint after 3,200 writes of one kind alone (rows created in ``Assertion``,
+``SubjectLog``; ``SubjectFacet`` rows deleted and created; an INT64 and a STRING column set), on layout
+``c`` made from a copy of ``--store``. ``--probe`` instead runs the raw-Kuzu probes behind the write-up: which column updates a checkpoint
 writes in place (STRING of the same length, shorter, BLOB, INT64), what appending rows costs as the
 last node group fills, whether deleted rows' room is used again, and whether the file ever shrinks.
 
 Run from the repository root (it copies the store; the original is only read)::
 
     PYTHONPATH=. python benchmarks/bench_checkpoint.py [--store DIR] [--writes 12000] [--group 32]
-        [--layouts a,b,c,i] [--seed 7] [--json OUT]
+        [--layouts a,b,c,w,i] [--seed 7] [--threshold MB] [--json OUT]
     PYTHONPATH=. python benchmarks/bench_checkpoint.py --probe
 
 The default store is /work/bench-engines/kuzu-100000-s42 (100k statements, 5,000 subjects): about
@@ -331,6 +336,49 @@ class FacetRows(LogRows):
         return self._log_rows(ref, n), self._view(ref)
 
 
+class ViewRows(FacetRows):
+    """``w``: ``c``, and the whole view kept as a row per version (``SubjectView``, key ``ref v``, a counter
+    ``Subject.v``): a write creates the next version's row and deletes the last one, so that a subject's
+    view is still one lookup."""
+
+    name = "w"
+
+    def setup(self) -> None:
+        super().setup()
+        c = self.conn
+        c.execute("CREATE NODE TABLE SubjectView(key STRING PRIMARY KEY, view STRING)")
+        c.execute("ALTER TABLE Subject ADD v INT64 DEFAULT 0")
+        _copy_rows(c, "SubjectView", [[key(ref, 0), view] for ref, view in
+                                      _rows(c, "MATCH (s:Subject) RETURN s.ref, s.view")], self.tmp)
+
+    def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
+        refs, ns, vs, facets, logrows, views = [], [], [], [], [], []
+        for ref, obj, fid, now in items:
+            _, n, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.v", {"r": ref})[0]
+            (view,), = _rows(self.conn, "MATCH (w:SubjectView {key: $k}) RETURN w.view", {"k": key(ref, v)})
+            new, _ = _apply(orjson.loads(view or "[]"), obj, fid, now)
+            logrows.append({"k": key(ref, n), "row": orjson.dumps(_stmt(fid, obj, now)).decode()})
+            views.append({"old": key(ref, v), "k": key(ref, v + 1), "v": orjson.dumps(new).decode()})
+            refs.append(ref)
+            ns.append(n + 1)
+            vs.append(v + 1)
+            facets.append((ref, "status", _facet(new, "status")))
+        self._group_common(items)
+        _run(self.conn, "UNWIND $rows AS x CREATE (:SubjectLog {key: x.k, row: x.row})", {"rows": logrows})
+        for x in views:
+            _run(self.conn, "MATCH (w:SubjectView {key: $k}) DELETE w", {"k": x["old"]})
+        _run(self.conn, "UNWIND $rows AS x CREATE (:SubjectView {key: x.k, view: x.v})",
+             {"rows": [{"k": x["k"], "v": x["v"]} for x in views]})
+        _run(self.conn, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
+             "SET s.n = $n[i], s.v = $v[i]", {"refs": refs, "n": ns + [0], "v": vs + [0]})
+        self._set_facets(facets)
+
+    def read_subject(self, ref: str) -> tuple[list[Any], list[Any]]:
+        _, n, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.v", {"r": ref})[0]
+        (view,), = _rows(self.conn, "MATCH (w:SubjectView {key: $k}) RETURN w.view", {"k": key(ref, v)})
+        return self._log_rows(ref, n), orjson.loads(view or "[]")
+
+
 _IV_SCAN = ("MATCH (i:SubjectIv) WHERE i.predicate = $p AND i.vf <= $a AND (i.vt IS NULL OR $a < i.vt) "
             "RETURN i.ref, i.vt, i.row")
 
@@ -416,7 +464,7 @@ class IntervalRows(LogRows):
         return n
 
 
-LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, IntervalRows)}
+LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, ViewRows, IntervalRows)}
 
 
 def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -> list[list[tuple[str, str, int, int]]]:
@@ -433,7 +481,7 @@ def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -
     return out
 
 
-def run_one(store: Path, layout: str, writes: int, group: int, seed: int) -> dict[str, Any]:
+def run_one(store: Path, layout: str, writes: int, group: int, seed: int, threshold_mb: float = 0) -> dict[str, Any]:
     """One layout on a copy of ``store``: its setup, then the stream, then the reads (in this process)."""
     import kuzu
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -441,7 +489,7 @@ def run_one(store: Path, layout: str, writes: int, group: int, seed: int) -> dic
     try:
         shutil.copy2(store / "graph.kuzu", tmp / "graph.kuzu")
         db_path = tmp / "graph.kuzu"
-        db = kuzu.Database(str(db_path))
+        db = kuzu.Database(str(db_path), **({"checkpoint_threshold": int(threshold_mb * 2**20)} if threshold_mb else {}))
         conn = kuzu.Connection(db)
         lay = LAYOUTS[layout](conn, tmp)
         t = time.perf_counter()
@@ -574,23 +622,84 @@ def probe(rows: int = 100_000, rounds: int = 3) -> list[dict[str, Any]]:
     return out
 
 
+def kinds(store: Path, rounds: int = 3, seed: int = 7) -> list[dict[str, Any]]:
+    """What each kind of write of layout ``c`` costs a checkpoint on a copy of ``store``: ``rounds`` times
+    3,200 of one kind (100 transactions of 32), then ``CHECKPOINT``, timed, with the file's size."""
+    import kuzu
+    warnings.simplefilter("ignore", DeprecationWarning)
+    tmp = Path(tempfile.mkdtemp(prefix="ckpt-kinds-", dir=os.environ.get("BENCH_TMP")))
+    out: list[dict[str, Any]] = []
+    try:
+        shutil.copy2(store / "graph.kuzu", tmp / "graph.kuzu")
+        path = tmp / "graph.kuzu"
+        db = kuzu.Database(str(path))
+        c = kuzu.Connection(db)
+        lay = FacetRows(c, tmp)
+        lay.setup()
+        c.execute("CHECKPOINT")
+        refs = sorted(r for (r,) in _rows(c, "MATCH (s:Subject) WHERE starts_with(s.ref, 'project:') RETURN s.ref"))
+        fid = int(_rows(c, "MATCH (m:Meta {key: 'next_fact'}) RETURN m.value")[0][0])
+        counts = dict(_rows(c, "MATCH (s:Subject) RETURN s.ref, s.n"))
+        rng = random.Random(seed)
+        ops: dict[str, Any] = {
+            "Assertion rows created": lambda g: _run(c, _CREATE_ASSERTIONS, {"rows": [
+                {"id": f, "s": r, "o": "done", "t": 1} for r, f in g]}),
+            "SubjectLog rows created": lambda g: _run(c, "UNWIND $rows AS x CREATE (:SubjectLog {key: x.k, row: x.row})",
+                                                      {"rows": [{"k": key(r, counts[r] + f), "row": "[%d]" % f}
+                                                                for r, f in g]}),
+            "SubjectFacet rows deleted and created": lambda g: lay._set_facets(
+                [(r, "status", ['[["done","literal",1,null,[%d],[],[],null]]' % f, 1, None, None, None]) for r, f in g]),
+            "Subject.n set (INT64)": lambda g: _run(c, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) "
+                                                    "WITH s, list_position($refs, r) AS i SET s.n = $n[i]",
+                                                    {"refs": [r for r, _ in g], "n": [f for _, f in g] + [0]}),
+            "Meta.value set (a 1-row STRING)": lambda g: _run(c, _SET_META, {"v": str(g[-1][1])}),
+            "Subject.view set (STRING)": lambda g: _run(c, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) "
+                                                        "WITH s, list_position($refs, r) AS i SET s.view = s.view",
+                                                        {"refs": [r for r, _ in g]}),
+        }
+        for name, op in ops.items():
+            for r in range(rounds):
+                for _ in range(100):
+                    g = [(ref, fid + k) for k, ref in enumerate(rng.sample(refs, 32))]
+                    fid += 32
+                    c.execute("BEGIN TRANSACTION")
+                    op(g)
+                    c.execute("COMMIT")
+                t = time.perf_counter()
+                wal = mb(Path(str(path) + ".wal"))
+                c.execute("CHECKPOINT")
+                out.append({"kind": name, "round": r, "wal_mb": round(wal, 1),
+                            "ckpt_ms": round((time.perf_counter() - t) * 1000, 1), "file_mb": round(mb(path), 1)})
+                print(json.dumps(out[-1]), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--store", default=DEFAULT_STORE, help="a graphmem Kuzu store (a folder with graph.kuzu): copied")
     ap.add_argument("--writes", type=int, default=12_000)
     ap.add_argument("--group", type=int, default=32)
-    ap.add_argument("--layouts", default="a,b,c,i")
+    ap.add_argument("--layouts", default="a,b,c,w,i")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--threshold", type=float, default=0,
+                    help="Kuzu's checkpoint threshold in MB of write-ahead log (default: Kuzu's, 16 MB)")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--probe", action="store_true", help="run the raw-Kuzu probes instead")
+    ap.add_argument("--kinds", action="store_true",
+                    help="time a checkpoint after each kind of write of layout c alone, on a copy of --store")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # run one layout in this process (a child's work)
     a = ap.parse_args(argv)
     if a.probe:
         for row in probe():
             print(json.dumps(row), flush=True)
         return
+    if a.kinds:
+        kinds(Path(a.store), seed=a.seed)
+        return
     if a.one:
-        print(json.dumps(run_one(Path(a.store), a.one, a.writes, a.group, a.seed)), flush=True)
+        print(json.dumps(run_one(Path(a.store), a.one, a.writes, a.group, a.seed, a.threshold)), flush=True)
         return
     results = []
     for name in a.layouts.split(","):
@@ -598,12 +707,14 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"bench_checkpoint: unknown layout {name!r}: expected one of {', '.join(LAYOUTS)}")
         load = os.getloadavg()
         p = subprocess.run([sys.executable, __file__, "--one", name, "--store", a.store, "--writes", str(a.writes),
-                            "--group", str(a.group), "--seed", str(a.seed)], capture_output=True, text=True)
+                            "--group", str(a.group), "--seed", str(a.seed), "--threshold", str(a.threshold)],
+                           capture_output=True, text=True)
         if p.returncode:
             print(p.stderr[-3000:], file=sys.stderr)
             sys.exit(f"bench_checkpoint: layout {name} failed")
         r = json.loads(p.stdout.strip().splitlines()[-1])
         r["load"] = [round(x, 2) for x in (*load, *os.getloadavg())]
+        r["threshold_mb"] = a.threshold or 16
         results.append(r)
         ck = r["checkpoints"]
         print(f"{name}: {r['writes']} writes, txn p50 {r['txn_p50_ms']} p99 {r['txn_p99_ms']} max {r['txn_max_ms']} ms; "
