@@ -43,7 +43,7 @@ last node group fills, whether deleted rows' room is used again, and whether the
 Run from the repository root (it copies the store; the original is only read)::
 
     PYTHONPATH=. python benchmarks/bench_checkpoint.py [--store DIR] [--writes 12000] [--group 32]
-        [--layouts a,b,c,w,i] [--seed 7] [--threshold MB] [--json OUT]
+        [--layouts a,b,c,w,i] [--seed 7] [--threshold MB] [--engine kuzu|ladybug] [--json OUT]
     PYTHONPATH=. python benchmarks/bench_checkpoint.py --probe
 
 The default store is /work/bench-engines/kuzu-100000-s42 (100k statements, 5,000 subjects): about
@@ -74,6 +74,14 @@ import orjson
 from graphmem.store.common.codecs import pack, unpack
 
 DEFAULT_STORE = "/work/bench-engines/kuzu-100000-s42"
+DB_FILES = {"kuzu": "graph.kuzu", "ladybug": "graph.lbug"}  # engine (its Python module) -> a store's database file
+
+
+def _engine(name: str) -> Any:
+    """The engine's Python module (``kuzu`` or ``ladybug``: the same API)."""
+    import importlib
+    warnings.simplefilter("ignore", DeprecationWarning)
+    return importlib.import_module(name)
 STATUSES = ["active", "paused", "done"]
 
 
@@ -481,14 +489,14 @@ def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -
     return out
 
 
-def run_one(store: Path, layout: str, writes: int, group: int, seed: int, threshold_mb: float = 0) -> dict[str, Any]:
+def run_one(store: Path, layout: str, writes: int, group: int, seed: int, threshold_mb: float = 0,
+            engine: str = "kuzu") -> dict[str, Any]:
     """One layout on a copy of ``store``: its setup, then the stream, then the reads (in this process)."""
-    import kuzu
-    warnings.simplefilter("ignore", DeprecationWarning)
+    kuzu = _engine(engine)
     tmp = Path(tempfile.mkdtemp(prefix="ckpt-", dir=os.environ.get("BENCH_TMP")))
     try:
-        shutil.copy2(store / "graph.kuzu", tmp / "graph.kuzu")
-        db_path = tmp / "graph.kuzu"
+        db_path = tmp / DB_FILES[engine]
+        shutil.copy2(store / DB_FILES[engine], db_path)
         db = kuzu.Database(str(db_path), **({"checkpoint_threshold": int(threshold_mb * 2**20)} if threshold_mb else {}))
         conn = kuzu.Connection(db)
         lay = LAYOUTS[layout](conn, tmp)
@@ -545,10 +553,9 @@ def run_one(store: Path, layout: str, writes: int, group: int, seed: int, thresh
 # probes
 
 
-def probe(rows: int = 100_000, rounds: int = 3) -> list[dict[str, Any]]:
+def probe(rows: int = 100_000, rounds: int = 3, engine: str = "kuzu") -> list[dict[str, Any]]:
     """Raw-Kuzu probes: what a checkpoint writes for each kind of change (see the module's docstring)."""
-    import kuzu
-    warnings.simplefilter("ignore", DeprecationWarning)
+    kuzu = _engine(engine)
     out: list[dict[str, Any]] = []
     tmp = Path(tempfile.mkdtemp(prefix="ckpt-probe-", dir=os.environ.get("BENCH_TMP")))
     try:
@@ -622,16 +629,15 @@ def probe(rows: int = 100_000, rounds: int = 3) -> list[dict[str, Any]]:
     return out
 
 
-def kinds(store: Path, rounds: int = 3, seed: int = 7) -> list[dict[str, Any]]:
+def kinds(store: Path, rounds: int = 3, seed: int = 7, engine: str = "kuzu") -> list[dict[str, Any]]:
     """What each kind of write of layout ``c`` costs a checkpoint on a copy of ``store``: ``rounds`` times
     3,200 of one kind (100 transactions of 32), then ``CHECKPOINT``, timed, with the file's size."""
-    import kuzu
-    warnings.simplefilter("ignore", DeprecationWarning)
+    kuzu = _engine(engine)
     tmp = Path(tempfile.mkdtemp(prefix="ckpt-kinds-", dir=os.environ.get("BENCH_TMP")))
     out: list[dict[str, Any]] = []
     try:
-        shutil.copy2(store / "graph.kuzu", tmp / "graph.kuzu")
-        path = tmp / "graph.kuzu"
+        path = tmp / DB_FILES[engine]
+        shutil.copy2(store / DB_FILES[engine], path)
         db = kuzu.Database(str(path))
         c = kuzu.Connection(db)
         lay = FacetRows(c, tmp)
@@ -685,6 +691,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--threshold", type=float, default=0,
                     help="Kuzu's checkpoint threshold in MB of write-ahead log (default: Kuzu's, 16 MB)")
+    ap.add_argument("--engine", choices=sorted(DB_FILES), default="kuzu",
+                    help="the engine's Python module (its store's file: graph.kuzu or graph.lbug)")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--probe", action="store_true", help="run the raw-Kuzu probes instead")
     ap.add_argument("--kinds", action="store_true",
@@ -692,14 +700,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--one", help=argparse.SUPPRESS)  # run one layout in this process (a child's work)
     a = ap.parse_args(argv)
     if a.probe:
-        for row in probe():
+        for row in probe(engine=a.engine):
             print(json.dumps(row), flush=True)
         return
     if a.kinds:
-        kinds(Path(a.store), seed=a.seed)
+        kinds(Path(a.store), seed=a.seed, engine=a.engine)
         return
     if a.one:
-        print(json.dumps(run_one(Path(a.store), a.one, a.writes, a.group, a.seed, a.threshold)), flush=True)
+        print(json.dumps(run_one(Path(a.store), a.one, a.writes, a.group, a.seed, a.threshold, a.engine)), flush=True)
         return
     results = []
     for name in a.layouts.split(","):
@@ -707,7 +715,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"bench_checkpoint: unknown layout {name!r}: expected one of {', '.join(LAYOUTS)}")
         load = os.getloadavg()
         p = subprocess.run([sys.executable, __file__, "--one", name, "--store", a.store, "--writes", str(a.writes),
-                            "--group", str(a.group), "--seed", str(a.seed), "--threshold", str(a.threshold)],
+                            "--group", str(a.group), "--seed", str(a.seed), "--threshold", str(a.threshold), "--engine", a.engine],
                            capture_output=True, text=True)
         if p.returncode:
             print(p.stderr[-3000:], file=sys.stderr)
@@ -715,6 +723,7 @@ def main(argv: list[str] | None = None) -> None:
         r = json.loads(p.stdout.strip().splitlines()[-1])
         r["load"] = [round(x, 2) for x in (*load, *os.getloadavg())]
         r["threshold_mb"] = a.threshold or 16
+        r["engine"] = a.engine
         results.append(r)
         ck = r["checkpoints"]
         print(f"{name}: {r['writes']} writes, txn p50 {r['txn_p50_ms']} p99 {r['txn_p99_ms']} max {r['txn_max_ms']} ms; "
