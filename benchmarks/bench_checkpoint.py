@@ -29,6 +29,9 @@ Layouts (``--layouts``, comma-separated):
 - ``w``: ``c``, and the whole view as a row per version (``SubjectView``, key ``ref v``, a counter
   ``Subject.v``): each write creates the next version's row and deletes the last one (a subject's view
   is still one lookup); ``Subject.view`` no longer written.
+- ``v``: today's two texts (the packed log and the view) together as a row per version
+  (``SubjectText``, key ``ref v``, a counter ``Subject.v``): each write creates the next version's row
+  and deletes the last one; facets as in ``c``. No text is updated, and a subject is still two lookups.
 - ``i``: ``b``, and the view as one row per interval (``SubjectIv``, key ``ref k``, a
   counter ``Subject.niv``) whose text is written once: an interval's end is an INT64 set in place,
   a corroborated interval is deleted and created again; ``Subject.view`` and ``SubjectFacet`` no
@@ -43,7 +46,7 @@ last node group fills, whether deleted rows' room is used again, and whether the
 Run from the repository root (it copies the store; the original is only read)::
 
     PYTHONPATH=. python benchmarks/bench_checkpoint.py [--store DIR] [--writes 12000] [--group 32]
-        [--layouts a,b,c,w,i] [--seed 7] [--threshold MB] [--engine kuzu|ladybug] [--json OUT]
+        [--layouts a,b,c,w,v,i] [--seed 7] [--threshold MB] [--engine kuzu|ladybug] [--json OUT]
     PYTHONPATH=. python benchmarks/bench_checkpoint.py --probe
 
 The default store is /work/bench-engines/kuzu-100000-s42 (100k statements, 5,000 subjects): about
@@ -387,6 +390,49 @@ class ViewRows(FacetRows):
         return self._log_rows(ref, n), orjson.loads(view or "[]")
 
 
+class TextRows(FacetRows):
+    """``v``: today's texts (the packed log and the view) kept together as a row per version
+    (``SubjectText``, key ``ref v``, a counter ``Subject.v``): a write creates the next version's row and
+    deletes the last one; facets as in ``c``. A subject is still read by two lookups."""
+
+    name = "v"
+
+    def setup(self) -> None:
+        c = self.conn
+        self.preds = [p for (p,) in _rows(c, "MATCH (f:SubjectFacet) RETURN DISTINCT f.predicate")]
+        c.execute("CREATE NODE TABLE SubjectText(key STRING PRIMARY KEY, log STRING, view STRING)")
+        c.execute("ALTER TABLE Subject ADD v INT64 DEFAULT 0")
+        _copy_rows(c, "SubjectText", [[key(ref, 0), log, view] for ref, log, view in
+                                      _rows(c, "MATCH (s:Subject) RETURN s.ref, s.log, s.view")], self.tmp)
+
+    def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
+        refs, vs, facets, texts = [], [], [], []
+        for ref, obj, fid, now in items:
+            _, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.v", {"r": ref})[0]
+            (log, view), = _rows(self.conn, "MATCH (t:SubjectText {key: $k}) RETURN t.log, t.view", {"k": key(ref, v)})
+            rows = orjson.loads(unpack(log))
+            rows.append(_stmt(fid, obj, now))
+            new, _ = _apply(orjson.loads(view or "[]"), obj, fid, now)
+            texts.append({"old": key(ref, v), "k": key(ref, v + 1), "l": pack(orjson.dumps(rows).decode()),
+                          "v": orjson.dumps(new).decode()})
+            refs.append(ref)
+            vs.append(v + 1)
+            facets.append((ref, "status", _facet(new, "status")))
+        self._group_common(items)
+        for x in texts:
+            _run(self.conn, "MATCH (t:SubjectText {key: $k}) DELETE t", {"k": x["old"]})
+        _run(self.conn, "UNWIND $rows AS x CREATE (:SubjectText {key: x.k, log: x.l, view: x.v})",
+             {"rows": [{"k": x["k"], "l": x["l"], "v": x["v"]} for x in texts]})
+        _run(self.conn, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
+             "SET s.v = $v[i]", {"refs": refs, "v": vs + [0]})
+        self._set_facets(facets)
+
+    def read_subject(self, ref: str) -> tuple[list[Any], list[Any]]:
+        _, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.v", {"r": ref})[0]
+        (log, view), = _rows(self.conn, "MATCH (t:SubjectText {key: $k}) RETURN t.log, t.view", {"k": key(ref, v)})
+        return orjson.loads(unpack(log)), orjson.loads(view or "[]")
+
+
 _IV_SCAN = ("MATCH (i:SubjectIv) WHERE i.predicate = $p AND i.vf <= $a AND (i.vt IS NULL OR $a < i.vt) "
             "RETURN i.ref, i.vt, i.row")
 
@@ -472,7 +518,7 @@ class IntervalRows(LogRows):
         return n
 
 
-LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, ViewRows, IntervalRows)}
+LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, ViewRows, TextRows, IntervalRows)}
 
 
 def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -> list[list[tuple[str, str, int, int]]]:
@@ -687,7 +733,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--store", default=DEFAULT_STORE, help="a graphmem Kuzu store (a folder with graph.kuzu): copied")
     ap.add_argument("--writes", type=int, default=12_000)
     ap.add_argument("--group", type=int, default=32)
-    ap.add_argument("--layouts", default="a,b,c,w,i")
+    ap.add_argument("--layouts", default="a,b,c,w,v,i")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--threshold", type=float, default=0,
                     help="Kuzu's checkpoint threshold in MB of write-ahead log (default: Kuzu's, 16 MB)")
