@@ -15,7 +15,8 @@ checkpoint threshold (16 MB of write-ahead log), and prints per layout:
 - each such checkpoint's time (ms), the last one forced by ``CHECKPOINT`` at the end;
 - the database file's size before the stream and after it (MB), and the process's peak RSS (MB);
 - the read cost of what graphmem reads for one subject (its log and its view, as
-  ``subject_log_and_view`` reads and parses them; p50 / p99 ms over 300 random subjects) and of the
+  ``subject_log_and_view`` reads and parses them; p50 / p99 ms over 300 random subjects), of its view
+  alone (what ``current`` reads: its name and view) and of the
   all-subjects predicate scan (``facts -p status`` at now, ``_FACET_SCAN`` and its texts parsed; the
   median of 5, ms).
 
@@ -236,6 +237,11 @@ class Layout:
         _, log, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.log, s.view", {"r": ref})[0]
         return orjson.loads(unpack(log)), orjson.loads(view or "[]")
 
+    def read_view(self, ref: str) -> list[Any]:
+        """What ``current`` reads: the subject's name and view."""
+        _, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.view", {"r": ref})[0]
+        return orjson.loads(view or "[]")
+
     def scan(self, pred: str, at: int) -> int:
         rows = _rows(self.conn, _FACET_SCAN, {"p": pred, "a": at})
         names = dict(_rows(self.conn, _NAMES))
@@ -346,6 +352,10 @@ class FacetRows(LogRows):
         _, n = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n", {"r": ref})[0]
         return self._log_rows(ref, n), self._view(ref)
 
+    def read_view(self, ref: str) -> list[Any]:
+        _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name", {"r": ref})
+        return self._view(ref)
+
 
 class ViewRows(FacetRows):
     """``w``: ``c``, and the whole view kept as a row per version (``SubjectView``, key ``ref v``, a counter
@@ -389,6 +399,11 @@ class ViewRows(FacetRows):
         (view,), = _rows(self.conn, "MATCH (w:SubjectView {key: $k}) RETURN w.view", {"k": key(ref, v)})
         return self._log_rows(ref, n), orjson.loads(view or "[]")
 
+    def read_view(self, ref: str) -> list[Any]:
+        _, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.v", {"r": ref})[0]
+        (view,), = _rows(self.conn, "MATCH (w:SubjectView {key: $k}) RETURN w.view", {"k": key(ref, v)})
+        return orjson.loads(view or "[]")
+
 
 class TextRows(FacetRows):
     """``v``: today's texts (the packed log and the view) kept together as a row per version
@@ -431,6 +446,11 @@ class TextRows(FacetRows):
         _, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.v", {"r": ref})[0]
         (log, view), = _rows(self.conn, "MATCH (t:SubjectText {key: $k}) RETURN t.log, t.view", {"k": key(ref, v)})
         return orjson.loads(unpack(log)), orjson.loads(view or "[]")
+
+    def read_view(self, ref: str) -> list[Any]:
+        _, v = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.v", {"r": ref})[0]
+        (view,), = _rows(self.conn, "MATCH (t:SubjectText {key: $k}) RETURN t.view", {"k": key(ref, v)})
+        return orjson.loads(view or "[]")
 
 
 _IV_SCAN = ("MATCH (i:SubjectIv) WHERE i.predicate = $p AND i.vf <= $a AND (i.vt IS NULL OR $a < i.vt) "
@@ -507,6 +527,10 @@ class IntervalRows(LogRows):
         _, n, niv = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.niv", {"r": ref})[0]
         return self._log_rows(ref, n), self._ivs(ref, niv)
 
+    def read_view(self, ref: str) -> list[Any]:
+        _, niv = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.niv", {"r": ref})[0]
+        return self._ivs(ref, niv)
+
     def scan(self, pred: str, at: int) -> int:
         rows = _rows(self.conn, _IV_SCAN, {"p": pred, "a": at})
         names = dict(_rows(self.conn, _NAMES))
@@ -573,12 +597,15 @@ def run_one(store: Path, layout: str, writes: int, group: int, seed: int, thresh
         ckpts.append({"txn": "end", "ms": round((time.perf_counter() - t) * 1000, 1), "file_mb": round(mb(db_path), 1),
                       "wal_mb": round(wal_left, 1)})
         rng = random.Random(seed + 1)
-        reads = []
+        reads, views = [], []
         for ref in rng.sample(refs, min(300, len(refs))):
             t = time.perf_counter()
             log, view = lay.read_subject(ref)
             reads.append((time.perf_counter() - t) * 1000)
             assert log and view, ref
+            t = time.perf_counter()
+            assert lay.read_view(ref), ref
+            views.append((time.perf_counter() - t) * 1000)
         scans, held = [], 0
         for _ in range(5):
             t = time.perf_counter()
@@ -590,6 +617,7 @@ def run_one(store: Path, layout: str, writes: int, group: int, seed: int, thresh
                 "file_mb_after": round(mb(db_path), 1), "peak_rss_mb": round(
                     resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "read_p50_ms": round(pct(reads, 50), 2), "read_p99_ms": round(pct(reads, 99), 2),
+                "view_p50_ms": round(pct(views, 50), 2), "view_p99_ms": round(pct(views, 99), 2),
                 "scan_ms": round(statistics.median(scans), 1), "scan_rows": held}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -775,7 +803,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name}: {r['writes']} writes, txn p50 {r['txn_p50_ms']} p99 {r['txn_p99_ms']} max {r['txn_max_ms']} ms; "
               f"checkpoints {[c['ms'] for c in ck]} ms; file {r['file_mb_before']} -> {r['file_mb_after']} MB "
               f"({[c['file_mb'] for c in ck]}); peak RSS {r['peak_rss_mb']} MB; subject read p50 {r['read_p50_ms']} "
-              f"p99 {r['read_p99_ms']} ms; scan {r['scan_ms']} ms ({r['scan_rows']} rows); setup {r['setup_s']} s; "
+              f"p99 {r['read_p99_ms']} ms; view read p50 {r['view_p50_ms']} p99 {r['view_p99_ms']} ms; scan {r['scan_ms']} ms ({r['scan_rows']} rows); setup {r['setup_s']} s; "
               f"load {r['load']}", flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
