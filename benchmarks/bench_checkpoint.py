@@ -42,7 +42,9 @@ Layouts (``--layouts``, comma-separated):
 ``SubjectLog``; ``SubjectFacet`` rows deleted and created; an INT64 and a STRING column set), on layout
 ``c`` made from a copy of ``--store``. ``--probe`` instead runs the raw-Kuzu probes behind the write-up: which column updates a checkpoint
 writes in place (STRING of the same length, shorter, BLOB, INT64), what appending rows costs as the
-last node group fills, whether deleted rows' room is used again, and whether the file ever shrinks.
+last node group fills, whether deleted rows' room is used again, and whether the file ever shrinks; then
+how a subject's 20 rows among 1M are best found (a list of keys, a lookup each, a range, a rel) and what
+rows and rels created cost a checkpoint.
 
 Run from the repository root (it copies the store; the original is only read)::
 
@@ -703,6 +705,79 @@ def probe(rows: int = 100_000, rounds: int = 3, engine: str = "kuzu") -> list[di
     return out
 
 
+def probe_keys(subjects: int = 50_000, per: int = 20, engine: str = "kuzu") -> list[dict[str, Any]]:
+    """How a subject's ``per`` rows are found among ``subjects * per`` (1M): by a list of keys, by a lookup
+    each (text keys ``"ref seq"``, INT64 keys ``sid << 20 | seq`` and ``sid * per + seq``), by a range, by a
+    rel from the subject; then what 3,200 rows or rels created (100 transactions of 32) cost a checkpoint."""
+    kuzu = _engine(engine)
+    out: list[dict[str, Any]] = []
+    tmp = Path(tempfile.mkdtemp(prefix="ckpt-keys-", dir=os.environ.get("BENCH_TMP")))
+    try:
+        path = tmp / "k.kuzu"
+        c = kuzu.Connection(kuzu.Database(str(path)))
+        c.execute("CREATE NODE TABLE S(ref STRING PRIMARY KEY)")
+        c.execute("CREATE NODE TABLE KT(key STRING PRIMARY KEY, row STRING)")
+        c.execute("CREATE NODE TABLE KS(id INT64 PRIMARY KEY, row STRING)")
+        c.execute("CREATE NODE TABLE KD(id INT64 PRIMARY KEY, row STRING)")
+        c.execute("CREATE REL TABLE HAS(FROM S TO KD)")
+        _copy_rows(c, "S", [[f"project:project-{s}"] for s in range(subjects)], tmp)
+        row = lambda s, k: f"[{s},{k},\"assert\",\"status\",\"active\"]" + "x" * 80  # noqa: E731
+        _copy_rows(c, "KT", [[f"project:project-{s} {k}", row(s, k)] for s in range(subjects) for k in range(per)], tmp)
+        _copy_rows(c, "KS", [[s << 20 | k, row(s, k)] for s in range(subjects) for k in range(per)], tmp)
+        _copy_rows(c, "KD", [[s * per + k, row(s, k)] for s in range(subjects) for k in range(per)], tmp)
+        _copy_rows(c, "HAS", [[f"project:project-{s}", s * per + k] for s in range(subjects) for k in range(per)], tmp)
+        c.execute("CHECKPOINT")
+        rng = random.Random(5)
+        sample = rng.sample(range(subjects), 100)
+
+        def timed(name: str, one: Any) -> None:
+            ts = []
+            for s in sample:
+                t = time.perf_counter()
+                n = one(s)
+                ts.append((time.perf_counter() - t) * 1000)
+                assert n == per, (name, n)
+            out.append({"probe": f"{per} rows of a subject: {name}", "p50_ms": round(pct(ts, 50), 3),
+                        "p90_ms": round(pct(ts, 90), 3)})
+            print(json.dumps(out[-1]), flush=True)
+
+        timed("UNWIND text keys", lambda s: len(_rows(c, "UNWIND $k AS k MATCH (x:KT {key: k}) RETURN x.row", {
+            "k": [f"project:project-{s} {k}" for k in range(per)]})))
+        timed("IN text keys", lambda s: len(_rows(c, "MATCH (x:KT) WHERE x.key IN $k RETURN x.row", {
+            "k": [f"project:project-{s} {k}" for k in range(per)]})))
+        timed("a lookup per text key", lambda s: sum(len(_rows(c, "MATCH (x:KT {key: $k}) RETURN x.row", {
+            "k": f"project:project-{s} {k}"})) for k in range(per)))
+        timed("a lookup per INT64 key sid << 20 | seq", lambda s: sum(len(_rows(
+            c, "MATCH (x:KS {id: $k}) RETURN x.row", {"k": s << 20 | k})) for k in range(per)))
+        timed("a lookup per INT64 key sid * 20 + seq", lambda s: sum(len(_rows(
+            c, "MATCH (x:KD {id: $k}) RETURN x.row", {"k": s * per + k})) for k in range(per)))
+        timed("a range of INT64 keys", lambda s: len(_rows(c, "MATCH (x:KS) WHERE x.id >= $a AND x.id < $b RETURN x.row",
+                                                           {"a": s << 20, "b": (s + 1) << 20})))
+        timed("a rel from the subject", lambda s: len(_rows(c, "MATCH (:S {ref: $r})-[:HAS]->(x:KD) RETURN x.row",
+                                                            {"r": f"project:project-{s}"})))
+        nxt = subjects * per
+        for name, q in (("rows created", "CREATE (:KD {id: $i, row: $v})"),
+                        ("rows and rels created", "MATCH (s:S {ref: $r}) CREATE (s)-[:HAS]->(:KD {id: $i, row: $v})")):
+            for r in range(3):
+                for _ in range(100):
+                    c.execute("BEGIN TRANSACTION")
+                    for _ in range(32):
+                        args = {"i": nxt, "v": row(0, nxt)}
+                        if "$r" in q:
+                            args["r"] = f"project:project-{rng.randrange(subjects)}"
+                        _run(c, q, args)
+                        nxt += 1
+                    c.execute("COMMIT")
+                t = time.perf_counter()
+                c.execute("CHECKPOINT")
+                out.append({"probe": f"3,200 {name}", "round": r, "ckpt_ms": round((time.perf_counter() - t) * 1000, 1),
+                            "file_mb": round(mb(path), 1)})
+                print(json.dumps(out[-1]), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def kinds(store: Path, rounds: int = 3, seed: int = 7, engine: str = "kuzu") -> list[dict[str, Any]]:
     """What each kind of write of layout ``c`` costs a checkpoint on a copy of ``store``: ``rounds`` times
     3,200 of one kind (100 transactions of 32), then ``CHECKPOINT``, timed, with the file's size."""
@@ -776,6 +851,7 @@ def main(argv: list[str] | None = None) -> None:
     if a.probe:
         for row in probe(engine=a.engine):
             print(json.dumps(row), flush=True)
+        probe_keys(engine=a.engine)
         return
     if a.kinds:
         kinds(Path(a.store), seed=a.seed, engine=a.engine)
