@@ -183,7 +183,7 @@ _CREATE_FACETS = ("UNWIND range(1, size($k)) AS i CREATE (:SubjectFacet {key: $k
 def _create_facets(conn: Any, rows: list[tuple[str, str, list[Any]]]) -> None:
     """Status facet rows (key, ref, [open, since, ended, first, last]) created by one query, a list per
     column, each ending in one typed value never read (a list of nulls alone has no type)."""
-    cols = {c: [v[j] for _, _, v in rows] + [t] for j, (c, t) in enumerate(zip("osefl", ["", 0, "", 0, 0]))}
+    cols = {c: [v[j] for _, _, v in rows] + [t] for j, (c, t) in enumerate(zip("osefl", ["", 0, "", 0, 0], strict=True))}
     _run(conn, _CREATE_FACETS, {"k": [k for k, _, _ in rows], "r": [r for _, r, _ in rows], **cols})
 _FACET_SCAN = ("MATCH (f:SubjectFacet) WHERE f.predicate = $p AND (f.since <= $a OR f.first <= $a AND $a < f.last) "
                "RETURN f.ref, CASE WHEN f.since <= $a THEN f.open END, CASE WHEN f.first <= $a AND $a < f.last "
@@ -213,7 +213,7 @@ class Layout:
         old = [r for r in rows if r[0] in have]
         if old:
             # each list ends in one typed value never read (a list of nulls alone has no type)
-            cols = {c: [v[j] for _, _, v in old] + [t] for j, (c, t) in enumerate(zip("osefl", ["", 0, "", 0, 0]))}
+            cols = {c: [v[j] for _, _, v in old] + [t] for j, (c, t) in enumerate(zip("osefl", ["", 0, "", 0, 0], strict=True))}
             _run(self.conn, _SET_FACETS, {"keys": [k for k, _, _ in old], **cols})
         new = [r for r in rows if r[0] not in have]
         if new:
@@ -640,7 +640,7 @@ def probe(rows: int = 100_000, rounds: int = 3, engine: str = "kuzu") -> list[di
         c = kuzu.Connection(db)
         c.execute("CREATE NODE TABLE T(id INT64 PRIMARY KEY, s STRING, b BLOB, i INT64)")
         rng = random.Random(3)
-        text = [("x%07d" % k) * 25 for k in range(rows)]  # 200 characters each
+        text = [f"x{k:07d}" * 25 for k in range(rows)]  # 200 characters each
         _copy_rows(c, "T", [[k, text[k], text[k], k] for k in range(rows)], tmp)
         c.execute("CHECKPOINT")
         base = mb(path)
@@ -695,11 +695,11 @@ def probe(rows: int = 100_000, rounds: int = 3, engine: str = "kuzu") -> list[di
         _copy_rows(c, "T2", [[k, text[k]] for k in range(rows)], tmp)
         c.execute("CHECKPOINT")
         out.append({"probe": "new table of T's strings", "file_mb": round(mb(path), 1)})
-        del c, db
-        out.append({"probe": "closed and reopened", "file_mb": round(mb(path), 1)})
-        db = kuzu.Database(str(path))
-        del db
-        out.append({"probe": "after reopen", "file_mb": round(mb(path), 1)})
+        c.close()
+        db.close()
+        out.append({"probe": "closed", "file_mb": round(mb(path), 1)})
+        kuzu.Database(str(path)).close()
+        out.append({"probe": "reopened and closed", "file_mb": round(mb(path), 1)})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -800,10 +800,10 @@ def kinds(store: Path, rounds: int = 3, seed: int = 7, engine: str = "kuzu") -> 
             "Assertion rows created": lambda g: _run(c, _CREATE_ASSERTIONS, {"rows": [
                 {"id": f, "s": r, "o": "done", "t": 1} for r, f in g]}),
             "SubjectLog rows created": lambda g: _run(c, "UNWIND $rows AS x CREATE (:SubjectLog {key: x.k, row: x.row})",
-                                                      {"rows": [{"k": key(r, counts[r] + f), "row": "[%d]" % f}
+                                                      {"rows": [{"k": key(r, counts[r] + f), "row": f"[{f}]"}
                                                                 for r, f in g]}),
             "SubjectFacet rows deleted and created": lambda g: lay._set_facets(
-                [(r, "status", ['[["done","literal",1,null,[%d],[],[],null]]' % f, 1, None, None, None]) for r, f in g]),
+                [(r, "status", [f'[["done","literal",1,null,[{f}],[],[],null]]', 1, None, None, None]) for r, f in g]),
             "Subject.n set (INT64)": lambda g: _run(c, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) "
                                                     "WITH s, list_position($refs, r) AS i SET s.n = $n[i]",
                                                     {"refs": [r for r, _ in g], "n": [f for _, f in g] + [0]}),
@@ -879,7 +879,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name}: {r['writes']} writes, txn p50 {r['txn_p50_ms']} p99 {r['txn_p99_ms']} max {r['txn_max_ms']} ms; "
               f"checkpoints {[c['ms'] for c in ck]} ms; file {r['file_mb_before']} -> {r['file_mb_after']} MB "
               f"({[c['file_mb'] for c in ck]}); peak RSS {r['peak_rss_mb']} MB; subject read p50 {r['read_p50_ms']} "
-              f"p99 {r['read_p99_ms']} ms; view read p50 {r['view_p50_ms']} p99 {r['view_p99_ms']} ms; scan {r['scan_ms']} ms ({r['scan_rows']} rows); setup {r['setup_s']} s; "
+              f"p99 {r['read_p99_ms']} ms; view read p50 {r['view_p50_ms']} p99 {r['view_p99_ms']} ms; "
+              f"scan {r['scan_ms']} ms ({r['scan_rows']} rows); setup {r['setup_s']} s; "
               f"load {r['load']}", flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
