@@ -27,6 +27,8 @@ Layouts (``--layouts``, comma-separated):
   ``Subject.n``), the view and facets still replaced.
 - ``c``: ``b``, and the view only as ``SubjectFacet`` rows, a changed facet's row deleted and created
   again (no text updated anywhere); ``Subject.view`` no longer written.
+- ``r``: ``c``, and each log row linked from its subject by a rel (``LOGGED``): the log read by one
+  query from the subject's row.
 - ``w``: ``c``, and the whole view as a row per version (``SubjectView``, key ``ref v``, a counter
   ``Subject.v``): each write creates the next version's row and deletes the last one (a subject's view
   is still one lookup); ``Subject.view`` no longer written.
@@ -49,11 +51,11 @@ rows and rels created cost a checkpoint.
 Run from the repository root (it copies the store; the original is only read)::
 
     PYTHONPATH=. python benchmarks/bench_checkpoint.py [--store DIR] [--writes 12000] [--group 32]
-        [--layouts a,b,c,w,v,i] [--seed 7] [--threshold MB] [--engine kuzu|ladybug] [--json OUT]
+        [--layouts a,b,c,r,w,v,i] [--seed 7] [--threshold MB] [--engine kuzu|ladybug] [--json OUT]
     PYTHONPATH=. python benchmarks/bench_checkpoint.py --probe
 
 The default store is /work/bench-engines/kuzu-100000-s42 (100k statements, 5,000 subjects): about
-three minutes for the six layouts on two cores; the 1M store (``--store /work/scan-data/store8``)
+three minutes for the seven layouts on two cores; the 1M store (``--store /work/scan-data/store8``)
 about ten. ``--kinds`` takes about a minute, ``--probe`` about five (it builds a table of 1M rows).
 Results are printed a line per layout (``--json`` writes them whole, with each checkpoint's log size).
 """
@@ -360,6 +362,41 @@ class FacetRows(LogRows):
         return self._view(ref)
 
 
+class LinkedLogRows(FacetRows):
+    """``r``: ``c``, and each log row linked from its subject by a rel (``LOGGED``), so that a subject's log
+    is read by one query from its row instead of a lookup per statement."""
+
+    name = "r"
+
+    def setup(self) -> None:
+        super().setup()
+        c = self.conn
+        c.execute("CREATE REL TABLE LOGGED(FROM Subject TO SubjectLog)")
+        _copy_rows(c, "LOGGED", [[ref, key(ref, k)] for ref, n in _rows(c, "MATCH (s:Subject) RETURN s.ref, s.n")
+                                 for k in range(n)], self.tmp)
+
+    def _log_rows(self, ref: str, n: int) -> list[Any]:
+        got = _rows(self.conn, "MATCH (:Subject {ref: $r})-[:LOGGED]->(l:SubjectLog) RETURN l.key, l.row", {"r": ref})
+        got.sort(key=lambda r: int(r[0].rpartition(" ")[2]))
+        return [orjson.loads(r) for _, r in got]
+
+    def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
+        refs, ns, facets, logrows = [], [], [], []
+        for ref, obj, fid, now in items:
+            _, n = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n", {"r": ref})[0]
+            new, _ = _apply(self._view(ref), obj, fid, now)
+            logrows.append({"r": ref, "k": key(ref, n), "row": orjson.dumps(_stmt(fid, obj, now)).decode()})
+            refs.append(ref)
+            ns.append(n + 1)
+            facets.append((ref, "status", _facet(new, "status")))
+        self._group_common(items)
+        for x in logrows:  # a query each: a list of subjects to match is planned as a scan
+            _run(self.conn, "MATCH (s:Subject {ref: $r}) CREATE (s)-[:LOGGED]->(:SubjectLog {key: $k, row: $row})", x)
+        _run(self.conn, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
+             "SET s.n = $n[i]", {"refs": refs, "n": ns + [0]})
+        self._set_facets(facets)
+
+
 class ViewRows(FacetRows):
     """``w``: ``c``, and the whole view kept as a row per version (``SubjectView``, key ``ref v``, a counter
     ``Subject.v``): a write creates the next version's row and deletes the last one, so that a subject's
@@ -545,7 +582,7 @@ class IntervalRows(LogRows):
         return n
 
 
-LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, ViewRows, TextRows, IntervalRows)}
+LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, LinkedLogRows, ViewRows, TextRows, IntervalRows)}
 
 
 def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -> list[list[tuple[str, str, int, int]]]:
@@ -837,7 +874,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--store", default=DEFAULT_STORE, help="a graphmem Kuzu store (a folder with graph.kuzu): copied")
     ap.add_argument("--writes", type=int, default=12_000)
     ap.add_argument("--group", type=int, default=32)
-    ap.add_argument("--layouts", default="a,b,c,w,v,i")
+    ap.add_argument("--layouts", default="a,b,c,r,w,v,i")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--threshold", type=float, default=0,
                     help="Kuzu's checkpoint threshold in MB of write-ahead log (default: Kuzu's, 16 MB)")
