@@ -125,14 +125,15 @@ def ends_with_process() -> bool:
 def keep_until_exit(path: Path, objects: tuple[Any, ...]) -> None:
     """Keep a closed store's engine objects (its connections, then its database) for the process's end."""
     assert _LEFT is not None
-    _LEFT.append((path, objects))
+    _LEFT.append((path.resolve(), objects))
 
 
 def _close_left(path: Path) -> None:
     """Close for real what a store at ``path`` left open (``leave_open_until_exit``), before it opens again."""
     if not _LEFT:
         return
-    for item in [x for x in _LEFT if x[0] == path]:
+    where = path.resolve()
+    for item in [x for x in _LEFT if x[0] == where]:
         _LEFT.remove(item)
         conns, db = item[1][:-1], item[1][-1]
         with contextlib.suppress(Exception):
