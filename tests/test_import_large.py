@@ -171,6 +171,59 @@ def test_plain_run_is_the_longest_stretch_of_plain_lines(tmp_path: Path, monkeyp
     assert importer._plain_run(f) is None
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_line_count_of_a_half_without_blank_lines_equals_the_count_line_by_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """``_count(..., nonblank=True)`` counts lines without cutting them out when no line may be blank; a
+    range that holds a blank line, or one of white space, or a line starting with white space, is counted
+    line by line. Both give what counting each line gives, also across the reading's blocks."""
+    import random
+
+    from graphmem.transfer import lines as file_lines
+    rng = random.Random(seed)
+    monkeypatch.setattr(file_lines, "_count_unless_blank", file_lines._count_unless_blank)
+    rows = [rng.choice(['{"op": "assert"}', "x", " y", "\tz", "", " ", "\r", "\x0b", "\x0cw", "a b"])
+            if rng.random() < (0.3 if seed % 2 else 0) else '{"op": "assert", "n": %d}' % i for i in range(400)]
+    data = "\n".join(rows) + ("\n" if seed < 4 else "")
+    f = tmp_path / "f.jsonl"
+    f.write_bytes(data.encode())
+    starts = [0] + [i + 1 for i, c in enumerate(data.encode()) if c == 10 and i + 1 < len(data)]
+    for lo, hi in [(0, len(data)), (starts[50], starts[300]), (starts[7], starts[7]), (starts[399], len(data))]:
+        text = data.encode()[lo:hi]
+        expected = (text.count(b"\n"), sum(1 for line in text.split(b"\n") if line.strip()))
+        assert importer._count(f, lo, hi, nonblank=True) == expected
+    monkeypatch.setattr(file_lines, "_count_unless_blank", lambda *a: None)  # line by line: the same
+    assert importer._count(f, 0, len(data), nonblank=True) == (data.count("\n"), sum(1 for r in rows if r.strip()))
+
+
+def test_the_count_reads_across_blocks(tmp_path: Path) -> None:
+    """A line break at the end of one 16 MB block and a blank line at the start of the next is found."""
+    from graphmem.transfer import lines as file_lines
+    block = 16 * 2**20
+    line = b"x" * 1023 + b"\n"
+    f = tmp_path / "f.jsonl"
+    f.write_bytes(line * (block // len(line)) + b"\n" + line)
+    assert file_lines._count_unless_blank(f, 0, f.stat().st_size) is None
+    assert importer._count(f, 0, f.stat().st_size, nonblank=True) == (block // len(line) + 2, block // len(line) + 1)
+    f.write_bytes(line * (block // len(line)) + line)
+    assert file_lines._count_unless_blank(f, 0, f.stat().st_size) == (block // len(line) + 1,) * 2
+
+
+def test_a_file_without_a_backslash_is_not_searched_for_escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An escape (``\\u``) ends a run of plain lines; a file holding no backslash has none, and a backslash
+    that starts no escape ends no run."""
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
+    f = tmp_path / "f.jsonl"
+    plain = ['{"op": "assert", "x": %d}' % i for i in range(8)]
+    f.write_text("\n".join(plain) + "\n")
+    assert importer._plain_run(f)[::2] == (0, f.stat().st_size)  # type: ignore[index]
+    f.write_text("\n".join(plain[:3] + ['{"op": "assert", "s": "a\\\\b"}'] + plain[3:]) + "\n")
+    assert importer._plain_run(f)[::2] == (0, f.stat().st_size)  # type: ignore[index]
+    f.write_text("\n".join(plain[:2] + ['{"op": "assert", "s": "\\u00e9"}'] + plain[2:]) + "\n")
+    start, _, end = importer._plain_run(f)  # type: ignore[misc]
+    assert start > 0 and end == f.stat().st_size  # the five lines after the escape
+
+
 def test_two_core_import_equals_one_core(tmp_path: Path, new_store: Callable[[str], Path],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     f, _ = _two_core_file(tmp_path)

@@ -126,7 +126,10 @@ def _plain_run_of(path: Path, min_bytes: int) -> tuple[int, int, int] | None:
             return None
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             hits = []
+            backslash = mm.find(b"\\") >= 0  # (one byte is found faster than two: most files hold no escape)
             for pattern in _SPECIAL:
+                if pattern == b"\\u" and not backslash:
+                    continue
                 i = mm.find(pattern)
                 while i >= 0:
                     hits.append(i)
@@ -160,9 +163,21 @@ def _span(path: Path, start: int, end: int, first_line: int,
             yield lineno, decode(raw)
 
 
+# a line that starts with one of these (or holds nothing) may be blank: ``_count`` then looks at each line
+_BLANK_STARTS = (b"\n\n", b"\n ", b"\n\t", b"\n\r", b"\n\x0b", b"\n\x0c")
+
+
 def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
     """The line breaks in [start, end) of a file (which starts and ends at line starts), and with
-    ``nonblank`` the lines there that hold more than ASCII white space (else 0)."""
+    ``nonblank`` the lines there that hold more than ASCII white space (else 0).
+
+    Lines whose first byte is not white space are not blank: when no line of the range starts with
+    white space or is empty (no line break followed by one), each line is counted without being cut out.
+    """
+    if nonblank:
+        counted = _count_unless_blank(path, start, end)
+        if counted is not None:
+            return counted
     breaks = filled = 0
     rest = b""  # a line cut by the end of a block
     with path.open("rb") as f:
@@ -179,3 +194,23 @@ def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[in
                 rest = lines.pop()
                 filled += sum(1 for line in lines if line.strip())
     return breaks, filled + (1 if rest.strip() else 0)
+
+
+def _count_unless_blank(path: Path, start: int, end: int) -> tuple[int, int] | None:
+    """``_count(path, start, end, nonblank=True)`` when no line there starts with white space or is empty
+    (each line is then filled), found by a few byte searches; None when some line might be blank."""
+    breaks = 0
+    last = b"\n"  # the byte before the range: it starts at a line start
+    with path.open("rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(left, 16 * 2**20))
+            if not block:
+                break
+            left -= len(block)
+            if last == b"\n" and block[:1].isspace() or any(p in block for p in _BLANK_STARTS):
+                return None
+            breaks += block.count(b"\n")
+            last = block[-1:]
+    return breaks, breaks + (0 if last == b"\n" else 1)
