@@ -352,3 +352,35 @@ def test_a_name_an_entity_line_adds_later_resolves_on_the_lines_after_it(store_p
     assert [e[0] for e in report.errors] == [5]
     assert "ambiguous" in report.errors[0][1]
     assert report.statements == 2
+
+
+def test_bulk_rows_of_long_values_are_quoted_when_one_starts_with_a_quote() -> None:
+    """Rows of long values (a view's JSON, a log) are checked for a leading quote value by value; a row
+    whose value starts with one is written quoted, as rows of short values are."""
+    from graphmem.store.kuzu.bulkfiles import _tsv
+    long = "[" + ", ".join(['["status", "active"]'] * 20) + "]"
+    plain = [["project:a", "A", long, long], ["project:b", "B", long, long]]
+    assert _tsv(plain, False) == ("\n".join("\t".join(r) for r in plain) + "\n", False)
+    for at in range(4):
+        odd = [list(r) for r in plain]
+        odd[1][at] = '"' + odd[1][at]
+        text, breaks = _tsv(odd, False)
+        assert not breaks and text.splitlines()[1].split("\t")[at] == '"' + odd[1][at].replace('"', '""') + '"'
+        short = [[v[:3] for v in r] for r in odd]  # short values: the text is searched instead
+        assert _tsv(short, False)[0].splitlines()[1].split("\t")[at].startswith('""')
+
+
+def test_a_subject_named_with_a_leading_quote_keeps_its_name_through_the_bulk_view(store_path: Path) -> None:
+    """A subject whose name starts with a quote, with a long log and view: its bulk row is quoted, and
+    the stored name is the entity's."""
+    lines = [{"op": "entity", "type": "Project", "name": '"Quoted" Atlas'}]
+    lines += [{"op": "assert", "subject": "project:quoted-atlas", "predicate": "status",
+               "object": ["idea", "active", "done"][k % 3], "valid_from": f"2024-01-{k + 1:02d}",
+               "sources": [f"https://q.example/{k}"]} for k in range(25)]
+    f = store_path.parent / "quoted.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    m = graphmem.open(store_path, create=True)
+    assert m.import_jsonl(f, strict=True).statements == 25
+    name, view = m.store.subject_name_and_view("project:quoted-atlas")
+    assert name == '"Quoted" Atlas' and len(view) == 25
+    assert m.rebuild(check=True).drift == ()
