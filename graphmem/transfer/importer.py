@@ -12,7 +12,7 @@ import mmap
 import time
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
-from graphmem.transfer.beside import _views_from_files, _views_from_list, _views_of
+from graphmem.transfer.beside import _view_rows, _views_from_files, _views_from_list, _views_of
 from graphmem.transfer.lines import (
     _count,
     _plain_run_of,
@@ -87,6 +87,8 @@ class _Reader:
         self.n_lines = 0
         self.memo = Memo()  # what statement lines checked once (cleared when an entity line changes the resolver)
         self.n_created = self.n_updated = 0  # how many entities it made and changed (``release``)
+        self.kept: dict[str, list[Statement]] | None = None  # a two-core read's child: its statements by subject
+        self.halves: _Halves | None = None  # a two-core read's children, waiting to compute their view
 
     def read(self, lines: Iterable[tuple[int, str]]) -> None:
         """Validate numbered lines, in order."""
@@ -95,6 +97,7 @@ class _Reader:
         record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
         recorded_append, heads_append = recorded.append, self.heads.append
+        kept = self.kept
         try:  # the import's scope, checked once for the lines that carry none (a bad one: every line says so)
             scope, plain = one_scope(self.scope), True
         except GraphmemError:
@@ -167,6 +170,8 @@ class _Reader:
                             stmts.append(st)
                         recorded_append(st[8])  # recorded_at
                         touched[st[2]].add(st[3])
+                        if kept is not None:
+                            kept[st[2]].append(st)
                         next_id += 1
                     else:
                         self.next_id = next_id
@@ -373,7 +378,19 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
     except BaseException:
         if sink is not None:
             sink.discard()
+        if r.halves is not None:
+            r.halves.drop()
         raise
+    try:
+        return _write_read(r, strict, now, progress)
+    finally:
+        if r.halves is not None:  # (their view files, if any, are the write's to remove)
+            r.halves.drop()
+
+
+def _write_read(r: _Reader, strict: bool, now: int, progress: Progress) -> bool:
+    """``_read_and_write``'s second step: write what ``r`` read (False: ``strict`` refuses it)."""
+    sink, store = r.sink, r.store
     n_stmts = r.next_id - r.first_id
     if strict and r.errors:
         if sink is not None:
@@ -384,7 +401,7 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
     if created or updated or r.records or n_stmts or r.retractions:
         progress("writing to the store", 0, None)
         _write(store, r.checks.registry, created, updated, sink or r.stmts, r.next_id,
-               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
+               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress, r.halves)
     elif sink is not None:
         sink.discard()
     return True
@@ -431,14 +448,21 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
     def paced(pos: int) -> None:  # in the first half's child
         reached[:8] = pos.to_bytes(8, "little")
 
-    def part(halves: list[tuple[int, int]]) -> list[dict[str, Any]]:  # (both halves where no child can fork)
-        return [half(lo, hi) for lo, hi in halves]
+    def part(halves: list[tuple[int, int]], ask: Callable[[Any], Any] | None = None) -> Any:
+        """Read the halves (both where no child can fork); in a child (``ask``), keep the statements, hand
+        over what was read, and compute the view of this half's subjects when the reply asks for it."""
+        kept: dict[str, list[Statement]] | None = defaultdict(list) if ask is not None else None
+        got = [half(lo, hi, kept) for lo, hi in halves]
+        if ask is None or kept is None:
+            return got
+        return _view_of_kept(store, r.checks.registry, kept, {ref: e.name for ref, e in r.created.items()}, ask(got))
 
-    def half(lo: int, hi: int) -> dict[str, Any]:
+    def half(lo: int, hi: int, kept: dict[str, list[Statement]] | None = None) -> dict[str, Any]:
         child = _Reader(r.store, r.checks, r.now, r.resolve, r.next_id if lo == start else base, r.next_record,
                         store.statement_file(), scope=r.scope)
         child.memo = r.memo
         child.record_refs = r.record_refs
+        child.kept = kept
         assert child.sink is not None
         try:
             child.read(_span(path, lo, hi, line_at[lo], paced if lo == start and report is not None else None))
@@ -457,16 +481,25 @@ def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int
         if pos:
             tell(task, min(start + 2 * (pos - start), end), size)
 
-    ours, theirs = [h for got in Forked(part, [(start, middle), (middle, end)], min_items=2).result(
-        while_waiting=None if report is None else waiting) for h in got]
+    before = (r.first_id, r.next_id, len(r.created), len(r.updated))
+    work = Forked(part, [(start, middle), (middle, end)], min_items=2, talk=True)
+    r.halves = _Halves(work)  # (ended by ``_read_and_write`` whatever happens)
+    ours, theirs = [h for got in work.result(while_waiting=None if report is None else waiting) for h in got]
     reached.close()
     _adopt(r, ours)
-    if r.next_id == base:
+    both = r.next_id == base
+    if both:
         _adopt(r, theirs)
     else:  # the first half had an error, so the second half's ids are not those: read it here
         theirs["bulk"].discard()
         r.read(_span(path, middle, end, line_at[middle], report))
+    after = r.next_id
     r.read(_span(path, end, size, line_at[end], report))
+    # the children compute their subjects' view only when they read every statement and the entities
+    # they name are those they had (nothing read here before or after them changed either)
+    if (both and work.waiting == 2 and before[0] == before[1] and r.next_id == after
+            and (len(r.created), len(r.updated)) == before[2:]):
+        r.halves.touched = [set(ours["touched"]), set(theirs["touched"])]
 
 
 def _adopt(r: _Reader, half: dict[str, Any]) -> None:
@@ -488,7 +521,8 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
            updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementBatch,
            next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            touched: dict[str, set[str]], now: int, records: list[Record],
-           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress) -> None:
+           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress,
+           halves: _Halves | None = None) -> None:
     """Write everything in one transaction: entities, aliases, records and mentions, then the statements
     and retractions with the view of every subject they touch.
 
@@ -525,7 +559,8 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
+        views = (halves.views(store, registry, retractions, touched, view_names) if halves is not None else None) or \
+            _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
         # what only the view needed goes before Kuzu's loads (the entities themselves after theirs)
         del view_names
         touched.clear()
@@ -585,3 +620,79 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
             v.discard()
         if isinstance(stmts, StatementBatch):
             stmts.discard()
+
+
+class _Halves:
+    """The children of a two-core read (``_read_on_two_cores``), waiting with their statements by subject
+    after handing over what they read: when every statement of the import is theirs (``touched`` set:
+    the subjects of each), ``views`` has each compute the view of the subjects only it holds, and
+    computes here those both hold (a file grouped by subject has few: the subjects that straddle the
+    middle). Otherwise, or when the two share more than a twentieth of the subjects (a file in random
+    order), the view is computed as without them (``beside._views_from_files``)."""
+
+    SHARED = 20  # the children compute their views when both hold at most 1 in this many subjects
+
+    def __init__(self, work: Forked[tuple[int, int], Any]) -> None:
+        self.work = work
+        self.touched: list[set[str]] | None = None
+
+    def views(self, store: StorageEngine, registry: Registry, retractions: dict[int, tuple[int, str | None]],
+              touched: dict[str, set[str]], names: dict[str, str]) -> list[ViewBatch] | None:
+        """The view's files: the children's, and those of the subjects both hold made here; None (the
+        children ended) when they cannot compute it."""
+        if self.touched is None or len(self.touched[0] & self.touched[1]) * self.SHARED > len(touched):
+            self.drop()
+            return None
+        shared = self.touched[0] & self.touched[1]
+        answers = self.work.then([(shared, retractions)] * 2)
+        views: list[ViewBatch] = [v[0] for done, v in answers if done and v is not None and v[0] is not None]
+        if len(answers) != 2 or not all(done and v is not None for done, v in answers):
+            for view in views:
+                view.discard()
+            return None
+        logs: dict[str, list[Statement]] = defaultdict(list)
+        for _, (_, theirs) in answers:  # the first child's statements come first (their ids are lower)
+            for ref, statements in theirs.items():
+                logs[ref].extend(statements)
+        if logs:
+            views.append(store.write_view_files(_view_rows(store, registry, sorted(logs), logs, names.get)))
+        return views
+
+    def drop(self) -> None:
+        """End the children that still wait (nothing more is asked of them)."""
+        if self.work.waiting:
+            self.work.then([None] * self.work.waiting)
+
+
+def _view_of_kept(store: StorageEngine, registry: Registry, kept: dict[str, list[Statement]], names: dict[str, str],
+                  reply: tuple[set[str], dict[int, tuple[int, str | None]]]) -> tuple[ViewBatch | None,
+                                                                                      dict[str, list[Statement]]]:
+    """In a child of a two-core read: the view files of the subjects it read (``kept``, their statements
+    in id order) but those in ``reply``'s shared set, with ``reply``'s retractions; and the statements
+    of the shared subjects, for the parent (``_Halves.views``). Each statement as the view reads it from
+    the import's bulk files (``StatementBatch.statements``): entity objects named by ``names``."""
+    shared, retractions = reply
+    get = names.get
+    logs: dict[str, list[Statement]] = {}
+    theirs: dict[str, list[Statement]] = {}
+    for ref in list(kept):
+        statements = [_as_read(st, get, retractions) for st in kept.pop(ref)]
+        (theirs if ref in shared else logs)[ref] = statements
+    refs = sorted(logs)
+    return (store.write_view_files(_view_rows(store, registry, refs, logs, get)) if refs else None), theirs
+
+
+def _as_read(st: Statement, name_of: Callable[[str], str | None],
+             retractions: dict[int, tuple[int, str | None]]) -> Statement:
+    """A statement as ``StatementBatch.statements`` hands it back: an entity object's name from
+    ``name_of`` (None for any other object), its retraction set."""
+    if st[5] == "entity":
+        name = name_of(st[4])
+        if name != st[14]:
+            st = st._replace(object_name=name)
+    elif st[14] is not None:
+        st = st._replace(object_name=None)
+    if retractions and st[0] in retractions:
+        at, why = retractions[st[0]]
+        st = st._replace(retracted_at=at, retract_reason=why)
+    return st
