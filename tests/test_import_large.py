@@ -4,6 +4,7 @@ what the small path gives: the same statements, ids, retractions and views."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -384,3 +385,97 @@ def test_a_subject_named_with_a_leading_quote_keeps_its_name_through_the_bulk_vi
     name, view = m.store.subject_name_and_view("project:quoted-atlas")
     assert name == '"Quoted" Atlas' and len(view) == 25
     assert m.rebuild(check=True).drift == ()
+
+
+def _grouped_file(tmp_path: Path, tail: list[dict[str, Any]]) -> Path:
+    """Entities, then 400 plain assert lines grouped by subject (20 each, so one subject straddles the
+    middle), then ``tail``: the children of a two-core read hold their subjects' statements alone."""
+    lines: list[Any] = [{"op": "entity", "type": "Project", "name": f"P{i}"} for i in range(20)]
+    lines += [{"op": "entity", "type": "Tool", "name": f"T{i}"} for i in range(10)]
+    for i in range(400):
+        lines.append({"op": "assert", "id": f"fact:{1000 + i}", "subject": f"project:p{(i // 20 + 7) % 20}",
+                      "predicate": "uses" if i % 3 else "status", "object": f"tool:t{i % 10}" if i % 3 else
+                      ["active", "paused", "done"][i % 2], "valid_from": f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
+                      "valid_to": None if i % 4 else "2025-03-01", "sources": [f"https://example.org/{i}"],
+                      "recorded_at": "2025-01-01T00:00:00Z"})
+    f = tmp_path / "grouped.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines + tail) + "\n", encoding="utf-8")
+    return f
+
+
+def _spy_views(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """How many view parts the reading children made (one list entry an import), and how often the view
+    was computed by a second pair of children instead."""
+    fused: list[int] = []
+    again: list[int] = []
+    real_views, real_files = importer._Halves.views, importer._views_from_files
+
+    def views(self: Any, *args: Any) -> Any:
+        got = real_views(self, *args)
+        fused.append(0 if got is None else len(got))
+        return got
+    monkeypatch.setattr(importer._Halves, "views", views)
+    monkeypatch.setattr(importer, "_views_from_files", lambda *a: again.append(1) or real_files(*a))
+    return fused, again
+
+
+@pytest.mark.parametrize("tail", [[], [{"op": "retract", "fact": "fact:1003", "at": "2025-02-01T00:00:00Z", "reason": "no"},
+                                       {"op": "retract", "fact": "fact:1390", "at": "2025-02-02T00:00:00Z"}]])
+def test_the_reading_children_compute_the_view_of_a_file_grouped_by_subject(
+        tmp_path: Path, new_store: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, tail: list[Any]) -> None:
+    """A file grouped by subject: each reading child computes the view of the subjects only it read (with
+    the retractions read after it, in either half), the subject both read is computed here; the store
+    holds what reading it on one core gives."""
+    fused, again = _spy_views(monkeypatch)
+    f = _grouped_file(tmp_path, tail)
+    r_seq, r_two, seq, two, adopted = _sequential_and_two_core(f, new_store, monkeypatch)
+    assert len(adopted) == 2 and r_two.errors == () and r_two.retractions == len(tail)
+    assert r_two.to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
+    assert _state(two) == _state(seq)
+    if bulk._can_fork([0, 1], 2):
+        # two children's parts and the straddling subject's (the one-core import computed its own as before)
+        assert fused == [3] and again == [1]
+    assert two.rebuild(check=True).drift == ()
+    assert not _bulk_left(new_store("two"))
+
+
+def test_a_file_in_random_order_has_its_view_computed_as_before(tmp_path: Path, new_store: Callable[[str], Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Subjects spread over both halves: the children end without a view; two more compute it from the
+    bulk files. The same goes for a file whose later lines add statements (read here, not by the children)."""
+    fused, again = _spy_views(monkeypatch)
+    f, _ = _two_core_file(tmp_path)  # (its last line is a statement, read here)
+    r_seq, r_two, seq, two, _ = _sequential_and_two_core(f, new_store, monkeypatch)
+    assert _state(two) == _state(seq) and fused == [0] and again == [1, 1]  # (one of them the one-core import's)
+    import random
+    lines = f.read_text().splitlines()
+    entities, asserts = lines[:30], [x for x in lines[30:] if '"fact:1' in x and '"assert"' in x]
+    random.Random(4).shuffle(asserts)  # every statement read by the children, subjects in both halves
+    f.write_text("\n".join(entities + asserts) + "\n")
+    fused.clear()
+    again.clear()
+    r_seq, r_two, seq, two, _ = _sequential_and_two_core(f, lambda name: new_store(name + "-shuffled"), monkeypatch)
+    assert _state(two) == _state(seq) and r_two.errors == () and r_two.statements == 400
+    if bulk._can_fork([0, 1], 2):
+        assert fused == [0] and again == [1, 1]
+
+
+def test_a_reading_child_that_fails_on_the_view_leaves_it_to_the_others(
+        tmp_path: Path, new_store: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that fails while it computes its view: what the other made is dropped, the view computed as
+    without them, nothing left behind."""
+    fused, again = _spy_views(monkeypatch)
+    real = importer._view_of_kept
+    parent = os.getpid()
+
+    def failing(store: Any, registry: Any, kept: Any, names: Any, reply: Any) -> Any:
+        if os.getpid() != parent and "project:p7" in kept:  # the first child
+            raise RuntimeError("no room")
+        return real(store, registry, kept, names, reply)
+    monkeypatch.setattr(importer, "_view_of_kept", failing)
+    f = _grouped_file(tmp_path, [])
+    _, r_two, seq, two, _ = _sequential_and_two_core(f, new_store, monkeypatch)
+    assert r_two.errors == () and _state(two) == _state(seq)
+    if bulk._can_fork([0, 1], 2):
+        assert fused == [0] and again == [1, 1]
+    assert not _bulk_left(new_store("two"))
