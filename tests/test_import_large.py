@@ -371,16 +371,17 @@ def test_bulk_rows_of_long_values_are_quoted_when_one_starts_with_a_quote() -> N
         assert _tsv(short, False)[0].splitlines()[1].split("\t")[at].startswith('""')
 
 
-def test_a_subject_named_with_a_leading_quote_keeps_its_name_through_the_bulk_view(store_path: Path) -> None:
+def test_a_subject_named_with_a_leading_quote_keeps_its_name_through_the_bulk_view(
+        tmp_path: Path, new_store: Callable[[str], Path]) -> None:
     """A subject whose name starts with a quote, with a long log and view: its bulk row is quoted, and
     the stored name is the entity's."""
     lines = [{"op": "entity", "type": "Project", "name": '"Quoted" Atlas'}]
     lines += [{"op": "assert", "subject": "project:quoted-atlas", "predicate": "status",
                "object": ["idea", "active", "done"][k % 3], "valid_from": f"2024-01-{k + 1:02d}",
                "sources": [f"https://q.example/{k}"]} for k in range(25)]
-    f = store_path.parent / "quoted.jsonl"
+    f = tmp_path / "quoted.jsonl"
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-    m = graphmem.open(store_path, create=True)
+    m = graphmem.open(new_store("quoted"), create=True)
     assert m.import_jsonl(f, strict=True).statements == 25
     name, view = m.store.subject_name_and_view("project:quoted-atlas")
     assert name == '"Quoted" Atlas' and len(view) == 25
