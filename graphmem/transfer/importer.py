@@ -644,6 +644,7 @@ class _Halves:
             self.drop()
             return None
         shared = self.touched[0] & self.touched[1]
+        self.touched = None
         answers = self.work.then([(shared, retractions)] * 2)
         views: list[ViewBatch] = [v[0] for done, v in answers if done and v is not None and v[0] is not None]
         if len(answers) != 2 or not all(done and v is not None for done, v in answers):
