@@ -133,7 +133,6 @@ class Forked(Generic[T, R]):
         self._halves: list[list[T]] = [items]
         self._children: list[tuple[int, int]] = []  # (pid, read end of its pipe) of each half
         self._replies: list[tuple[int, int, int]] = []  # talk: (pid, read end, write end) of each child still asked
-        self._answering: list[tuple[int, int]] = []  # talk: (pid, read end) of each child replied to (``reply``)
         if not _can_fork(items, min_items):
             return
         half = len(items) // 2
@@ -185,37 +184,21 @@ class Forked(Generic[T, R]):
         """With ``talk``: how many children gave their first result and wait for a reply (``then``)."""
         return len(self._replies)
 
-    @property
-    def answering(self) -> int:
-        """With ``talk``: how many children were replied to (``reply``) and not yet heard (``answers``)."""
-        return len(self._answering)
-
     def then(self, replies: list[Any]) -> list[tuple[bool, Any]]:
         """With ``talk``: hand each child that gave its first result (``result``) its reply, in order, and
         wait for what it returns then: (whether it did, the value), a child's each. A reply of None ends
         its child at once (its value None). Children that ran here, or failed, are not asked: the list is
         as long as the children that answered. Call it once, also when the work is dropped."""
-        self.reply(replies)
-        return self.answers()
-
-    def reply(self, replies: list[Any]) -> None:
-        """``then``'s first half: hand the replies over (the children work on while this process does);
-        ``answers`` waits for what they return."""
         asked, self._replies = self._replies, []
         for (_, _, to_child), reply in zip(asked, replies, strict=False):
             try:
                 _send(to_child, reply)
-            except OSError:  # the child has gone: its answer says so
+            except OSError:  # the child has gone: its answer below says so
                 pass
             finally:
                 os.close(to_child)
-        self._answering = [(pid, fd) for pid, fd, _ in asked]
-
-    def answers(self) -> list[tuple[bool, Any]]:
-        """``then``'s second half: what each child replied to returned, in order."""
         out = []
-        asking, self._answering = self._answering, []
-        for pid, fd in asking:
+        for pid, fd, _ in asked:
             done, value = _receive(fd)
             _close(pid, fd)
             out.append((done, value))

@@ -551,18 +551,16 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
     by_id.clear()
     touch(store, marks, touched, first_new=first_new)  # this import's subjects are touched already
     views: list[ViewBatch] = []
-    computing: _Halves | Threaded[ViewBatch] | None = None
+    computing: Forked[str, ViewBatch] | Threaded[ViewBatch] | None = None
     if fresh and isinstance(stmts, StatementBatch) and touched:
-        # every statement is in this import's bulk files. The two-core read's children compute the view of
-        # their subjects while the entities and statements load (``_Halves``); else two children compute it
-        # from the bulk files, before the transaction (loading meanwhile measured no faster at 1M on 2
-        # cores, and the children's memory would add to Kuzu's: docs/benchmarks.md)
+        # every statement is in this import's bulk files: two children compute the view from them, before
+        # the transaction (loading meanwhile measured no faster at 1M on 2 cores, and the children's memory
+        # would add to Kuzu's: docs/benchmarks.md)
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        computing = halves.start(store, registry, retractions, touched, view_names) if halves is not None else None
-        if computing is None:
-            views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
+        views = (halves.views(store, registry, retractions, touched, view_names) if halves is not None else None) or \
+            _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
         # what only the view needed goes before Kuzu's loads (the entities themselves after theirs)
         del view_names
         touched.clear()
@@ -574,8 +572,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
         computing = _views_from_list(store, registry, stmts, view_names)
-    bulk_view = bool(views) or isinstance(computing, _Halves)
-    names: dict[str, str | None] = {} if bulk_view else {e.ref: e.name for e in created}  # (with views: not asked)
+    names: dict[str, str | None] = {} if views else {e.ref: e.name for e in created}  # (with views: not asked)
 
     def name_of(ref: str) -> str | None:
         if ref not in names:
@@ -587,7 +584,7 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         with store.transaction():
             if len(created) > 50:
                 store.bulk_add_entities(created, now)
-                if bulk_view:
+                if views:
                     created.clear()
             else:
                 for e in created:
@@ -639,51 +636,33 @@ class _Halves:
         self.work = work
         self.touched: list[set[str]] | None = None
 
-    def start(self, store: StorageEngine, registry: Registry, retractions: dict[int, tuple[int, str | None]],
-              touched: dict[str, set[str]], names: dict[str, str]) -> _Halves | None:
-        """Have the children compute their view (this process loads meanwhile; ``result`` waits for it),
-        or end them (None) when they cannot."""
+    def views(self, store: StorageEngine, registry: Registry, retractions: dict[int, tuple[int, str | None]],
+              touched: dict[str, set[str]], names: dict[str, str]) -> list[ViewBatch] | None:
+        """The view's files: the children's, and those of the subjects both hold made here; None (the
+        children ended) when they cannot compute it."""
         if self.touched is None or len(self.touched[0] & self.touched[1]) * self.SHARED > len(touched):
             self.drop()
             return None
         shared = self.touched[0] & self.touched[1]
         self.touched = None
-        self.work.reply([(shared, retractions)] * 2)
-        # (the shared subjects' statements come with their objects' names: only the subjects' are kept)
-        self._store, self._registry = store, registry
-        self._names = {ref: names[ref] for ref in shared if ref in names}
-        return self
-
-    def result(self, fallback: bool = True) -> list[ViewBatch]:
-        """The view's files (``start``): the children's, and those of the subjects both hold, made here;
-        none when a child failed (what the other made is dropped: the caller recomputes the view from
-        the store). ``fallback=False``: the work is being dropped, the children's files are handed back
-        for removal."""
-        answers = self.work.answers()
+        answers = self.work.then([(shared, retractions)] * 2)
         views: list[ViewBatch] = [v[0] for done, v in answers if done and v is not None and v[0] is not None]
-        if not fallback:
-            return views
         if len(answers) != 2 or not all(done and v is not None for done, v in answers):
             for view in views:
                 view.discard()
-            return []
+            return None
         logs: dict[str, list[Statement]] = defaultdict(list)
         for _, (_, theirs) in answers:  # the first child's statements come first (their ids are lower)
             for ref, statements in theirs.items():
                 logs[ref].extend(statements)
         if logs:
-            views.append(self._store.write_view_files(_view_rows(self._store, self._registry, sorted(logs), logs,
-                                                                 self._names.get)))
+            views.append(store.write_view_files(_view_rows(store, registry, sorted(logs), logs, names.get)))
         return views
 
     def drop(self) -> None:
-        """End the children that still wait (nothing more is asked of them), or wait for those at work and
-        remove what they made."""
+        """End the children that still wait (nothing more is asked of them)."""
         if self.work.waiting:
             self.work.then([None] * self.work.waiting)
-        if self.work.answering:
-            for view in self.result(fallback=False):
-                view.discard()
 
 
 def _view_of_kept(store: StorageEngine, registry: Registry, kept: dict[str, list[Statement]], names: dict[str, str],
@@ -691,7 +670,7 @@ def _view_of_kept(store: StorageEngine, registry: Registry, kept: dict[str, list
                                                                                       dict[str, list[Statement]]]:
     """In a child of a two-core read: the view files of the subjects it read (``kept``, their statements
     in id order) but those in ``reply``'s shared set, with ``reply``'s retractions; and the statements
-    of the shared subjects, for the parent (``_Halves.result``). Each statement as the view reads it from
+    of the shared subjects, for the parent (``_Halves.views``). Each statement as the view reads it from
     the import's bulk files (``StatementBatch.statements``): entity objects named by ``names``."""
     shared, retractions = reply
     get = names.get
