@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -112,6 +113,7 @@ def counted(lines: list[str], progress: Progress) -> Iterator[tuple[int, str]]:
 # spelt with one of the first three, an escape could spell anything, and a record ref as a source
 # may need a look in the store.
 _SPECIAL = (b'"entity"', b'"record"', b'"retract"', b'"cite"', b"\\u", b"rec:")
+_SPECIAL_RE = {p: re.compile(re.escape(p)) for p in _SPECIAL}  # (found faster than by ``mmap.find``)
 
 
 def _plain_run_of(path: Path, min_bytes: int) -> tuple[int, int, int] | None:
@@ -130,10 +132,11 @@ def _plain_run_of(path: Path, min_bytes: int) -> tuple[int, int, int] | None:
             for pattern in _SPECIAL:
                 if pattern == b"\\u" and not backslash:
                     continue
-                i = mm.find(pattern)
-                while i >= 0:
-                    hits.append(i)
-                    i = mm.find(pattern, i + 1)
+                for m in _SPECIAL_RE[pattern].finditer(mm):  # (and any hit overlapping it: ``"cite"cite"``)
+                    i = m.start()
+                    while i >= 0:
+                        hits.append(i)
+                        i = mm.find(pattern, i + 1, i + 2 * len(pattern) - 1)
             hits.sort()
             bounds = [-1, *hits, size]
             a, b = max(zip(bounds, bounds[1:], strict=False), key=lambda p: p[1] - p[0])
@@ -163,8 +166,9 @@ def _span(path: Path, start: int, end: int, first_line: int,
             yield lineno, decode(raw)
 
 
-# a line that starts with one of these (or holds nothing) may be blank: ``_count`` then looks at each line
-_BLANK_STARTS = (b"\n\n", b"\n ", b"\n\t", b"\n\r", b"\n\x0b", b"\n\x0c")
+# a line that starts with white space (or holds nothing) may be blank: ``_count`` then looks at each line
+# (one expression: Python's regular expressions find a literal first byte fast, faster than six ``in``)
+_BLANK_START = re.compile(b"\n[\n \t\r\x0b\x0c]")
 
 
 def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[int, int]:
@@ -209,7 +213,7 @@ def _count_unless_blank(path: Path, start: int, end: int) -> tuple[int, int] | N
             if not block:
                 break
             left -= len(block)
-            if last == b"\n" and block[:1].isspace() or any(p in block for p in _BLANK_STARTS):
+            if last == b"\n" and block[:1].isspace() or _BLANK_START.search(block):
                 return None
             breaks += block.count(b"\n")
             last = block[-1:]

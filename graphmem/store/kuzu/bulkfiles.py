@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -49,6 +50,9 @@ def _tsv(rows: list[list[Any]], nones: bool = True) -> tuple[str, bool]:
     return text, any(("\n" in v or "\r" in v) for r in rows for v in r if type(v) is str)
 
 
+# a value that starts with a quote (Python's regular expressions find a literal first character faster
+# than ``in`` does)
+_TAB_QUOTE, _BREAK_QUOTE = re.compile('\t"'), re.compile('\n"')
 _LONG = 64  # characters a value, on average, from which ``_tsv`` looks at each value's first character
 
 
@@ -58,7 +62,8 @@ def _plain(text: str, rows: int, tabs: int, nones: bool = True, starts_checked: 
     looked at each value's first character), none was None (``nones``: rows that may hold None, so the
     text must not say "None"; a packed log may, by chance)."""
     return (text.count("\t") == tabs and text.count("\n") == rows and "\r" not in text
-            and (starts_checked or not text.startswith('"') and '\t"' not in text and '\n"' not in text)
+            and (starts_checked or not text.startswith('"') and not _TAB_QUOTE.search(text)
+                 and not _BREAK_QUOTE.search(text))
             and (not nones or "None" not in text))
 
 
