@@ -184,7 +184,7 @@ def test_the_line_count_of_a_half_without_blank_lines_equals_the_count_line_by_l
     rng = random.Random(seed)
     monkeypatch.setattr(file_lines, "_count_unless_blank", file_lines._count_unless_blank)
     rows = [rng.choice(['{"op": "assert"}', "x", " y", "\tz", "", " ", "\r", "\x0b", "\x0cw", "a b"])
-            if rng.random() < (0.3 if seed % 2 else 0) else '{"op": "assert", "n": %d}' % i for i in range(400)]
+            if rng.random() < (0.3 if seed % 2 else 0) else f'{{"op": "assert", "n": {i}}}' for i in range(400)]
     data = "\n".join(rows) + ("\n" if seed < 4 else "")
     f = tmp_path / "f.jsonl"
     f.write_bytes(data.encode())
@@ -215,7 +215,7 @@ def test_a_file_without_a_backslash_is_not_searched_for_escapes(tmp_path: Path, 
     that starts no escape ends no run."""
     monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
     f = tmp_path / "f.jsonl"
-    plain = ['{"op": "assert", "x": %d}' % i for i in range(8)]
+    plain = [f'{{"op": "assert", "x": {i}}}' for i in range(8)]
     f.write_text("\n".join(plain) + "\n")
     assert importer._plain_run(f)[::2] == (0, f.stat().st_size)  # type: ignore[index]
     f.write_text("\n".join(plain[:3] + ['{"op": "assert", "s": "a\\\\b"}'] + plain[3:]) + "\n")
@@ -466,14 +466,15 @@ def test_a_reading_child_that_fails_on_the_view_leaves_it_to_the_others(
     """A child that fails while it computes its view: what the other made is dropped, the view computed as
     without them, nothing left behind."""
     fused, again = _spy_views(monkeypatch)
-    real = importer._view_of_kept
+    from graphmem.transfer import halves
+    real = halves._view_of_kept
     parent = os.getpid()
 
     def failing(store: Any, registry: Any, kept: Any, names: Any, reply: Any) -> Any:
         if os.getpid() != parent and "project:p7" in kept:  # the first child
             raise RuntimeError("no room")
         return real(store, registry, kept, names, reply)
-    monkeypatch.setattr(importer, "_view_of_kept", failing)
+    monkeypatch.setattr(halves, "_view_of_kept", failing)
     f = _grouped_file(tmp_path, [])
     _, r_two, seq, two, _ = _sequential_and_two_core(f, new_store, monkeypatch)
     assert r_two.errors == () and _state(two) == _state(seq)

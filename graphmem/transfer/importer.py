@@ -8,11 +8,10 @@ write path's ``apply`` when few subjects are touched. Large imports go through K
 from __future__ import annotations
 
 import json
-import mmap
 import time
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,18 +21,18 @@ from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Statement, fact_ref
 from graphmem.model.jsonio import loads
-from graphmem.model.progress import Progress, here_only, no_progress
+from graphmem.model.progress import Progress, no_progress
 from graphmem.model.records import Record
 from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
-from graphmem.transfer.beside import _view_rows, _views_from_files, _views_from_list, _views_of
+from graphmem.transfer.beside import _Halves, _views_from_files, _views_from_list, _views_of
+from graphmem.transfer.halves import _read_on_two_cores
+from graphmem.transfer.lines import _count as _count  # (the two-core read's line count, as tests name it)
 from graphmem.transfer.lines import (
-    _count,
     _plain_run_of,
-    _span,
     counted,
     declared_id,
     file_lines,
@@ -363,7 +362,7 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
                     progress: Progress) -> bool:
     """Read and check every line, then write the valid ones (in the caller's transaction); False when
     ``strict`` refuses the import for an error (nothing written)."""
-    sink, store = r.sink, r.store
+    sink = r.sink
     try:
         # two cores only into a store without entities: the child process must not query the store
         run = (_plain_run(path) if path is not None and sink is not None and r.resolve.store_empty and r.stored is None
@@ -410,111 +409,6 @@ def _write_read(r: _Reader, strict: bool, now: int, progress: Progress) -> bool:
 def _plain_run(path: Path) -> tuple[int, int, int] | None:
     """``lines._plain_run_of`` with this module's ``PARALLEL_BYTES``: the run of plain lines read on two cores."""
     return _plain_run_of(path, PARALLEL_BYTES)
-
-
-def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
-                       progress: Progress = no_progress) -> None:
-    """Read the file with its longest run of plain lines (``_plain_run``) split between two forked
-    children; the rest is read here, in order.
-
-    The second child reads its half as if every line of the first half were a valid statement, so
-    its ids start that many after the first half's first id. When the first half has an error (or
-    the second child fails), the second child's work is dropped and this process reads the second half
-    itself: the result is always that of reading the file in order. This process reads neither half
-    (a child that fails has its half read here): the objects of a million lines made and dropped here
-    would leave its memory fragmented, and Kuzu's loads that follow add to it (docs/benchmarks.md, "The
-    import's peak memory"). ``progress`` hears of the bytes read (of the halves, as if the second child
-    kept pace with the first, which tells this process how far it got).
-    """
-    assert r.sink is not None
-    size = path.stat().st_size
-    task = f"reading {path.name}"
-    tell = here_only(progress)
-
-    def at(pos: int) -> None:
-        tell(task, pos, size)
-
-    report = None if progress is no_progress else at
-    r.read(_span(path, 0, start, 1, report))
-    # the line numbers at the three offsets, and the second half's first id if all goes well
-    first_half, statements = _count(path, start, middle, nonblank=True)
-    line_at = {start: _count(path, 0, start)[0] + 1}
-    line_at[middle] = line_at[start] + first_half
-    line_at[end] = line_at[middle] + _count(path, middle, end)[0]
-    base = r.next_id + statements
-    store = r.store
-    reached = mmap.mmap(-1, 8)  # how far the first half's reader got (shared with its child)
-
-    def paced(pos: int) -> None:  # in the first half's child
-        reached[:8] = pos.to_bytes(8, "little")
-
-    def part(halves: list[tuple[int, int]], ask: Callable[[Any], Any] | None = None) -> Any:
-        """Read the halves (both where no child can fork); in a child (``ask``), keep the statements, hand
-        over what was read, and compute the view of this half's subjects when the reply asks for it."""
-        kept: dict[str, list[Statement]] | None = defaultdict(list) if ask is not None else None
-        got = [half(lo, hi, kept) for lo, hi in halves]
-        if ask is None or kept is None:
-            return got
-        return _view_of_kept(store, r.checks.registry, kept, {ref: e.name for ref, e in r.created.items()}, ask(got))
-
-    def half(lo: int, hi: int, kept: dict[str, list[Statement]] | None = None) -> dict[str, Any]:
-        child = _Reader(r.store, r.checks, r.now, r.resolve, r.next_id if lo == start else base, r.next_record,
-                        store.statement_file(), scope=r.scope)
-        child.memo = r.memo
-        child.record_refs = r.record_refs
-        child.kept = kept
-        assert child.sink is not None
-        try:
-            child.read(_span(path, lo, hi, line_at[lo], paced if lo == start and report is not None else None))
-            if child.created or child.updated or child.records or child.retractions:
-                raise AssertionError("a plain line changed more than statements")
-        except BaseException:
-            child.sink.discard()
-            raise
-        return {"next_id": child.next_id, "n_lines": child.n_lines, "errors": child.errors,
-                "touched": dict(child.touched), "file_ids": child.file_ids, "failed_ids": child.failed_ids,
-                "recorded": child.recorded.tobytes(), "heads": child.heads.tobytes(),
-                "bulk": child.sink.finish()}
-
-    def waiting() -> None:
-        pos = int.from_bytes(reached[:8], "little")
-        if pos:
-            tell(task, min(start + 2 * (pos - start), end), size)
-
-    before = (r.first_id, r.next_id, len(r.created), len(r.updated))
-    work = Forked(part, [(start, middle), (middle, end)], min_items=2, talk=True)
-    r.halves = _Halves(work)  # (ended by ``_read_and_write`` whatever happens)
-    ours, theirs = [h for got in work.result(while_waiting=None if report is None else waiting) for h in got]
-    reached.close()
-    _adopt(r, ours)
-    both = r.next_id == base
-    if both:
-        _adopt(r, theirs)
-    else:  # the first half had an error, so the second half's ids are not those: read it here
-        theirs["bulk"].discard()
-        r.read(_span(path, middle, end, line_at[middle], report))
-    after = r.next_id
-    r.read(_span(path, end, size, line_at[end], report))
-    # the children compute their subjects' view only when they read every statement and the entities
-    # they name are those they had (nothing read here before or after them changed either)
-    if (both and work.waiting == 2 and before[0] == before[1] and r.next_id == after
-            and (len(r.created), len(r.updated)) == before[2:]):
-        r.halves.touched = [set(ours["touched"]), set(theirs["touched"])]
-
-
-def _adopt(r: _Reader, half: dict[str, Any]) -> None:
-    """Take what a child of ``_read_on_two_cores`` read (its statements come after ``r``'s)."""
-    assert r.sink is not None
-    r.sink.adopt(half["bulk"])
-    r.next_id = half["next_id"]
-    r.n_lines += half["n_lines"]
-    r.errors += half["errors"]
-    for subject, preds in half["touched"].items():
-        r.touched[subject] |= preds
-    r.file_ids.update(half["file_ids"])
-    r.failed_ids.update(half["failed_ids"])
-    r.recorded.frombytes(half["recorded"])
-    r.heads.frombytes(half["heads"])
 
 
 def _write(store: StorageEngine, registry: Registry, created: list[Entity],
@@ -621,79 +515,3 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         if isinstance(stmts, StatementBatch):
             stmts.discard()
 
-
-class _Halves:
-    """The children of a two-core read (``_read_on_two_cores``), waiting with their statements by subject
-    after handing over what they read: when every statement of the import is theirs (``touched`` set:
-    the subjects of each), ``views`` has each compute the view of the subjects only it holds, and
-    computes here those both hold (a file grouped by subject has few: the subjects that straddle the
-    middle). Otherwise, or when the two share more than a twentieth of the subjects (a file in random
-    order), the view is computed as without them (``beside._views_from_files``)."""
-
-    SHARED = 20  # the children compute their views when both hold at most 1 in this many subjects
-
-    def __init__(self, work: Forked[tuple[int, int], Any]) -> None:
-        self.work = work
-        self.touched: list[set[str]] | None = None
-
-    def views(self, store: StorageEngine, registry: Registry, retractions: dict[int, tuple[int, str | None]],
-              touched: dict[str, set[str]], names: dict[str, str]) -> list[ViewBatch] | None:
-        """The view's files: the children's, and those of the subjects both hold made here; None (the
-        children ended) when they cannot compute it."""
-        if self.touched is None or len(self.touched[0] & self.touched[1]) * self.SHARED > len(touched):
-            self.drop()
-            return None
-        shared = self.touched[0] & self.touched[1]
-        self.touched = None
-        answers = self.work.then([(shared, retractions)] * 2)
-        views: list[ViewBatch] = [v[0] for done, v in answers if done and v is not None and v[0] is not None]
-        if len(answers) != 2 or not all(done and v is not None for done, v in answers):
-            for view in views:
-                view.discard()
-            return None
-        logs: dict[str, list[Statement]] = defaultdict(list)
-        for _, (_, theirs) in answers:  # the first child's statements come first (their ids are lower)
-            for ref, statements in theirs.items():
-                logs[ref].extend(statements)
-        if logs:
-            views.append(store.write_view_files(_view_rows(store, registry, sorted(logs), logs, names.get)))
-        return views
-
-    def drop(self) -> None:
-        """End the children that still wait (nothing more is asked of them)."""
-        if self.work.waiting:
-            self.work.then([None] * self.work.waiting)
-
-
-def _view_of_kept(store: StorageEngine, registry: Registry, kept: dict[str, list[Statement]], names: dict[str, str],
-                  reply: tuple[set[str], dict[int, tuple[int, str | None]]]) -> tuple[ViewBatch | None,
-                                                                                      dict[str, list[Statement]]]:
-    """In a child of a two-core read: the view files of the subjects it read (``kept``, their statements
-    in id order) but those in ``reply``'s shared set, with ``reply``'s retractions; and the statements
-    of the shared subjects, for the parent (``_Halves.views``). Each statement as the view reads it from
-    the import's bulk files (``StatementBatch.statements``): entity objects named by ``names``."""
-    shared, retractions = reply
-    get = names.get
-    logs: dict[str, list[Statement]] = {}
-    theirs: dict[str, list[Statement]] = {}
-    for ref in list(kept):
-        statements = [_as_read(st, get, retractions) for st in kept.pop(ref)]
-        (theirs if ref in shared else logs)[ref] = statements
-    refs = sorted(logs)
-    return (store.write_view_files(_view_rows(store, registry, refs, logs, get)) if refs else None), theirs
-
-
-def _as_read(st: Statement, name_of: Callable[[str], str | None],
-             retractions: dict[int, tuple[int, str | None]]) -> Statement:
-    """A statement as ``StatementBatch.statements`` hands it back: an entity object's name from
-    ``name_of`` (None for any other object), its retraction set."""
-    if st[5] == "entity":
-        name = name_of(st[4])
-        if name != st[14]:
-            st = st._replace(object_name=name)
-    elif st[14] is not None:
-        st = st._replace(object_name=None)
-    if retractions and st[0] in retractions:
-        at, why = retractions[st[0]]
-        st = st._replace(retracted_at=at, retract_reason=why)
-    return st
