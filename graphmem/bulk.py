@@ -110,21 +110,36 @@ class Forked(Generic[T, R]):
     child that fails has its half run here. ``result(fallback=False)`` (work that is being dropped)
     only waits for the children and returns what they finished.
 
+    With ``talk=True`` a child says two things: ``fn(half, ask)`` hands its first result to ``ask``,
+    which returns this process's reply (given by ``then``, once ``result`` has the first results),
+    and ``fn`` then returns its second (a large import's reading children keep their statements and
+    compute their subjects' view once this process has read the rest of the file). Run here, ``fn`` gets
+    ``ask=None`` and returns its first result only.
+
     >>> sum(Forked(sum, [1, 2, 3, 4]).result())  # one or two parts
     10
+    >>> def twice(half, ask):
+    ...     first = sum(half)
+    ...     return first if ask is None else first * ask(first)
+    >>> work = Forked(twice, [1, 2, 3, 4], talk=True)
+    >>> firsts = work.result()
+    >>> sum(firsts), [value for _, value in work.then([10] * len(firsts))] in ([], [30, 70])
+    (10, True)
     """
 
-    def __init__(self, fn: Callable[[list[T]], R], items: list[T], *, min_items: int = 2) -> None:
+    def __init__(self, fn: Callable[..., R], items: list[T], *, min_items: int = 2, talk: bool = False) -> None:
         self._fn = fn
+        self._talk = talk
         self._halves: list[list[T]] = [items]
         self._children: list[tuple[int, int]] = []  # (pid, read end of its pipe) of each half
+        self._replies: list[tuple[int, int, int]] = []  # talk: (pid, read end, write end) of each child still asked
         if not _can_fork(items, min_items):
             return
         half = len(items) // 2
         self._halves = [items[:half], items[half:]]
         try:
             for part in self._halves:
-                self._children.append(_fork(fn, part))
+                self._children.append(_fork(fn, part, talk))
         except BaseException:
             self.result(fallback=False)
             raise
@@ -133,7 +148,9 @@ class Forked(Generic[T, R]):
         """Each half's ``fn`` result, in order (the children waited for; ``while_waiting`` is called about
         five times a second meanwhile, as a progress report might be)."""
         if not self._children:  # not forked: the work is done here
-            return [self._fn(h) for h in self._halves] if fallback else []
+            if not fallback:
+                return []
+            return [self._fn(h, None) for h in self._halves] if self._talk else [self._fn(h) for h in self._halves]
         if while_waiting is not None:
             import select
             pending = [fd for _, fd in self._children]
@@ -145,32 +162,144 @@ class Forked(Generic[T, R]):
         out: list[R] = []
         children, self._children = self._children, []
         for (pid, fd), half in zip(children, self._halves, strict=False):
-            done, value = _collect(pid, fd)
+            if self._talk:  # the child's first word; it waits for the reply (``then``)
+                done, value = _receive(fd)
+                if done:
+                    self._replies.append((pid, fd, value[1]))
+                    value = value[0]
+                else:
+                    _close(pid, fd)
+            else:
+                done, value = _collect(pid, fd)
             if done:
                 out.append(value)
             elif fallback:
-                out.append(self._fn(half))
+                out.append(self._fn(half, None) if self._talk else self._fn(half))
+        if not fallback and self._replies:  # dropped: the children that wait for a reply are ended
+            self.then([None] * len(self._replies))
+        return out
+
+    @property
+    def waiting(self) -> int:
+        """With ``talk``: how many children gave their first result and wait for a reply (``then``)."""
+        return len(self._replies)
+
+    def then(self, replies: list[Any]) -> list[tuple[bool, Any]]:
+        """With ``talk``: hand each child that gave its first result (``result``) its reply, in order, and
+        wait for what it returns then: (whether it did, the value), a child's each. A reply of None ends
+        its child at once (its value None). Children that ran here, or failed, are not asked: the list is
+        as long as the children that answered. Call it once, also when the work is dropped."""
+        asked, self._replies = self._replies, []
+        for (_, _, to_child), reply in zip(asked, replies, strict=False):
+            try:
+                _send(to_child, reply)
+            except OSError:  # the child has gone: its answer below says so
+                pass
+            finally:
+                os.close(to_child)
+        out = []
+        for pid, fd, _ in asked:
+            done, value = _receive(fd)
+            _close(pid, fd)
+            out.append((done, value))
         return out
 
 
-def _fork(fn: Callable[[list[T]], R], items: list[T]) -> tuple[int, int]:
-    """A child computing ``fn(items)``: its pid and the read end of the pipe its pickled result comes through."""
+def _fork(fn: Callable[..., R], items: list[T], talk: bool = False) -> tuple[int, int]:
+    """A child computing ``fn(items)``: its pid and the read end of the pipe its pickled result comes through.
+
+    With ``talk``, ``fn(items, ask)``: the child's ``ask(first)`` sends ``first`` (a message read by
+    ``_receive``) and returns this process's reply (``Forked.then``; None: the child stops there, and
+    ``ask`` raises ``_Stop``); what ``fn`` returns is sent as a second message. The read end of the
+    reply's pipe is passed with the first message (``_receive`` hands over (value, write end))."""
     import pickle  # here, not at the top: the cold command line path never forks
 
     read_fd, write_fd = os.pipe()
+    ask_r, ask_w = os.pipe() if talk else (-1, -1)
     pid = os.fork()
     if pid == 0:  # the child: compute, send, leave without running any exit handlers
         status = 0
         try:
             os.close(read_fd)
-            data = pickle.dumps(fn(items), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write_fd, "wb") as out:
-                out.write(data)
+            if talk:
+                os.close(ask_w)
+
+                def ask(first: Any) -> Any:
+                    _send(write_fd, first)
+                    got, reply = _receive(ask_r)
+                    if not got or reply is None:
+                        raise _Stop
+                    return reply
+                try:
+                    _send(write_fd, fn(items, ask))
+                except _Stop:
+                    _send(write_fd, None)
+                os.close(write_fd)
+            else:
+                data = pickle.dumps(fn(items), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write_fd, "wb") as out:
+                    out.write(data)
         except BaseException:
             status = 1
         os._exit(status)
     os.close(write_fd)
+    if talk:
+        os.close(ask_r)
+        _FDS[read_fd] = ask_w
     return pid, read_fd
+
+
+_FDS: dict[int, int] = {}  # talk: the read end of a child's results -> the write end of its replies
+
+
+class _Stop(Exception):
+    """A talking child's reply was None: it stops without a second result."""
+
+
+def _send(fd: int, value: Any) -> None:
+    """``value`` pickled, after its length in 8 bytes (``_receive``)."""
+    import pickle
+
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(len(data).to_bytes(8, "little") + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    parts, left = [], n
+    while left:
+        got = os.read(fd, min(left, 1 << 20))
+        if not got:
+            return None
+        parts.append(got)
+        left -= len(got)
+    return b"".join(parts)
+
+
+def _receive(fd: int) -> tuple[bool, Any]:
+    """One message of ``_send`` (False: the pipe ended first, the sender failed). From a talking child's
+    first message: (value, the write end of its replies' pipe)."""
+    import pickle
+
+    head = _read_exactly(fd, 8)
+    data = None if head is None else _read_exactly(fd, int.from_bytes(head, "little"))
+    if data is None:
+        return False, None
+    value = pickle.loads(data)
+    if fd in _FDS:
+        return True, (value, _FDS.pop(fd))
+    return True, value
+
+
+def _close(pid: int, fd: int) -> None:
+    """Close a child's pipe and wait for it (a talking child's replies' pipe too, if still open)."""
+    with contextlib.suppress(OSError):
+        os.close(fd)
+    if fd in _FDS:
+        with contextlib.suppress(OSError):
+            os.close(_FDS.pop(fd))
+    os.waitpid(pid, 0)
 
 
 def _collect(pid: int, read_fd: int) -> tuple[bool, Any]:

@@ -4,6 +4,7 @@ what the small path gives: the same statements, ids, retractions and views."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -171,6 +172,59 @@ def test_plain_run_is_the_longest_stretch_of_plain_lines(tmp_path: Path, monkeyp
     assert importer._plain_run(f) is None
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_line_count_of_a_half_without_blank_lines_equals_the_count_line_by_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """``_count(..., nonblank=True)`` counts lines without cutting them out when no line may be blank; a
+    range that holds a blank line, or one of white space, or a line starting with white space, is counted
+    line by line. Both give what counting each line gives, also across the reading's blocks."""
+    import random
+
+    from graphmem.transfer import lines as file_lines
+    rng = random.Random(seed)
+    monkeypatch.setattr(file_lines, "_count_unless_blank", file_lines._count_unless_blank)
+    rows = [rng.choice(['{"op": "assert"}', "x", " y", "\tz", "", " ", "\r", "\x0b", "\x0cw", "a b"])
+            if rng.random() < (0.3 if seed % 2 else 0) else f'{{"op": "assert", "n": {i}}}' for i in range(400)]
+    data = "\n".join(rows) + ("\n" if seed < 4 else "")
+    f = tmp_path / "f.jsonl"
+    f.write_bytes(data.encode())
+    starts = [0] + [i + 1 for i, c in enumerate(data.encode()) if c == 10 and i + 1 < len(data)]
+    for lo, hi in [(0, len(data)), (starts[50], starts[300]), (starts[7], starts[7]), (starts[399], len(data))]:
+        text = data.encode()[lo:hi]
+        expected = (text.count(b"\n"), sum(1 for line in text.split(b"\n") if line.strip()))
+        assert importer._count(f, lo, hi, nonblank=True) == expected
+    monkeypatch.setattr(file_lines, "_count_unless_blank", lambda *a: None)  # line by line: the same
+    assert importer._count(f, 0, len(data), nonblank=True) == (data.count("\n"), sum(1 for r in rows if r.strip()))
+
+
+def test_the_count_reads_across_blocks(tmp_path: Path) -> None:
+    """A line break at the end of one 16 MB block and a blank line at the start of the next is found."""
+    from graphmem.transfer import lines as file_lines
+    block = 16 * 2**20
+    line = b"x" * 1023 + b"\n"
+    f = tmp_path / "f.jsonl"
+    f.write_bytes(line * (block // len(line)) + b"\n" + line)
+    assert file_lines._count_unless_blank(f, 0, f.stat().st_size) is None
+    assert importer._count(f, 0, f.stat().st_size, nonblank=True) == (block // len(line) + 2, block // len(line) + 1)
+    f.write_bytes(line * (block // len(line)) + line)
+    assert file_lines._count_unless_blank(f, 0, f.stat().st_size) == (block // len(line) + 1,) * 2
+
+
+def test_a_file_without_a_backslash_is_not_searched_for_escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An escape (``\\u``) ends a run of plain lines; a file holding no backslash has none, and a backslash
+    that starts no escape ends no run."""
+    monkeypatch.setattr(importer, "PARALLEL_BYTES", 0)
+    f = tmp_path / "f.jsonl"
+    plain = [f'{{"op": "assert", "x": {i}}}' for i in range(8)]
+    f.write_text("\n".join(plain) + "\n")
+    assert importer._plain_run(f)[::2] == (0, f.stat().st_size)  # type: ignore[index]
+    f.write_text("\n".join(plain[:3] + ['{"op": "assert", "s": "a\\\\b"}'] + plain[3:]) + "\n")
+    assert importer._plain_run(f)[::2] == (0, f.stat().st_size)  # type: ignore[index]
+    f.write_text("\n".join(plain[:2] + ['{"op": "assert", "s": "\\u00e9"}'] + plain[2:]) + "\n")
+    start, _, end = importer._plain_run(f)  # type: ignore[misc]
+    assert start > 0 and end == f.stat().st_size  # the five lines after the escape
+
+
 def test_two_core_import_equals_one_core(tmp_path: Path, new_store: Callable[[str], Path],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     f, _ = _two_core_file(tmp_path)
@@ -299,3 +353,131 @@ def test_a_name_an_entity_line_adds_later_resolves_on_the_lines_after_it(store_p
     assert [e[0] for e in report.errors] == [5]
     assert "ambiguous" in report.errors[0][1]
     assert report.statements == 2
+
+
+def test_bulk_rows_of_long_values_are_quoted_when_one_starts_with_a_quote() -> None:
+    """Rows of long values (a view's JSON, a log) are checked for a leading quote value by value; a row
+    whose value starts with one is written quoted, as rows of short values are."""
+    from graphmem.store.kuzu.bulkfiles import _tsv
+    long = "[" + ", ".join(['["status", "active"]'] * 20) + "]"
+    plain = [["project:a", "A", long, long], ["project:b", "B", long, long]]
+    assert _tsv(plain, False) == ("\n".join("\t".join(r) for r in plain) + "\n", False)
+    for at in range(4):
+        odd = [list(r) for r in plain]
+        odd[1][at] = '"' + odd[1][at]
+        text, breaks = _tsv(odd, False)
+        assert not breaks and text.splitlines()[1].split("\t")[at] == '"' + odd[1][at].replace('"', '""') + '"'
+        short = [[v[:3] for v in r] for r in odd]  # short values: the text is searched instead
+        assert _tsv(short, False)[0].splitlines()[1].split("\t")[at].startswith('""')
+
+
+def test_a_subject_named_with_a_leading_quote_keeps_its_name_through_the_bulk_view(
+        tmp_path: Path, new_store: Callable[[str], Path]) -> None:
+    """A subject whose name starts with a quote, with a long log and view: its bulk row is quoted, and
+    the stored name is the entity's."""
+    lines = [{"op": "entity", "type": "Project", "name": '"Quoted" Atlas'}]
+    lines += [{"op": "assert", "subject": "project:quoted-atlas", "predicate": "status",
+               "object": ["idea", "active", "done"][k % 3], "valid_from": f"2024-01-{k + 1:02d}",
+               "sources": [f"https://q.example/{k}"]} for k in range(25)]
+    f = tmp_path / "quoted.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    m = graphmem.open(new_store("quoted"), create=True)
+    assert m.import_jsonl(f, strict=True).statements == 25
+    name, view = m.store.subject_name_and_view("project:quoted-atlas")
+    assert name == '"Quoted" Atlas' and len(view) == 25
+    assert m.rebuild(check=True).drift == ()
+
+
+def _grouped_file(tmp_path: Path, tail: list[dict[str, Any]]) -> Path:
+    """Entities, then 400 plain assert lines grouped by subject (20 each, so one subject straddles the
+    middle), then ``tail``: the children of a two-core read hold their subjects' statements alone."""
+    lines: list[Any] = [{"op": "entity", "type": "Project", "name": f"P{i}"} for i in range(20)]
+    lines += [{"op": "entity", "type": "Tool", "name": f"T{i}"} for i in range(10)]
+    for i in range(400):
+        lines.append({"op": "assert", "id": f"fact:{1000 + i}", "subject": f"project:p{(i // 20 + 7) % 20}",
+                      "predicate": "uses" if i % 3 else "status", "object": f"tool:t{i % 10}" if i % 3 else
+                      ["active", "paused", "done"][i % 2], "valid_from": f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
+                      "valid_to": None if i % 4 else "2025-03-01", "sources": [f"https://example.org/{i}"],
+                      "recorded_at": "2025-01-01T00:00:00Z"})
+    f = tmp_path / "grouped.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines + tail) + "\n", encoding="utf-8")
+    return f
+
+
+def _spy_views(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """How many view parts the reading children made (one list entry an import), and how often the view
+    was computed by a second pair of children instead."""
+    fused: list[int] = []
+    again: list[int] = []
+    real_views, real_files = importer._Halves.views, importer._views_from_files
+
+    def views(self: Any, *args: Any) -> Any:
+        got = real_views(self, *args)
+        fused.append(0 if got is None else len(got))
+        return got
+    monkeypatch.setattr(importer._Halves, "views", views)
+    monkeypatch.setattr(importer, "_views_from_files", lambda *a: again.append(1) or real_files(*a))
+    return fused, again
+
+
+@pytest.mark.parametrize("tail", [[], [{"op": "retract", "fact": "fact:1003", "at": "2025-02-01T00:00:00Z", "reason": "no"},
+                                       {"op": "retract", "fact": "fact:1390", "at": "2025-02-02T00:00:00Z"}]])
+def test_the_reading_children_compute_the_view_of_a_file_grouped_by_subject(
+        tmp_path: Path, new_store: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, tail: list[Any]) -> None:
+    """A file grouped by subject: each reading child computes the view of the subjects only it read (with
+    the retractions read after it, in either half), the subject both read is computed here; the store
+    holds what reading it on one core gives."""
+    fused, again = _spy_views(monkeypatch)
+    f = _grouped_file(tmp_path, tail)
+    r_seq, r_two, seq, two, adopted = _sequential_and_two_core(f, new_store, monkeypatch)
+    assert len(adopted) == 2 and r_two.errors == () and r_two.retractions == len(tail)
+    assert r_two.to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
+    assert _state(two) == _state(seq)
+    if bulk._can_fork([0, 1], 2):
+        # two children's parts and the straddling subject's (the one-core import computed its own as before)
+        assert fused == [3] and again == [1]
+    assert two.rebuild(check=True).drift == ()
+    assert not _bulk_left(new_store("two"))
+
+
+def test_a_file_in_random_order_has_its_view_computed_as_before(tmp_path: Path, new_store: Callable[[str], Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Subjects spread over both halves: the children end without a view; two more compute it from the
+    bulk files. The same goes for a file whose later lines add statements (read here, not by the children)."""
+    fused, again = _spy_views(monkeypatch)
+    f, _ = _two_core_file(tmp_path)  # (its last line is a statement, read here)
+    r_seq, r_two, seq, two, _ = _sequential_and_two_core(f, new_store, monkeypatch)
+    assert _state(two) == _state(seq) and fused == [0] and again == [1, 1]  # (one of them the one-core import's)
+    import random
+    lines = f.read_text().splitlines()
+    entities, asserts = lines[:30], [x for x in lines[30:] if '"fact:1' in x and '"assert"' in x]
+    random.Random(4).shuffle(asserts)  # every statement read by the children, subjects in both halves
+    f.write_text("\n".join(entities + asserts) + "\n")
+    fused.clear()
+    again.clear()
+    r_seq, r_two, seq, two, _ = _sequential_and_two_core(f, lambda name: new_store(name + "-shuffled"), monkeypatch)
+    assert _state(two) == _state(seq) and r_two.errors == () and r_two.statements == 400
+    if bulk._can_fork([0, 1], 2):
+        assert fused == [0] and again == [1, 1]
+
+
+def test_a_reading_child_that_fails_on_the_view_leaves_it_to_the_others(
+        tmp_path: Path, new_store: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that fails while it computes its view: what the other made is dropped, the view computed as
+    without them, nothing left behind."""
+    fused, again = _spy_views(monkeypatch)
+    from graphmem.transfer import halves
+    real = halves._view_of_kept
+    parent = os.getpid()
+
+    def failing(store: Any, registry: Any, kept: Any, names: Any, reply: Any) -> Any:
+        if os.getpid() != parent and "project:p7" in kept:  # the first child
+            raise RuntimeError("no room")
+        return real(store, registry, kept, names, reply)
+    monkeypatch.setattr(halves, "_view_of_kept", failing)
+    f = _grouped_file(tmp_path, [])
+    _, r_two, seq, two, _ = _sequential_and_two_core(f, new_store, monkeypatch)
+    assert r_two.errors == () and _state(two) == _state(seq)
+    if bulk._can_fork([0, 1], 2):
+        assert fused == [0] and again == [1, 1]
+    assert not _bulk_left(new_store("two"))

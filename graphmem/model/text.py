@@ -38,8 +38,28 @@ _SECRETS: tuple[tuple[str, re.Pattern[str], int, tuple[str, ...]], ...] = (
 )
 
 
-_ANY_MARK = re.compile("|".join(re.escape(mark) for mark in sorted(
-    {mark for _, _, _, marks in _SECRETS for mark in marks}, key=lambda m: (-len(m), m))))
+def _trie(words: list[str]) -> str:
+    """A regular expression that finds any of ``words`` (lower-case literals), factored by their first
+    characters (``a(?:iza|kia|...)``): Python's regex engine tries an alternation's branches one by one
+    at every position, so thirty-odd flat branches cost twice as much as this (0.8 against 0.4 µs for a
+    source URL, of which an import checks one a line). A word that holds a shorter one at its start is
+    dropped: the shorter finds it. The same texts match as with the flat alternation.
+
+    >>> _trie(["key=", "pwd", "pwd=", "passw"])
+    'key=|p(?:assw|wd)'
+    """
+    groups: dict[str, list[str]] = {}
+    for w in sorted(set(words)):
+        groups.setdefault(w[0], []).append(w[1:])
+    out = []
+    for c, tails in groups.items():
+        rest = "" if "" in tails else _trie(tails)
+        out.append(re.escape(c) + (f"(?:{rest})" if "|" in rest else rest))
+    return "|".join(out)
+
+
+# whether a text may hold a secret at all: any pattern's marks (``redact``)
+_ANY_MARK = re.compile(_trie([mark for _, _, _, marks in _SECRETS for mark in marks]))
 
 
 def redact(text: str) -> tuple[str, dict[str, int]]:

@@ -8,7 +8,6 @@ write path's ``apply`` when few subjects are touched. Large imports go through K
 from __future__ import annotations
 
 import json
-import mmap
 import time
 from array import array
 from collections import defaultdict
@@ -22,18 +21,18 @@ from graphmem.errors import BadInput, GraphmemError
 from graphmem.evidence.records import opt_str
 from graphmem.model import Entity, Statement, fact_ref
 from graphmem.model.jsonio import loads
-from graphmem.model.progress import Progress, here_only, no_progress
+from graphmem.model.progress import Progress, no_progress
 from graphmem.model.records import Record
 from graphmem.model.scopes import one_scope, scope_list
 from graphmem.model.times import now_us, parse_instant
 from graphmem.ontology.schema import Registry
 from graphmem.reports import ImportReport
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
-from graphmem.transfer.beside import _views_from_files, _views_from_list, _views_of
+from graphmem.transfer.beside import _Halves, _views_from_files, _views_from_list, _views_of
+from graphmem.transfer.halves import _read_on_two_cores
+from graphmem.transfer.lines import _count as _count  # (the two-core read's line count, as tests name it)
 from graphmem.transfer.lines import (
-    _count,
     _plain_run_of,
-    _span,
     counted,
     declared_id,
     file_lines,
@@ -87,6 +86,8 @@ class _Reader:
         self.n_lines = 0
         self.memo = Memo()  # what statement lines checked once (cleared when an entity line changes the resolver)
         self.n_created = self.n_updated = 0  # how many entities it made and changed (``release``)
+        self.kept: dict[str, list[Statement]] | None = None  # a two-core read's child: its statements by subject
+        self.halves: _Halves | None = None  # a two-core read's children, waiting to compute their view
 
     def read(self, lines: Iterable[tuple[int, str]]) -> None:
         """Validate numbered lines, in order."""
@@ -95,6 +96,7 @@ class _Reader:
         record_refs, errors, memo = self.record_refs, self.errors, self.memo
         next_id, n_lines = self.next_id, self.n_lines
         recorded_append, heads_append = recorded.append, self.heads.append
+        kept = self.kept
         try:  # the import's scope, checked once for the lines that carry none (a bad one: every line says so)
             scope, plain = one_scope(self.scope), True
         except GraphmemError:
@@ -167,6 +169,8 @@ class _Reader:
                             stmts.append(st)
                         recorded_append(st[8])  # recorded_at
                         touched[st[2]].add(st[3])
+                        if kept is not None:
+                            kept[st[2]].append(st)
                         next_id += 1
                     else:
                         self.next_id = next_id
@@ -358,7 +362,7 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
                     progress: Progress) -> bool:
     """Read and check every line, then write the valid ones (in the caller's transaction); False when
     ``strict`` refuses the import for an error (nothing written)."""
-    sink, store = r.sink, r.store
+    sink = r.sink
     try:
         # two cores only into a store without entities: the child process must not query the store
         run = (_plain_run(path) if path is not None and sink is not None and r.resolve.store_empty and r.stored is None
@@ -373,7 +377,19 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
     except BaseException:
         if sink is not None:
             sink.discard()
+        if r.halves is not None:
+            r.halves.drop()
         raise
+    try:
+        return _write_read(r, strict, now, progress)
+    finally:
+        if r.halves is not None:  # (their view files, if any, are the write's to remove)
+            r.halves.drop()
+
+
+def _write_read(r: _Reader, strict: bool, now: int, progress: Progress) -> bool:
+    """``_read_and_write``'s second step: write what ``r`` read (False: ``strict`` refuses it)."""
+    sink, store = r.sink, r.store
     n_stmts = r.next_id - r.first_id
     if strict and r.errors:
         if sink is not None:
@@ -384,7 +400,7 @@ def _read_and_write(r: _Reader, path: Path | None, lines: Iterable[str], strict:
     if created or updated or r.records or n_stmts or r.retractions:
         progress("writing to the store", 0, None)
         _write(store, r.checks.registry, created, updated, sink or r.stmts, r.next_id,
-               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress)
+               r.by_id, r.retractions, r.touched, now, r.records, r.rec_mentions, progress, r.halves)
     elif sink is not None:
         sink.discard()
     return True
@@ -395,100 +411,12 @@ def _plain_run(path: Path) -> tuple[int, int, int] | None:
     return _plain_run_of(path, PARALLEL_BYTES)
 
 
-def _read_on_two_cores(r: _Reader, path: Path, start: int, middle: int, end: int,
-                       progress: Progress = no_progress) -> None:
-    """Read the file with its longest run of plain lines (``_plain_run``) split between two forked
-    children; the rest is read here, in order.
-
-    The second child reads its half as if every line of the first half were a valid statement, so
-    its ids start that many after the first half's first id. When the first half has an error (or
-    the second child fails), the second child's work is dropped and this process reads the second half
-    itself: the result is always that of reading the file in order. This process reads neither half
-    (a child that fails has its half read here): the objects of a million lines made and dropped here
-    would leave its memory fragmented, and Kuzu's loads that follow add to it (docs/benchmarks.md, "The
-    import's peak memory"). ``progress`` hears of the bytes read (of the halves, as if the second child
-    kept pace with the first, which tells this process how far it got).
-    """
-    assert r.sink is not None
-    size = path.stat().st_size
-    task = f"reading {path.name}"
-    tell = here_only(progress)
-
-    def at(pos: int) -> None:
-        tell(task, pos, size)
-
-    report = None if progress is no_progress else at
-    r.read(_span(path, 0, start, 1, report))
-    # the line numbers at the three offsets, and the second half's first id if all goes well
-    first_half, statements = _count(path, start, middle, nonblank=True)
-    line_at = {start: _count(path, 0, start)[0] + 1}
-    line_at[middle] = line_at[start] + first_half
-    line_at[end] = line_at[middle] + _count(path, middle, end)[0]
-    base = r.next_id + statements
-    store = r.store
-    reached = mmap.mmap(-1, 8)  # how far the first half's reader got (shared with its child)
-
-    def paced(pos: int) -> None:  # in the first half's child
-        reached[:8] = pos.to_bytes(8, "little")
-
-    def part(halves: list[tuple[int, int]]) -> list[dict[str, Any]]:  # (both halves where no child can fork)
-        return [half(lo, hi) for lo, hi in halves]
-
-    def half(lo: int, hi: int) -> dict[str, Any]:
-        child = _Reader(r.store, r.checks, r.now, r.resolve, r.next_id if lo == start else base, r.next_record,
-                        store.statement_file(), scope=r.scope)
-        child.memo = r.memo
-        child.record_refs = r.record_refs
-        assert child.sink is not None
-        try:
-            child.read(_span(path, lo, hi, line_at[lo], paced if lo == start and report is not None else None))
-            if child.created or child.updated or child.records or child.retractions:
-                raise AssertionError("a plain line changed more than statements")
-        except BaseException:
-            child.sink.discard()
-            raise
-        return {"next_id": child.next_id, "n_lines": child.n_lines, "errors": child.errors,
-                "touched": dict(child.touched), "file_ids": child.file_ids, "failed_ids": child.failed_ids,
-                "recorded": child.recorded.tobytes(), "heads": child.heads.tobytes(),
-                "bulk": child.sink.finish()}
-
-    def waiting() -> None:
-        pos = int.from_bytes(reached[:8], "little")
-        if pos:
-            tell(task, min(start + 2 * (pos - start), end), size)
-
-    ours, theirs = [h for got in Forked(part, [(start, middle), (middle, end)], min_items=2).result(
-        while_waiting=None if report is None else waiting) for h in got]
-    reached.close()
-    _adopt(r, ours)
-    if r.next_id == base:
-        _adopt(r, theirs)
-    else:  # the first half had an error, so the second half's ids are not those: read it here
-        theirs["bulk"].discard()
-        r.read(_span(path, middle, end, line_at[middle], report))
-    r.read(_span(path, end, size, line_at[end], report))
-
-
-def _adopt(r: _Reader, half: dict[str, Any]) -> None:
-    """Take what a child of ``_read_on_two_cores`` read (its statements come after ``r``'s)."""
-    assert r.sink is not None
-    r.sink.adopt(half["bulk"])
-    r.next_id = half["next_id"]
-    r.n_lines += half["n_lines"]
-    r.errors += half["errors"]
-    for subject, preds in half["touched"].items():
-        r.touched[subject] |= preds
-    r.file_ids.update(half["file_ids"])
-    r.failed_ids.update(half["failed_ids"])
-    r.recorded.frombytes(half["recorded"])
-    r.heads.frombytes(half["heads"])
-
-
 def _write(store: StorageEngine, registry: Registry, created: list[Entity],
            updated: list[tuple[Entity, tuple[str, ...], str | None]], stmts: list[Statement] | StatementBatch,
            next_id: int, by_id: dict[int, int], retractions: dict[int, tuple[int, str | None]],
            touched: dict[str, set[str]], now: int, records: list[Record],
-           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress) -> None:
+           rec_mentions: dict[int, list[tuple[str, int, int, str]]], progress: Progress = no_progress,
+           halves: _Halves | None = None) -> None:
     """Write everything in one transaction: entities, aliases, records and mentions, then the statements
     and retractions with the view of every subject they touch.
 
@@ -525,7 +453,8 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
         view_names = store.entity_names()
         view_names.update((e.ref, e.name) for e in created)
         progress("computing the view", 0, None)
-        views = _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
+        views = (halves.views(store, registry, retractions, touched, view_names) if halves is not None else None) or \
+            _views_from_files(store, registry, stmts, sorted(touched), retractions, view_names).result()
         # what only the view needed goes before Kuzu's loads (the entities themselves after theirs)
         del view_names
         touched.clear()
@@ -585,3 +514,4 @@ def _write(store: StorageEngine, registry: Registry, created: list[Entity],
             v.discard()
         if isinstance(stmts, StatementBatch):
             stmts.discard()
+

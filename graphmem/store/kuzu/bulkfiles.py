@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -39,18 +40,30 @@ def _tsv(rows: list[list[Any]], nones: bool = True) -> tuple[str, bool]:
     None (written as "", like a CSV writer does).
     """
     text = "\n".join(["\t".join(map(str, r)) for r in rows]) + "\n"
-    if _plain(text, len(rows), sum(len(r) - 1 for r in rows), nones):
+    values = sum(len(r) for r in rows)
+    # long values (a view's JSON, a log): their first characters are looked at, not the whole text
+    # searched for a quote after a tab or line break (two slow searches: JSON holds quotes throughout)
+    quoted = None if len(text) < _LONG * values else any(str(v)[:1] == '"' for r in rows for v in r)
+    if not quoted and _plain(text, len(rows), values - len(rows), nones, starts_checked=quoted is not None):
         return text, False
     text = "\n".join(["\t".join(map(_tsv_field, r)) for r in rows]) + "\n"
     return text, any(("\n" in v or "\r" in v) for r in rows for v in r if type(v) is str)
 
 
-def _plain(text: str, rows: int, tabs: int, nones: bool = True) -> bool:
+# a value that starts with a quote (Python's regular expressions find a literal first character faster
+# than ``in`` does)
+_TAB_QUOTE, _BREAK_QUOTE = re.compile('\t"'), re.compile('\n"')
+_LONG = 64  # characters a value, on average, from which ``_tsv`` looks at each value's first character
+
+
+def _plain(text: str, rows: int, tabs: int, nones: bool = True, starts_checked: bool = False) -> bool:
     """Whether ``rows`` rows joined as they are (``tabs`` tabs between their values) can be loaded as they
-    are: no value holds a tab or line break, none starts with a quote, none was None (``nones``: rows that
-    may hold None, so the text must not say "None"; a packed log may, by chance)."""
+    are: no value holds a tab or line break, none starts with a quote (``starts_checked``: the caller
+    looked at each value's first character), none was None (``nones``: rows that may hold None, so the
+    text must not say "None"; a packed log may, by chance)."""
     return (text.count("\t") == tabs and text.count("\n") == rows and "\r" not in text
-            and not text.startswith('"') and '\t"' not in text and '\n"' not in text
+            and (starts_checked or not text.startswith('"') and not _TAB_QUOTE.search(text)
+                 and not _BREAK_QUOTE.search(text))
             and (not nones or "None" not in text))
 
 
