@@ -128,6 +128,14 @@ def _run(conn: Any, q: str, params: dict[str, Any] | None = None) -> Any:
     return conn.execute(ps, params or {})
 
 
+def _set_counts(c: Any, column: str, counts: list[tuple[str, int]]) -> None:
+    """Each subject's count (ref, n) into its ``Subject`` row's INT64 ``column``, 5,000 subjects a query."""
+    for k in range(0, len(counts), 5000):
+        part = counts[k:k + 5000]
+        c.execute(f"UNWIND $refs AS r MATCH (s:Subject {{ref: r}}) WITH s, list_position($refs, r) AS i "
+                  f"SET s.{column} = $n[i]", {"refs": [r for r, _ in part], "n": [n for _, n in part]})
+
+
 def _copy_rows(conn: Any, table: str, rows: list[list[Any]], tmp: Path) -> None:
     """Rows into a new table by Kuzu's COPY from a CSV file (its quoting: a doubled quote)."""
     f = tmp / f"{table}.csv"
@@ -275,10 +283,7 @@ class LogRows(Layout):
             rows += [[key(ref, k), orjson.dumps(s).decode()] for k, s in enumerate(stmts)]
             sids.append((ref, len(stmts)))
         _copy_rows(c, "SubjectLog", rows, self.tmp)
-        for k in range(0, len(sids), 5000):
-            part = sids[k:k + 5000]
-            c.execute("UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
-                      "SET s.n = $n[i]", {"refs": [r for r, _ in part], "n": [n for _, n in part]})
+        _set_counts(c, "n", sids)
 
     def _log_rows(self, ref: str, n: int) -> list[Any]:
         # a lookup each: a list of keys (UNWIND, IN) is planned as a scan of the table (1M rows: 20 keys
@@ -515,10 +520,7 @@ class IntervalRows(LogRows):
                      for k, r in enumerate(ivs)]
             counts.append((ref, len(ivs)))
         _copy_rows(c, "SubjectIv", rows, self.tmp)
-        for k in range(0, len(counts), 5000):
-            part = counts[k:k + 5000]
-            c.execute("UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
-                      "SET s.niv = $n[i]", {"refs": [r for r, _ in part], "n": [n for _, n in part]})
+        _set_counts(c, "niv", counts)
 
     def _ivs(self, ref: str, niv: int) -> list[list[Any]]:
         """A subject's intervals: [id, predicate, object, kind, from, to, assertions, sources, conflicts, name]."""

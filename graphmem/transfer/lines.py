@@ -184,20 +184,26 @@ def _count(path: Path, start: int, end: int, nonblank: bool = False) -> tuple[in
             return counted
     breaks = filled = 0
     rest = b""  # a line cut by the end of a block
+    for block in _blocks(path, start, end):
+        breaks += block.count(b"\n")
+        if nonblank:
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            filled += sum(1 for line in lines if line.strip())
+    return breaks, filled + (1 if rest.strip() else 0)
+
+
+def _blocks(path: Path, start: int, end: int) -> Iterator[bytes]:
+    """The bytes of ``path`` from ``start`` to ``end``, 16 MB at a time."""
     with path.open("rb") as f:
         f.seek(start)
         left = end - start
         while left > 0:
             block = f.read(min(left, 16 * 2**20))
             if not block:
-                break
+                return
             left -= len(block)
-            breaks += block.count(b"\n")
-            if nonblank:
-                lines = (rest + block).split(b"\n")
-                rest = lines.pop()
-                filled += sum(1 for line in lines if line.strip())
-    return breaks, filled + (1 if rest.strip() else 0)
+            yield block
 
 
 def _count_unless_blank(path: Path, start: int, end: int) -> tuple[int, int] | None:
@@ -205,16 +211,9 @@ def _count_unless_blank(path: Path, start: int, end: int) -> tuple[int, int] | N
     (each line is then filled), found by a few byte searches; None when some line might be blank."""
     breaks = 0
     last = b"\n"  # the byte before the range: it starts at a line start
-    with path.open("rb") as f:
-        f.seek(start)
-        left = end - start
-        while left > 0:
-            block = f.read(min(left, 16 * 2**20))
-            if not block:
-                break
-            left -= len(block)
-            if last == b"\n" and block[:1].isspace() or _BLANK_START.search(block):
-                return None
-            breaks += block.count(b"\n")
-            last = block[-1:]
+    for block in _blocks(path, start, end):
+        if last == b"\n" and block[:1].isspace() or _BLANK_START.search(block):
+            return None
+        breaks += block.count(b"\n")
+        last = block[-1:]
     return breaks, breaks + (0 if last == b"\n" else 1)
