@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
@@ -161,20 +162,32 @@ class Forked(Generic[T, R]):
                     while_waiting()
         out: list[R] = []
         children, self._children = self._children, []
-        for (pid, fd), half in zip(children, self._halves, strict=False):
-            if self._talk:  # the child's first word; it waits for the reply (``then``)
-                done, value = _receive(fd)
-                if done:
-                    self._replies.append((pid, fd, value[1]))
-                    value = value[0]
+        handled = 0
+        try:
+            for (pid, fd), half in zip(children, self._halves, strict=False):
+                if self._talk:  # the child's first word; it waits for the reply (``then``)
+                    done, value = _receive(fd)
+                    if done:
+                        self._replies.append((pid, fd, value[1]))
+                        value = value[0]
+                    else:
+                        _close(pid, fd)
                 else:
-                    _close(pid, fd)
-            else:
-                done, value = _collect(pid, fd)
-            if done:
-                out.append(value)
-            elif fallback:
-                out.append(self._fn(half, None) if self._talk else self._fn(half))
+                    done, value = _collect(pid, fd)
+                handled += 1
+                if done:
+                    out.append(value)
+                elif fallback:
+                    out.append(self._fn(half, None) if self._talk else self._fn(half))
+        except BaseException:  # interrupted (Ctrl-C, say): no child is left behind
+            asked = {pid for pid, _, _ in self._replies}
+            for pid, fd in children[handled:]:
+                if pid not in asked:
+                    _abandon(pid, fd)
+            for pid, fd, to_child in self._replies:
+                _abandon(pid, fd, to_child)
+            self._replies = []
+            raise
         if not fallback and self._replies:  # dropped: the children that wait for a reply are ended
             self.then([None] * len(self._replies))
         return out
@@ -198,10 +211,15 @@ class Forked(Generic[T, R]):
             finally:
                 os.close(to_child)
         out = []
-        for pid, fd, _ in asked:
-            done, value = _receive(fd)
-            _close(pid, fd)
-            out.append((done, value))
+        try:
+            for pid, fd, _ in asked:
+                done, value = _receive(fd)
+                _close(pid, fd)
+                out.append((done, value))
+        except BaseException:  # interrupted: the children not heard from are ended
+            for pid, fd, _ in asked[len(out):]:
+                _abandon(pid, fd)
+            raise
         return out
 
 
@@ -216,7 +234,13 @@ def _fork(fn: Callable[..., R], items: list[T], talk: bool = False) -> tuple[int
 
     read_fd, write_fd = os.pipe()
     ask_r, ask_w = os.pipe() if talk else (-1, -1)
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:
+        for fd in (read_fd, write_fd, ask_r, ask_w):
+            if fd >= 0:
+                os.close(fd)
+        raise
     if pid == 0:  # the child: compute, send, leave without running any exit handlers
         status = 0
         try:
@@ -300,6 +324,17 @@ def _close(pid: int, fd: int) -> None:
         with contextlib.suppress(OSError):
             os.close(_FDS.pop(fd))
     os.waitpid(pid, 0)
+
+
+def _abandon(pid: int, fd: int, to_child: int = -1) -> None:
+    """End a child this process no longer waits for: killed, its pipes closed, reaped."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    if to_child >= 0:
+        with contextlib.suppress(OSError):
+            os.close(to_child)
+    with contextlib.suppress(OSError):
+        _close(pid, fd)
 
 
 def _collect(pid: int, read_fd: int) -> tuple[bool, Any]:

@@ -151,3 +151,67 @@ def test_the_two_core_read_where_no_child_can_fork_equals_one_core(tmp_path: Pat
     assert two.import_jsonl(f).to_dict() | {"seconds": 0} == r_seq.to_dict() | {"seconds": 0}
     assert runs == [1]
     assert _state(two) == _state(seq)
+
+
+def _second_after(seconds: float) -> Callable[[list[int], Any], Any]:
+    def work(half: list[int], ask: Any) -> Any:
+        if ask is None:
+            return sum(half)
+        ask(sum(half))
+        time.sleep(seconds)
+        return b"x" * 300_000  # more than a pipe holds: the child blocks writing it until it is read
+    return work
+
+
+def _first_after(seconds: float) -> Callable[[list[int], Any], Any]:
+    def work(half: list[int], ask: Any) -> Any:
+        time.sleep(seconds)
+        return sum(half) if ask is None else ask(sum(half))
+    return work
+
+
+def _gone(pid: int) -> bool:
+    """Whether a child has ended and been reaped (a zombie still answers ``kill(pid, 0)``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                    reason="forks only on Linux with two cores")
+@pytest.mark.parametrize("where", ["first answers", "second answers"])
+def test_forked_children_interrupted_while_waited_for_are_ended_and_reaped(where: str) -> None:
+    """Ctrl-C (here an alarm) while ``result`` or ``then`` waits: the children are killed and reaped, none is left
+    holding its half of the work, and no pipe stays open."""
+    import signal
+
+    from graphmem import bulk
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(*_: Any) -> None:
+        raise Interrupted
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        if where == "first answers":
+            work = Forked(_first_after(5), [1, 2, 3, 4], talk=True)
+            pids = [pid for pid, _ in work._children]
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(Interrupted):
+                work.result()
+        else:
+            work = Forked(_second_after(5), [1, 2, 3, 4], talk=True)
+            assert work.result() == [3, 7]
+            pids = [pid for pid, _, _ in work._replies]
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(Interrupted):
+                work.then([1, 1])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert len(pids) == 2 and all(_gone(pid) for pid in pids)
+    assert work.waiting == 0 and bulk._FDS == {}

@@ -104,7 +104,12 @@ class _Halves:
             for ref, statements in theirs.items():
                 logs[ref].extend(statements)
         if logs:
-            views.append(store.write_view_files(_view_rows(store, registry, sorted(logs), logs, names.get)))
+            try:
+                views.append(store.write_view_files(_view_rows(store, registry, sorted(logs), logs, names.get)))
+            except BaseException:
+                for view in views:
+                    view.discard()
+                raise
         return views
 
     def drop(self) -> None:

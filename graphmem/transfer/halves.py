@@ -61,7 +61,9 @@ def _read_on_two_cores(r: Any, path: Path, start: int, middle: int, end: int,
         got = [half(lo, hi, kept) for lo, hi in halves]
         if ask is None or kept is None:
             return got
-        return _view_of_kept(store, r.checks.registry, kept, {ref: e.name for ref, e in r.created.items()}, ask(got))
+        reply = ask(got)
+        del got  # (what was handed over: not held while the view is computed)
+        return _view_of_kept(store, r.checks.registry, kept, {ref: e.name for ref, e in r.created.items()}, reply)
 
     def half(lo: int, hi: int, kept: dict[str, list[Statement]] | None = None) -> dict[str, Any]:
         child = type(r)(r.store, r.checks, r.now, r.resolve, r.next_id if lo == start else base, r.next_record,
@@ -99,6 +101,8 @@ def _read_on_two_cores(r: Any, path: Path, start: int, middle: int, end: int,
     else:  # the first half had an error, so the second half's ids are not those: read it here
         theirs["bulk"].discard()
         r.read(_span(path, middle, end, line_at[middle], report))
+    if not both:
+        r.halves.drop()  # (the children's view is out of the question: let them go before the rest is read)
     after = r.next_id
     r.read(_span(path, end, size, line_at[end], report))
     # the children compute their subjects' view only when they read every statement and the entities
