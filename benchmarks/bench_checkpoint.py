@@ -27,6 +27,8 @@ Layouts (``--layouts``, comma-separated):
   ``Subject.n``), the view and facets still replaced.
 - ``c``: ``b``, and the view only as ``SubjectFacet`` rows, a changed facet's row deleted and created
   again (no text updated anywhere); ``Subject.view`` no longer written.
+- ``cu``: ``c``, with a subject's log rows and facets read 16 keys a query (a ``UNION ALL`` of
+  primary-key lookups) rather than a query each.
 - ``r``: ``c``, and each log row linked from its subject by a rel (``LOGGED``): the log read by one
   query from the subject's row.
 - ``w``: ``c``, and the whole view as a row per version (``SubjectView``, key ``ref v``, a counter
@@ -367,6 +369,34 @@ class FacetRows(LogRows):
         return self._view(ref)
 
 
+class BatchedFacetRows(FacetRows):
+    """``cu``: ``c``, with a subject's log rows and facets read 16 keys a query (a ``UNION ALL`` of
+    primary-key lookups, as graphmem reads records by key), not a query each."""
+
+    name = "cu"
+
+    def _by_keys(self, keys: list[str], table: str, cols: str) -> list[list[Any]]:
+        out: list[list[Any]] = []
+        for at in range(0, len(keys), 16):
+            part = keys[at:at + 16]
+            q = " UNION ALL ".join(f"MATCH (x:{table} {{key: $k{i}}}) RETURN {cols}" for i in range(len(part)))
+            out += _rows(self.conn, q, {f"k{i}": k for i, k in enumerate(part)})
+        return out
+
+    def _log_rows(self, ref: str, n: int) -> list[Any]:
+        got = self._by_keys([key(ref, k) for k in range(n)], "SubjectLog", "x.key, x.row")
+        order = {key(ref, k): k for k in range(n)}
+        return [orjson.loads(r) for _, r in sorted(got, key=lambda kr: order[kr[0]])]
+
+    def _view(self, ref: str) -> list[list[Any]]:
+        view = []
+        for p, o, e in self._by_keys([ref + " " + p for p in self.preds], "SubjectFacet",
+                                     "x.predicate, x.open, x.ended"):
+            view += [[p, *r] for r in orjson.loads(e or "[]") + orjson.loads(o or "[]")]
+        view.sort(key=lambda r: (r[0], r[3]))
+        return view
+
+
 class LinkedLogRows(FacetRows):
     """``r``: ``c``, and each log row linked from its subject by a rel (``LOGGED``), so that a subject's log
     is read by one query from its row instead of a lookup per statement."""
@@ -584,7 +614,8 @@ class IntervalRows(LogRows):
         return n
 
 
-LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, LinkedLogRows, ViewRows, TextRows, IntervalRows)}
+LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, BatchedFacetRows, LinkedLogRows,
+                                                         ViewRows, TextRows, IntervalRows)}
 
 
 def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -> list[list[tuple[str, str, int, int]]]:
