@@ -29,6 +29,9 @@ Layouts (``--layouts``, comma-separated):
   again (no text updated anywhere); ``Subject.view`` no longer written.
 - ``cu``: ``c``, with a subject's log rows and facets read 16 keys a query (a ``UNION ALL`` of
   primary-key lookups) rather than a query each.
+- ``cl``: ``c``, with a subject's log in rows of 1, 2, 4, ... statements as the bits of its count: a new
+  statement merges the rows of the count's trailing ones into one (deleted and created, no text updated),
+  so a subject has at most log2(n) + 1 log rows.
 - ``r``: ``c``, and each log row linked from its subject by a rel (``LOGGED``): the log read by one
   query from the subject's row.
 - ``w``: ``c``, and the whole view as a row per version (``SubjectView``, key ``ref v``, a counter
@@ -397,6 +400,70 @@ class BatchedFacetRows(FacetRows):
         return view
 
 
+def _chunks(n: int) -> list[tuple[int, int]]:
+    """The log rows of a subject of ``n`` statements in layout ``cl``: (first statement, how many), one per
+    bit of ``n`` from the highest (13 statements: 8, 4 and 1)."""
+    out, start = [], 0
+    for b in range(n.bit_length() - 1, -1, -1):
+        if n >> b & 1:
+            out.append((start, 1 << b))
+            start += 1 << b
+    return out
+
+
+class ChunkedFacetRows(FacetRows):
+    """``cl``: ``c``, with a subject's log in rows of 1, 2, 4, ... statements, as the bits of its count
+    (``_chunks``): a new statement merges the rows of the count's trailing ones into one row of the next
+    size (those rows deleted, one created: no text updated), so that a subject has at most log2(n) + 1
+    rows, each statement rewritten about log2(n) times over its life."""
+
+    name = "cl"
+
+    def setup(self) -> None:
+        c = self.conn
+        c.execute("CREATE NODE TABLE SubjectLog(key STRING PRIMARY KEY, row STRING)")
+        c.execute("ALTER TABLE Subject ADD n INT64")
+        rows, sids = [], []
+        for ref, log in _rows(c, "MATCH (s:Subject) RETURN s.ref, s.log ORDER BY s.ref"):
+            stmts = orjson.loads(unpack(log))
+            rows += [[key(ref, a), orjson.dumps(stmts[a:a + k]).decode()] for a, k in _chunks(len(stmts))]
+            sids.append((ref, len(stmts)))
+        _copy_rows(c, "SubjectLog", rows, self.tmp)
+        _set_counts(c, "n", sids)
+        self.preds = [p for (p,) in _rows(self.conn, "MATCH (f:SubjectFacet) RETURN DISTINCT f.predicate")]
+
+    def _log_rows(self, ref: str, n: int) -> list[Any]:
+        out = []
+        for a, _ in _chunks(n):
+            for (r,) in _rows(self.conn, "MATCH (l:SubjectLog {key: $k}) RETURN l.row", {"k": key(ref, a)}):
+                out += orjson.loads(r)
+        return out
+
+    def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
+        refs, ns, facets, creates, drops = [], [], [], [], []
+        for ref, obj, fid, now in items:
+            _, n = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n", {"r": ref})[0]
+            new, _ = _apply(self._view(ref), obj, fid, now)
+            merged = [(a, k) for a, k in _chunks(n) if a >= n + 1 - (n + 1 & -(n + 1))]  # the trailing ones' rows
+            stmts: list[Any] = []
+            for a, _ in merged:
+                for (r,) in _rows(self.conn, "MATCH (l:SubjectLog {key: $k}) RETURN l.row", {"k": key(ref, a)}):
+                    stmts += orjson.loads(r)
+                drops.append(key(ref, a))
+            start = merged[0][0] if merged else n
+            creates.append({"k": key(ref, start), "row": orjson.dumps([*stmts, _stmt(fid, obj, now)]).decode()})
+            refs.append(ref)
+            ns.append(n + 1)
+            facets.append((ref, "status", _facet(new, "status")))
+        self._group_common(items)
+        for k in drops:
+            _run(self.conn, "MATCH (l:SubjectLog {key: $k}) DELETE l", {"k": k})
+        _run(self.conn, "UNWIND $rows AS x CREATE (:SubjectLog {key: x.k, row: x.row})", {"rows": creates})
+        _run(self.conn, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
+                          "SET s.n = $n[i]", {"refs": refs, "n": ns + [0]})
+        self._set_facets(facets)
+
+
 class LinkedLogRows(FacetRows):
     """``r``: ``c``, and each log row linked from its subject by a rel (``LOGGED``), so that a subject's log
     is read by one query from its row instead of a lookup per statement."""
@@ -614,7 +681,8 @@ class IntervalRows(LogRows):
         return n
 
 
-LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, BatchedFacetRows, LinkedLogRows,
+LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, BatchedFacetRows, ChunkedFacetRows,
+                                                         LinkedLogRows,
                                                          ViewRows, TextRows, IntervalRows)}
 
 
