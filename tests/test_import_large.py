@@ -16,6 +16,7 @@ from helpers import TEST_ENGINE
 import graphmem
 from graphmem import bulk
 from graphmem.transfer import importer
+from graphmem.transfer.lines import _count
 from graphmem.view import rebuild as view_rebuild
 
 
@@ -166,8 +167,8 @@ def test_plain_run_is_the_longest_stretch_of_plain_lines(tmp_path: Path, monkeyp
     start, middle, end = run
     assert (start, end) == (starts[1], starts[7])  # the six lines after the entity line
     assert middle in starts[2:7]  # a line start inside the run
-    assert importer._count(f, start, middle, nonblank=True) == (starts.index(middle) - 1,) * 2
-    assert importer._count(f, 0, end) == (7, 0) and importer._count(f, 0, end, nonblank=True) == (7, 7)
+    assert _count(f, start, middle, nonblank=True) == (starts.index(middle) - 1,) * 2
+    assert _count(f, 0, end) == (7, 0) and _count(f, 0, end, nonblank=True) == (7, 7)
     monkeypatch.setattr(importer, "PARALLEL_BYTES", end - start + 1)  # shorter than that: one core
     assert importer._plain_run(f) is None
 
@@ -192,9 +193,9 @@ def test_the_line_count_of_a_half_without_blank_lines_equals_the_count_line_by_l
     for lo, hi in [(0, len(data)), (starts[50], starts[300]), (starts[7], starts[7]), (starts[399], len(data))]:
         text = data.encode()[lo:hi]
         expected = (text.count(b"\n"), sum(1 for line in text.split(b"\n") if line.strip()))
-        assert importer._count(f, lo, hi, nonblank=True) == expected
+        assert _count(f, lo, hi, nonblank=True) == expected
     monkeypatch.setattr(file_lines, "_count_unless_blank", lambda *a: None)  # line by line: the same
-    assert importer._count(f, 0, len(data), nonblank=True) == (data.count("\n"), sum(1 for r in rows if r.strip()))
+    assert _count(f, 0, len(data), nonblank=True) == (data.count("\n"), sum(1 for r in rows if r.strip()))
 
 
 def test_the_count_reads_across_blocks(tmp_path: Path) -> None:
@@ -205,7 +206,7 @@ def test_the_count_reads_across_blocks(tmp_path: Path) -> None:
     f = tmp_path / "f.jsonl"
     f.write_bytes(line * (block // len(line)) + b"\n" + line)
     assert file_lines._count_unless_blank(f, 0, f.stat().st_size) is None
-    assert importer._count(f, 0, f.stat().st_size, nonblank=True) == (block // len(line) + 2, block // len(line) + 1)
+    assert _count(f, 0, f.stat().st_size, nonblank=True) == (block // len(line) + 2, block // len(line) + 1)
     f.write_bytes(line * (block // len(line)) + line)
     assert file_lines._count_unless_blank(f, 0, f.stat().st_size) == (block // len(line) + 1,) * 2
 

@@ -24,6 +24,7 @@ What the engines' folders share (the forms both keep, the cache of posting block
 the events) is in ``common/``; an engine's folder imports that, never another engine's.
 """
 
+from graphmem.store.common.rows import read_back
 from graphmem.store.engines import migrate_store, open_store
 from graphmem.store.kuzu.base import SCHEMA_VERSION
 from graphmem.store.kuzu.bulkfiles import ViewFiles
@@ -64,4 +65,4 @@ __all__ = ["COMMIT_MARK", "DB_FILE", "MIGRATION_MARK", "SCHEMA_VERSION", "Cypher
            "MentionStore", "PostingStore", "RecordEventStore", "RecordStore", "RepairStore", "StatementBatch", "StatementFile",
            "StatementStore", "StorageEngine", "Store", "TransactionStore", "ViewBatch", "ViewFiles", "ViewStore",
            "WriteUndo", "leave_open_until_exit", "migrate_layout", "migrate_store", "open_database", "open_store",
-           "remove_mark", "write_mark"]
+           "read_back", "remove_mark", "write_mark"]

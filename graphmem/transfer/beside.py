@@ -11,7 +11,7 @@ from typing import Any
 from graphmem.bulk import Forked, Threaded
 from graphmem.model import Interval, Statement
 from graphmem.ontology.schema import Registry
-from graphmem.store import StatementBatch, StorageEngine, ViewBatch
+from graphmem.store import StatementBatch, StorageEngine, ViewBatch, read_back
 from graphmem.view.temporal import view_for_subject
 
 
@@ -124,29 +124,14 @@ def _view_of_kept(store: StorageEngine, registry: Registry, kept: dict[str, list
     """In a child of a two-core read: the view files of the subjects it read (``kept``, their statements
     in id order) but those in ``reply``'s shared set, with ``reply``'s retractions; and the statements
     of the shared subjects, for the parent (``_Halves.views``). Each statement as the view reads it from
-    the import's bulk files (``StatementBatch.statements``): entity objects named by ``names``."""
+    the import's bulk files (``read_back``): entity objects named by ``names``."""
     shared, retractions = reply
     get = names.get
     logs: dict[str, list[Statement]] = {}
     theirs: dict[str, list[Statement]] = {}
     for ref in list(kept):
-        statements = [_as_read(st, get, retractions) for st in kept.pop(ref)]
+        statements = [read_back(st, get, retractions) for st in kept.pop(ref)]
         (theirs if ref in shared else logs)[ref] = statements
     refs = sorted(logs)
     return (store.write_view_files(_view_rows(store, registry, refs, logs, get)) if refs else None), theirs
 
-
-def _as_read(st: Statement, name_of: Callable[[str], str | None],
-             retractions: dict[int, tuple[int, str | None]]) -> Statement:
-    """A statement as ``StatementBatch.statements`` hands it back: an entity object's name from
-    ``name_of`` (None for any other object), its retraction set."""
-    if st[5] == "entity":
-        name = name_of(str(st[4]))  # (an entity object is its ref)
-        if name != st[14]:
-            st = st._replace(object_name=name)
-    elif st[14] is not None:
-        st = st._replace(object_name=None)
-    if retractions and st[0] in retractions:
-        at, why = retractions[st[0]]
-        st = st._replace(retracted_at=at, retract_reason=why)
-    return st

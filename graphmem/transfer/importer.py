@@ -30,7 +30,6 @@ from graphmem.reports import ImportReport
 from graphmem.store import StatementBatch, StorageEngine, ViewBatch
 from graphmem.transfer.beside import _Halves, _views_from_files, _views_from_list, _views_of
 from graphmem.transfer.halves import _read_on_two_cores
-from graphmem.transfer.lines import _count as _count  # (the two-core read's line count, as tests name it)
 from graphmem.transfer.lines import (
     _plain_run_of,
     counted,

@@ -31,31 +31,20 @@ def redirects_from(rows: Iterable[Sequence[Any]]) -> Redirects:
     return out
 
 
-def archived_from(events: Iterable[RecordEvent]) -> dict[int, int]:
+def archived_from(events: Iterable[RecordEvent], state: dict[int, int] | None = None) -> dict[int, int]:
     """Each archived record with the record time of its archiving: the ``archive`` and ``revive`` events
-    replayed in order."""
-    state: dict[int, int] = {}
+    replayed in order, on top of ``state`` (the records archived before them, changed in place) when given.
+
+    >>> sorted(archived_from([(7, "revive", [2], {}, 5), (8, "archive", [5], {}, 6)], {1: 0, 2: 0}))
+    [1, 5]
+    """
+    state = {} if state is None else state
     for _, op, recs, _, at in events:
         for r in recs:
             if op == "archive":
                 state[r] = at
             elif op == "revive":
                 state.pop(r, None)
-    return state
-
-
-def archived_ids_after(ids: Iterable[int], events: Iterable[RecordEvent]) -> set[int]:
-    """The archived records' ids after ``events`` (in order), from ``ids``, those archived before them.
-
-    >>> sorted(archived_ids_after([1, 2], [(7, "revive", [2], {}, 0), (8, "archive", [5], {}, 0)]))
-    [1, 5]
-    """
-    state = set(ids)
-    for _, op, recs, _, _ in events:
-        if op == "archive":
-            state.update(recs)
-        elif op == "revive":
-            state.difference_update(recs)
     return state
 
 

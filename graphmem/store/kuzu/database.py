@@ -109,7 +109,7 @@ def leave_open_until_exit() -> None:
     """Let every store this process closes from now on leave its database to the process's end: the
     process ends right after (the command line, whose ``main`` ends with ``os._exit``). A writer's close
     folds its write-ahead log into the database first, as the engine's close does; then the engine's
-    objects are kept, not torn down one by one: 15-20 ms of CPU in every command at 1M (docs/benchmarks.md,
+    objects are kept, not torn down one by one (8-11 ms at 1M; a cold ``current`` 6 ms faster, docs/benchmarks.md,
     "What a cold process pays for the engine itself"). Opening the same store again in this process closes
     them first."""
     global _LEFT

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from graphmem.store.common.codecs import dumps, loads
-from graphmem.store.common.events import STATE_OPS, USE_OPS, archived_from, archived_ids_after, id_runs, ids_of_runs, use_from
+from graphmem.store.common.events import STATE_OPS, USE_OPS, archived_from, id_runs, ids_of_runs, use_from
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.schema import Schema
 
@@ -105,7 +105,7 @@ class RecordEventTables(Schema):
         later = self._events(f"WHERE e.id > {_int(checked)} ")
         if not any(op in STATE_OPS for _, op, *_ in later):
             return ids, True
-        return sorted(archived_ids_after(ids, later)), False
+        return sorted(archived_from(later, dict.fromkeys(ids, 0))), False
 
     def rebuild_archive_state(self, check: bool) -> bool:
         """``rebuild``: ``Meta``'s archived records made again from every archive and revive event (``check``:
@@ -113,8 +113,9 @@ class RecordEventTables(Schema):
         replay the events then)."""
         self.forget_record_events()
         ids = sorted(self.archived_at())
-        differs = self._archive_state()[0] != ids
         top = self.next_record_event_id() - 1
+        # (no keys, or keys out of step, are no difference: readers replay every event then)
+        differs = self._stored_archive(top) is not None and self._archive_state()[0] != ids
         if not check and top > 0:
             with self.transaction():
                 self._set_meta(_STATE, dumps([top, id_runs(ids)]))

@@ -20,7 +20,7 @@ from graphmem.store.common.codecs import (
     log_text,
 )
 from graphmem.store.common.forms import LogForms
-from graphmem.store.common.rows import ranges_of
+from graphmem.store.common.rows import ranges_of, read_back
 from graphmem.store.postgres.entities import PgEntities
 
 _COLS = ("id, op, subject, predicate, object, object_type, valid_from, valid_to, recorded_at, retracted_at, "
@@ -78,10 +78,7 @@ class PgStatementBatch:
                    name_of: Callable[[str], str | None]) -> Iterator[Statement]:
         for s in self._all():
             if s.subject in subjects:
-                r = retractions.get(s.id)
-                if r:
-                    s = s._replace(retracted_at=r[0], retract_reason=r[1])
-                yield s._replace(object_name=name_of(str(s.object)) if s.object_kind == "entity" else None)
+                yield read_back(s, name_of, retractions)
 
     def load(self, retractions: dict[int, tuple[int, str | None]] | None = None) -> int:
         """COPY the statements; the row count. Those of ``retractions`` (fact id -> when, reason) that are
