@@ -199,6 +199,20 @@ def test_a_type_the_store_has_no_table_for_needs_one_writable_open(copy: Path, t
         assert m.list_entities("Planet").entities == ()
 
 
+
+@pytest.mark.engine("kuzu", "ladybug")  # each open database reserves its largest size in address space
+def test_a_process_holds_more_than_sixteen_stores_open_at_once(tmp_path: Path) -> None:
+    # at the engines' default (8 TiB a database, of a process's 128 TiB) the 16th store open at once failed
+    opened: list[graphmem.Memory] = []
+    try:
+        for i in range(20):
+            opened.append(graphmem.open(tmp_path / f"s{i}", create=True))
+            opened[-1].add_entity("Project", f"P{i}")
+        assert [m.entity(f"project:p{i}").name for i, m in enumerate(opened)] == [f"P{i}" for i in range(20)]
+    finally:
+        for m in opened:
+            m.close()
+
 # 2. while a server holds the store, the CLI goes through it -------------------------------------
 
 @pytest.fixture(scope="module")

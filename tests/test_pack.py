@@ -71,11 +71,15 @@ def stores(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 def _open(path: Path, lines: list[dict[str, Any]], records: list[dict[str, Any]]) -> graphmem.Memory:
     m = graphmem.open(path, create=True)
-    if records:
-        ingested = m.ingest([json.dumps(r).encode() for r in records])
-        assert not ingested.errors
-    report = m.import_jsonl([json.dumps(x) for x in lines], strict=True)
-    assert report.ok, report.errors
+    try:
+        if records:
+            ingested = m.ingest([json.dumps(r).encode() for r in records])
+            assert not ingested.errors
+        report = m.import_jsonl([json.dumps(x) for x in lines], strict=True)
+        assert report.ok, report.errors
+    except BaseException:
+        m.close()
+        raise
     return m
 
 

@@ -20,6 +20,10 @@ DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module 
 ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
+# The largest a store's database may grow: 1 TiB, a thousand times a store of a million assertions. The
+# engines reserve this much address space for each open database (8 TiB unless told), and a process has
+# 128 TiB: at 8 TiB a 16th store open at once in one process could not open (docs/engines.md)
+MAX_DB_BYTES = 1 << 40
 
 
 def sync_dir(path: Path) -> None:
@@ -160,7 +164,8 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
     held = _hold_lock(path, engine, read_only)
     extra: dict[str, Any] = {"throw_on_wal_replay_failure": False} if repair and engine == "ladybug" else {}
     try:
-        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only, **extra)
+        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only, max_db_size=MAX_DB_BYTES,
+                          **extra)
         if held is not None:
             db._graphmem_lock = held  # released with the database object (Store.close drops it)
         return db
