@@ -134,6 +134,46 @@ def test_the_service_suggests_too(small: Path) -> None:
         assert r.status_code == 400 and "did you mean owner?" in r.json()["message"]
 
 
+@pytest.mark.parametrize(("argv", "wanted"), [
+    (["--store", "s", "--json", "current", "atlas"], "current"),
+    (["--store=s", "--ontology", "o", "--predicates=p", "pack", "-q", "x"], "pack"),
+    (["entity", "show", "atlas"], "entity"),
+    (["current", "--store", "s"], "current"),
+    (["--help"], None), ([], None), (["--json"], None), (["curent", "atlas"], None), (["--", "current"], None),
+    (["--store"], None),
+])
+def test_the_command_line_builds_only_the_command_it_runs(argv: list[str], wanted: str | None) -> None:
+    from graphmem.cli.app import _for, app
+    built = _for(argv)
+    if wanted is None:  # help, no command, an unknown one: the whole app, to list or suggest from
+        assert built is app
+        return
+    assert built is not app and [c.name for c in built.registered_commands + built.registered_groups] == [wanted]
+    assert len(app.registered_commands) > 30 and [g.name for g in app.registered_groups] == ["entity"]  # untouched
+
+
+def test_the_global_options_stepped_over_are_those_that_take_a_value() -> None:
+    import typer.main
+
+    from graphmem.cli.app import _VALUED_GLOBALS, app
+    root = typer.main.get_command(app)
+    assert {o for p in root.params if not p.is_flag for o in p.opts} == _VALUED_GLOBALS
+
+
+def test_the_console_script_runs_one_command_as_the_whole_app_does(small: Path) -> None:
+    at = ["--as-of", "2025-06-01", "--known-at", "2099-01-01"]
+    for argv in (["--json", "current", "atlas", *at], ["current", "atlas", *at, "--json"],
+                 ["--json", "entity", "show", "kuzu"]):
+        alone = run("--store", str(small), *argv)
+        assert alone.returncode == 0 and json.loads(alone.stdout) == json.loads(cli(small, *argv).out), argv
+    typo = run("--store", str(small), "curent", "atlas")
+    assert typo.returncode == 2 and "did you mean 'current'" in typo.stderr
+    listed = run("--help")
+    assert listed.returncode == 0 and all(f" {n} " in listed.stdout for n in ("current", "pack", "entity", "serve"))
+    helped = run("pack", "--help")
+    assert helped.returncode == 0 and "--budget-tokens" in helped.stdout and "--store" in helped.stdout
+
+
 def test_counts_are_singular_and_plural(small: Path, tmp_path: Path) -> None:
     assert plural(1, "error") == "1 error" and plural(2, "error") == "2 errors" and plural(0, "entity", "entities") == "0 entities"
     f = tmp_path / "one.jsonl"

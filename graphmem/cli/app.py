@@ -138,6 +138,10 @@ app = typer.Typer(
 )
 
 
+# the global options that take a value (the others are flags): ``invoked`` steps over their values
+_VALUED_GLOBALS = frozenset({"--store", "--ontology", "--predicates"})
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -168,6 +172,50 @@ query.register(app)
 service.register(app)
 
 
+def _invoked(args: Sequence[str]) -> str | None:
+    """The command (or group) that ``args`` invoke, past the global options before it; None when they
+    name none (``graphmem --help``, no arguments, an option this does not know).
+
+    >>> _invoked(["--store", "s", "--json", "current", "atlas"])
+    'current'
+    >>> _invoked(["--store=s", "entity", "show", "atlas"])
+    'entity'
+    >>> _invoked(["--help"]) is None
+    True
+    """
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-"):
+            return a
+        if a in _VALUED_GLOBALS:
+            i += 2
+        elif a in ("--json", "--version") or a.partition("=")[0] in _VALUED_GLOBALS:
+            i += 1
+        else:
+            return None  # --help, --install-completion, "--", or an unknown option: the whole app answers
+    return None
+
+
+def _for(args: Sequence[str]) -> typer.Typer:
+    """The app with only the command ``args`` invoke, when they name one: building every command's
+    options from its signature takes 25-30 ms a process, one command's 3 ms (docs/benchmarks.md). The
+    whole app otherwise (help, completion, an unknown command with its nearest names)."""
+    import copy
+    import os
+
+    name = _invoked(args)
+    if name is None or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return app
+    commands = [c for c in app.registered_commands if c.name == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    one = copy.copy(app)
+    one.registered_commands, one.registered_groups = commands, groups
+    return one
+
+
 def main() -> None:
     """The console script. Every command has closed the store by the time it returns, so the
     process ends right after flushing its output instead of tearing the interpreter down
@@ -186,7 +234,7 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     leave_open_until_exit()  # the process ends right after: a closed store's engine is freed by the exit
     try:
-        app()
+        _for(sys.argv[1:])()
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
