@@ -199,7 +199,7 @@ def _invoked(args: Sequence[str]) -> str | None:
 
 def _for(args: Sequence[str]) -> typer.Typer:
     """The app with only the command ``args`` invoke, when they name one: building every command's
-    options from its signature takes 25-30 ms a process, one command's 3 ms (docs/benchmarks.md). The
+    options from its signature takes 25-30 ms a process, one command's 2-3 ms (docs/semantics.md). The
     whole app otherwise (help, completion, an unknown command with its nearest names)."""
     import copy
     import os

@@ -20,10 +20,6 @@ DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module 
 ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
-# The largest a store's database may grow: 1 TiB, a thousand times a store of a million assertions. The
-# engines reserve this much address space for each open database (8 TiB unless told), and a process has
-# 128 TiB: at 8 TiB a 16th store open at once in one process could not open (docs/engines.md)
-MAX_DB_BYTES = 1 << 40
 
 
 def sync_dir(path: Path) -> None:
@@ -164,8 +160,7 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
     held = _hold_lock(path, engine, read_only)
     extra: dict[str, Any] = {"throw_on_wal_replay_failure": False} if repair and engine == "ladybug" else {}
     try:
-        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only, max_db_size=MAX_DB_BYTES,
-                          **extra)
+        db = mod.Database(str(db_file), buffer_pool_size=pool_bytes, read_only=read_only, **extra)
         if held is not None:
             db._graphmem_lock = held  # released with the database object (Store.close drops it)
         return db
@@ -179,6 +174,11 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
             if held is not None:
                 held.close()
             return open_database(path, pool_bytes, read_only=False, engine=engine, repair=repair)
+        if "mmap for size" in msg.lower():
+            # each open database reserves the engine's largest database size (8 TiB) of the process's 128 TiB
+            # of address space; the default stays: Kuzu 0.11 also spends it on every checkpoint (docs/engines.md)
+            raise StoreUnavailable(f"store {str(path)!r} cannot be opened: this process holds as many stores open "
+                                   f"as it can (15); close one first ({msg})") from None
         if "wal file is corrupted" in msg.lower():
             raise StoreUnavailable(f"store {str(path)!r} cannot be opened: its write-ahead log ends in a write "
                                    f"that was cut short ({msg}); run 'graphmem rebuild' to open it without that "
