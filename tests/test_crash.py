@@ -22,6 +22,7 @@ import pytest
 from helpers import copy_demo
 
 import graphmem
+from graphmem.errors import StoreUnavailable
 
 EXE = [sys.executable, "-c", "from graphmem.cli import main; main()"]
 
@@ -272,3 +273,49 @@ def test_repeated_ingests_killed_while_committing_leave_a_store_that_takes_the_n
     with graphmem.open(path) as m:
         assert m.store.record_count() >= 7 * 5000
         assert len(m.search("batch u6 kuzu", limit=5).results) == 5
+
+
+SPEND = """
+import json, sys
+import graphmem
+import graphmem.store.kuzu.database as database
+from graphmem.errors import StoreUnavailable
+database.DB_BUDGET = 256 << 20  # a small budget, spent in a few dozen checkpoints rather than a million
+m = graphmem.open(sys.argv[1], create=True)
+done = 0
+try:
+    for i in range(400):  # 60 records: a bulk write, its own checkpoint
+        m.ingest([json.dumps({"id": f"r{i}-{j}", "ts": "2025-01-01T00:00:00Z", "kind": "note",
+                              "text": f"note {i} {j} about Kuzu"}).encode() for j in range(60)])
+        done += 1
+except StoreUnavailable as e:
+    print(json.dumps({"done": done, "first": str(e)}), flush=True)
+    try:
+        m.add_entity("Project", "After")
+    except StoreUnavailable as again:
+        print(json.dumps({"again": str(again)}), flush=True)
+m.close()  # and the interpreter's own teardown after it: neither may reach the engine again
+"""
+
+
+@pytest.mark.engine("kuzu")  # Kuzu 0.11 spends the budget at every checkpoint; LadybugDB gives it back
+def test_a_spent_engine_budget_refuses_every_later_write_and_leaves_the_store_whole(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    p = subprocess.run([sys.executable, "-c", SPEND, str(store)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    first, again = (json.loads(line) for line in p.stdout.splitlines())
+    assert first["done"] >= 3, first  # some bulk writes were acknowledged before the budget ran out
+    for said in (first["first"], again["again"]):
+        assert "used up what it sets aside for this open store" in said and "open the store again" in said, said
+    # the last bulk write was refused between its commit and its checkpoint: the store says so, rebuild takes
+    # that unacknowledged write back, and every acknowledged one is there
+    if (store / "commit-pending.json").exists():
+        with pytest.raises(StoreUnavailable, match="rebuild"):
+            graphmem.open(store)
+        with graphmem.open(store, repair=True) as m:
+            m.rebuild()
+    with graphmem.open(store) as m:
+        assert m.store._q("MATCH (r:Record) RETURN count(*)")[0][0] == 60 * first["done"]
+        assert m.rebuild(check=True).ok
+        m.add_entity("Project", "Next")  # and it takes the next write
+        assert m.entity("project:next").name == "Next"

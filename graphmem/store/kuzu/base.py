@@ -29,9 +29,11 @@ from graphmem.store.kuzu.database import (
     COMMIT_MARK,
     DRIVERS,
     MIGRATION_MARK,
+    budget_spent,
     driver,
     ends_with_process,
     keep_until_exit,
+    never_free,
     open_database,
     remove_mark,
     write_mark,
@@ -122,6 +124,7 @@ class StoreBase:
         self._main: tuple[Any, dict[str, Any]] = (self._driver.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
+        self._spent = False  # the engine's budget for this open database is spent (_give_up): no query runs
         self._writes = 0  # queries that wrote or failed (writes_done)
         self._writing: dict[str, bool] = {}  # query text -> whether it writes
         self._threads: threading.local | None = None  # set by per_thread_connections()
@@ -232,6 +235,8 @@ class StoreBase:
         return plans
 
     def close(self) -> None:
+        if self._spent:  # its objects are kept to the process's end, untouched (_give_up)
+            return
         if self._db is not None and ends_with_process() and self._leave_open():
             return
         with contextlib.suppress(Exception):
@@ -254,7 +259,10 @@ class StoreBase:
         if not self.read_only:
             try:
                 self._main[0].execute("CHECKPOINT")
-            except RuntimeError:
+            except RuntimeError as e:
+                if budget_spent(e):
+                    self._give_up()
+                    return True
                 return False
         keep_until_exit(self.path, (*self._all_conns, self._main[0], self._db))
         self._main = (None, {})
@@ -262,6 +270,20 @@ class StoreBase:
         self._threads = None
         self._db = None
         return True
+
+    def _give_up(self) -> None:
+        """The engine's address-space budget for this open database is spent (Kuzu 0.11 spends some at
+        every checkpoint and gives none back, docs/engines.md): its checkpoint failed, and any further
+        checkpoint, the one at close included, would leave the file unreadable. So nothing reaches the
+        engine again in this process and its objects are never freed (``never_free``); the file stays as
+        the last commit left it. StoreUnavailable, saying to open the store again in a new process."""
+        if not self._spent:
+            self._spent = True
+            never_free(*self._all_conns, self._main[0], self._db)
+        raise StoreUnavailable(f"store {str(self.path)!r}: the database engine has used up what it sets aside for "
+                               "this open store (Kuzu spends some at every checkpoint and gives it back only when the "
+                               "store is closed); what was committed is kept: end this process and open the store "
+                               "again (restart the server)")
 
     def _prepared(self, query: str) -> Any:
         """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""
@@ -281,6 +303,8 @@ class StoreBase:
             writes = self._writing[query] = bool(_WRITING.search(query))
         if writes:
             self._writes += 1
+        if self._spent:
+            self._give_up()
         try:
             if params and (hot or query in self._HOT):
                 with warnings.catch_warnings():
@@ -290,6 +314,8 @@ class StoreBase:
                 result = self._conn.execute(query, params or {})
         except RuntimeError as e:
             self._writes += 1  # a failed query may have ended the transaction: count it as a write
+            if budget_spent(e):
+                self._give_up()
             self._refuse_bad_text(params)
             if self.read_only and "read-only" in str(e):  # a write that did not come through check_writable
                 self.check_writable("run a query that writes")
@@ -317,6 +343,8 @@ class StoreBase:
             list[Any]]:
         """Stream the rows of a large result instead of materializing them all, read from Kuzu's
         result object directly (the Python wrapper's checks on each row cost a third of the read)."""
+        if self._spent:
+            self._give_up()
         try:
             result = (conn or self._conn).execute(query, params or {})
             assert not isinstance(result, list)
@@ -329,6 +357,8 @@ class StoreBase:
                 yield get_next()
         except RuntimeError as e:
             self._writes += 1
+            if budget_spent(e):
+                self._give_up()
             self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
 
@@ -368,6 +398,8 @@ class StoreBase:
         except BaseException:
             self._in_tx = False
             self._bulk_written = False  # the rollback's own checkpoint follows
+            if self._spent:  # nothing more may reach the engine (_give_up); the next process rolls it back
+                raise
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
             if self._writes == written:  # refused before it wrote (bad input): nothing to clear
