@@ -19,6 +19,7 @@ from typing import Any
 
 from graphmem.errors import BadInput, QueryRefused
 from graphmem.model.text import check_text
+from graphmem.store.kuzu.database import budget_spent
 from graphmem.store.kuzu.schema import Schema
 
 # how a query may start; anything else is a statement that is not a read (or not a query at all)
@@ -96,6 +97,8 @@ class AdhocQueries(Schema):
             raise QueryRefused(f"refused query {shown}: it is {why}; {_EXPECTED}")
         if self._in_tx:
             raise BadInput("a query cannot run inside a write transaction: expected no write under way")
+        if self._spent:  # the engine's budget for this open database is spent: nothing reaches it (_give_up)
+            self._give_up()
         conn = self._conn
         conn.execute("BEGIN TRANSACTION READ ONLY")
         try:
@@ -111,6 +114,8 @@ class AdhocQueries(Schema):
                 rows = [[_kuzu_keys(v) for v in row] for row in rows]
             return result.get_column_names(), result.get_column_data_types(), rows
         except RuntimeError as e:
+            if budget_spent(e):
+                self._give_up()
             msg = str(e).splitlines()[0]
             if "read-only transaction" in msg or "auto transaction mode" in msg or "read-only database" in msg:
                 raise QueryRefused(f"refused query {shown}: it would write to the store (Kuzu refuses it in a "
@@ -122,5 +127,6 @@ class AdhocQueries(Schema):
                 raise QueryRefused(f"refused query {shown}: it holds more than one statement; {_EXPECTED}") from None
             raise BadInput(f"bad query {shown}: {msg}") from None
         finally:
-            with contextlib.suppress(RuntimeError):  # a failed statement has ended the transaction already
-                conn.execute("ROLLBACK")
+            if not self._spent:
+                with contextlib.suppress(RuntimeError):  # a failed statement has ended the transaction already
+                    conn.execute("ROLLBACK")

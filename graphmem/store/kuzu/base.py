@@ -260,8 +260,8 @@ class StoreBase:
             try:
                 self._main[0].execute("CHECKPOINT")
             except RuntimeError as e:
-                if budget_spent(e):
-                    self._give_up()
+                if budget_spent(e):  # what the command committed is in the log, which the next open replays
+                    self._mark_spent()
                     return True
                 return False
         keep_until_exit(self.path, (*self._all_conns, self._main[0], self._db))
@@ -271,15 +271,19 @@ class StoreBase:
         self._db = None
         return True
 
-    def _give_up(self) -> None:
+    def _mark_spent(self) -> None:
         """The engine's address-space budget for this open database is spent (Kuzu 0.11 spends some at
         every checkpoint and gives none back, docs/engines.md): its checkpoint failed, and any further
         checkpoint, the one at close included, would leave the file unreadable. So nothing reaches the
         engine again in this process and its objects are never freed (``never_free``); the file stays as
-        the last commit left it. StoreUnavailable, saying to open the store again in a new process."""
+        the last commit left it."""
         if not self._spent:
             self._spent = True
             never_free(*self._all_conns, self._main[0], self._db)
+
+    def _give_up(self) -> None:
+        """``_mark_spent``, then StoreUnavailable saying to open the store again in a new process."""
+        self._mark_spent()
         raise StoreUnavailable(f"store {str(self.path)!r}: the database engine has used up what it sets aside for "
                                "this open store (Kuzu spends some at every checkpoint and gives it back only when the "
                                "store is closed); what was committed is kept: end this process and open the store "
@@ -398,16 +402,14 @@ class StoreBase:
         except BaseException:
             self._in_tx = False
             self._bulk_written = False  # the rollback's own checkpoint follows
-            if self._spent:  # nothing more may reach the engine (_give_up); the next process rolls it back
+            if self._spent:  # nothing more may reach the engine (_mark_spent); the next process rolls it back
                 raise
-            with contextlib.suppress(Exception):
-                self._conn.execute("ROLLBACK")
+            self._unless_spent("ROLLBACK")
             if self._writes == written:  # refused before it wrote (bad input): nothing to clear
                 raise
             # Kuzu 0.11.3 keeps version marks of rolled-back updates, and the next update of the same row
             # then fails with a write-write conflict (or crashes); a checkpoint clears them
-            with contextlib.suppress(Exception):
-                self._conn.execute("CHECKPOINT")
+            self._unless_spent("CHECKPOINT")
             self.forget_postings()
             self._index_stats = None
             raise
@@ -426,6 +428,17 @@ class StoreBase:
         self._q("COMMIT")
         self._q("CHECKPOINT")
         self.clear_commit_mark()
+
+    def _unless_spent(self, statement: str) -> None:
+        """Run ``statement`` (a rollback's) unless the budget is spent, any failure passed over; one that says
+        the budget is spent marks it so (the error under way is the one raised)."""
+        if self._spent:
+            return
+        try:
+            self._conn.execute(statement)
+        except Exception as e:
+            if budget_spent(e):
+                self._mark_spent()
 
     def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
         """Bulk-load rows through a temporary tab-separated file (Kuzu's fastest path).

@@ -107,6 +107,8 @@ class ViewTables(Schema):
         result to wait for them. Only outside a write transaction, whose rows another connection does not see.
         """
         assert not self._in_tx
+        if self._spent:  # no connection is made on a spent database (_give_up)
+            self._give_up()
         labels = [e for e in sorted(self.ontology.edge_types) if e in self._tables() and self.is_fact_edge(e)]
         # times as Kuzu writes a TIMESTAMP (``kuzu_time_text``): at 1M about 1 s of CPU less than microseconds
         key = ("concat(label(e), ' ', o.ref, ' ', e.predicate, ' ', CAST(e.valid_from AS STRING), ' ', "
