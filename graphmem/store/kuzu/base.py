@@ -29,11 +29,11 @@ from graphmem.store.kuzu.database import (
     COMMIT_MARK,
     DRIVERS,
     MIGRATION_MARK,
+    BudgetGuard,
     budget_spent,
     driver,
     ends_with_process,
     keep_until_exit,
-    never_free,
     open_database,
     remove_mark,
     write_mark,
@@ -79,7 +79,7 @@ BY_KEYS_LOOKUPS = 16  # _by_keys: keys looked up in one query (one primary-key l
 WAL_ROWS = 2000  # statements written row by row (logged, so a crash keeps or drops them with their transaction)
 
 
-class StoreBase:
+class StoreBase(BudgetGuard):
     """One Kuzu database in ``path/graph.kuzu`` (or LadybugDB's in ``path/graph.lbug``: the same Cypher and
     Python API), opened, with the plumbing the table families share (``schema.py`` and the modules beside
     it add the tables; ``store.Store`` puts them together)."""
@@ -124,7 +124,6 @@ class StoreBase:
         self._main: tuple[Any, dict[str, Any]] = (self._driver.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
-        self._spent = False  # the engine's budget for this open database is spent (_give_up): no query runs
         self._writes = 0  # queries that wrote or failed (writes_done)
         self._writing: dict[str, bool] = {}  # query text -> whether it writes
         self._threads: threading.local | None = None  # set by per_thread_connections()
@@ -271,24 +270,6 @@ class StoreBase:
         self._db = None
         return True
 
-    def _mark_spent(self) -> None:
-        """The engine's address-space budget for this open database is spent (Kuzu 0.11 spends some at
-        every checkpoint and gives none back, docs/engines.md): its checkpoint failed, and any further
-        checkpoint, the one at close included, would leave the file unreadable. So nothing reaches the
-        engine again in this process and its objects are never freed (``never_free``); the file stays as
-        the last commit left it."""
-        if not self._spent:
-            self._spent = True
-            never_free(*self._all_conns, self._main[0], self._db)
-
-    def _give_up(self) -> None:
-        """``_mark_spent``, then StoreUnavailable saying to open the store again in a new process."""
-        self._mark_spent()
-        raise StoreUnavailable(f"store {str(self.path)!r}: the database engine has used up what it sets aside for "
-                               "this open store (Kuzu spends some at every checkpoint and gives it back only when the "
-                               "store is closed); what was committed is kept: end this process and open the store "
-                               "again (restart the server)")
-
     def _prepared(self, query: str) -> Any:
         """Kuzu plans a parameterized query on every call; reads on the hot path reuse the plan."""
         ps = self._plans.get(query)
@@ -404,12 +385,12 @@ class StoreBase:
             self._bulk_written = False  # the rollback's own checkpoint follows
             if self._spent:  # nothing more may reach the engine (_mark_spent); the next process rolls it back
                 raise
-            self._unless_spent("ROLLBACK")
+            self._unless_spent(self._conn, "ROLLBACK")
             if self._writes == written:  # refused before it wrote (bad input): nothing to clear
                 raise
             # Kuzu 0.11.3 keeps version marks of rolled-back updates, and the next update of the same row
             # then fails with a write-write conflict (or crashes); a checkpoint clears them
-            self._unless_spent("CHECKPOINT")
+            self._unless_spent(self._conn, "CHECKPOINT")
             self.forget_postings()
             self._index_stats = None
             raise
@@ -428,17 +409,6 @@ class StoreBase:
         self._q("COMMIT")
         self._q("CHECKPOINT")
         self.clear_commit_mark()
-
-    def _unless_spent(self, statement: str) -> None:
-        """Run ``statement`` (a rollback's) unless the budget is spent, any failure passed over; one that says
-        the budget is spent marks it so (the error under way is the one raised)."""
-        if self._spent:
-            return
-        try:
-            self._conn.execute(statement)
-        except Exception as e:
-            if budget_spent(e):
-                self._mark_spent()
 
     def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
         """Bulk-load rows through a temporary tab-separated file (Kuzu's fastest path).

@@ -167,6 +167,48 @@ def never_free(*objects: Any) -> None:
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(o))
 
 
+class BudgetGuard:
+    """What an embedded store does once its open database's budget is spent (``budget_spent``): nothing
+    reaches the engine again in this process, and its objects are never freed (``never_free``). The store
+    checks ``_spent`` before every query and calls ``_give_up`` (or ``_mark_spent``, on a path that is
+    raising already) when the engine says so."""
+
+    path: Path
+    _db: Any
+    _main: tuple[Any, dict[str, Any]]
+    _all_conns: list[Any]
+    _spent = False  # the budget is spent: no query runs (_give_up)
+
+    def _mark_spent(self) -> None:
+        """The engine's address-space budget for this open database is spent (Kuzu 0.11 spends some at
+        every checkpoint and gives none back, docs/engines.md): its checkpoint failed, and any further
+        checkpoint, the one at close included, would leave the file unreadable. So nothing reaches the
+        engine again in this process and its objects are never freed (``never_free``); the file stays as
+        the last commit left it."""
+        if not self._spent:
+            self._spent = True
+            never_free(*self._all_conns, self._main[0], self._db)
+
+    def _give_up(self) -> None:
+        """``_mark_spent``, then StoreUnavailable saying to open the store again in a new process."""
+        self._mark_spent()
+        raise StoreUnavailable(f"store {str(self.path)!r}: the database engine has used up what it sets aside for "
+                               "this open store (Kuzu spends some at every checkpoint and gives it back only when the "
+                               "store is closed); what was committed is kept: end this process and open the store "
+                               "again (restart the server)")
+
+    def _unless_spent(self, conn: Any, statement: str) -> None:
+        """Run ``statement`` (a rollback's) on ``conn`` unless the budget is spent, any failure passed over;
+        one that says the budget is spent marks it so (the error under way is the one raised)."""
+        if self._spent:
+            return
+        try:
+            conn.execute(statement)
+        except Exception as e:
+            if budget_spent(e):
+                self._mark_spent()
+
+
 def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu",
                   repair: bool = False) -> Any:
     """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
