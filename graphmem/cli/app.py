@@ -138,7 +138,7 @@ app = typer.Typer(
 )
 
 
-# the global options that take a value (the others are flags): ``invoked`` steps over their values
+# the global options that take a value (the others are flags): ``_invoked`` steps over their values
 _VALUED_GLOBALS = frozenset({"--store", "--ontology", "--predicates"})
 
 

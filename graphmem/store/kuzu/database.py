@@ -159,7 +159,7 @@ def budget_spent(error: BaseException) -> bool:
 def never_free(*objects: Any) -> None:
     """Keep the engine's objects (a spent database and its connections) until the process ends, and past
     the interpreter's own teardown: freeing them runs the engine's close, whose checkpoint cannot succeed
-    on a spent budget and leaves the database file unreadable (measured on Kuzu 0.11.3, docs/engines.md).
+    on a spent budget and leaves the database file unreadable (measured on Kuzu 0.11.3, docs/service.md).
     Left alone, the file stays as the last commit left it, and the next process opens it whole."""
     import ctypes
     for o in objects:
