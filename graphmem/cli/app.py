@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -199,11 +201,8 @@ def _invoked(args: Sequence[str]) -> str | None:
 
 def _for(args: Sequence[str]) -> typer.Typer:
     """The app with only the command ``args`` invoke, when they name one: building every command's
-    options from its signature takes 25-30 ms a process, one command's 2-3 ms (docs/semantics.md). The
+    options from its signature takes 24-30 ms a process, one command's 2-3 ms (docs/semantics.md). The
     whole app otherwise (help, completion, an unknown command with its nearest names)."""
-    import copy
-    import os
-
     name = _invoked(args)
     if name is None or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return app
@@ -228,7 +227,6 @@ def main() -> None:
     For the same reason a store the command closes leaves its engine's objects to the process's end
     (``graphmem.store.leave_open_until_exit``; a writer's log folded into its database first)."""
     import contextlib
-    import os
 
     from graphmem.store import leave_open_until_exit
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -19,7 +19,6 @@ from typing import Any
 
 from graphmem.errors import BadInput, QueryRefused
 from graphmem.model.text import check_text
-from graphmem.store.kuzu.database import budget_spent
 from graphmem.store.kuzu.schema import Schema
 
 # how a query may start; anything else is a statement that is not a read (or not a query at all)
@@ -114,8 +113,7 @@ class AdhocQueries(Schema):
                 rows = [[_kuzu_keys(v) for v in row] for row in rows]
             return result.get_column_names(), result.get_column_data_types(), rows
         except RuntimeError as e:
-            if budget_spent(e):
-                self._give_up()
+            self._given_up_by(e)
             msg = str(e).splitlines()[0]
             if "read-only transaction" in msg or "auto transaction mode" in msg or "read-only database" in msg:
                 raise QueryRefused(f"refused query {shown}: it would write to the store (Kuzu refuses it in a "

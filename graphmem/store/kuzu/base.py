@@ -299,8 +299,7 @@ class StoreBase(BudgetGuard):
                 result = self._conn.execute(query, params or {})
         except RuntimeError as e:
             self._writes += 1  # a failed query may have ended the transaction: count it as a write
-            if budget_spent(e):
-                self._give_up()
+            self._given_up_by(e)
             self._refuse_bad_text(params)
             if self.read_only and "read-only" in str(e):  # a write that did not come through check_writable
                 self.check_writable("run a query that writes")
@@ -342,8 +341,7 @@ class StoreBase(BudgetGuard):
                 yield get_next()
         except RuntimeError as e:
             self._writes += 1
-            if budget_spent(e):
-                self._give_up()
+            self._given_up_by(e)
             self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
 

@@ -197,6 +197,11 @@ class BudgetGuard:
                                "store is closed); what was committed is kept: end this process and open the store "
                                "again (restart the server)")
 
+    def _given_up_by(self, error: BaseException) -> None:
+        """``_give_up`` when the engine's ``error`` says the budget is spent (else nothing)."""
+        if budget_spent(error):
+            self._give_up()
+
     def _unless_spent(self, conn: Any, statement: str) -> None:
         """Run ``statement`` (a rollback's) on ``conn`` unless the budget is spent, any failure passed over;
         one that says the budget is spent marks it so (the error under way is the one raised)."""
@@ -240,8 +245,6 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
         if read_only and "shadow pages" in str(e):
             # a write was cut short and left its log, which Kuzu replays only in a writable open: open
             # writable this once (graphmem itself still writes nothing: the Store stays read-only)
-            if held is not None:
-                held.close()
             return open_database(path, pool_bytes, read_only=False, engine=engine, repair=repair)
         if "mmap for size" in msg.lower():
             # each open database reserves the engine's largest database size (8 TiB) of the process's 128 TiB
