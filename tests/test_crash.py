@@ -281,6 +281,7 @@ import graphmem
 import graphmem.store.kuzu.database as database
 from graphmem.errors import StoreUnavailable
 database.DB_BUDGET = 256 << 20  # a small budget, spent in a few dozen checkpoints rather than a million
+database.RENEW_AT = None  # the database is never opened again to give it back
 m = graphmem.open(sys.argv[1], create=True)
 done = 0
 try:
@@ -331,6 +332,7 @@ import graphmem
 import graphmem.store.kuzu.database as database
 from graphmem.errors import StoreUnavailable
 database.DB_BUDGET = 128 << 20
+database.RENEW_AT = None
 m = graphmem.open(sys.argv[1], create=True)
 m.add_entity("Project", "Kept")
 for i in range(400):  # writes that fail after writing: each rollback checkpoints, and spends the budget
@@ -355,4 +357,54 @@ def test_a_budget_spent_by_a_rollback_leaves_the_store_whole(tmp_path: Path) -> 
     assert p.stdout.startswith("refused:") and "used up what it sets aside for this open store" in p.stdout, p.stdout
     with graphmem.open(store) as m:  # no write was acknowledged after the first: the store opens whole with it
         assert m.entity("project:kept").name == "Kept"
+        assert m.rebuild(check=True).ok
+
+
+RENEW = """
+import json, subprocess, sys, threading
+import graphmem
+import graphmem.store.kuzu.database as database
+database.DB_BUDGET = 256 << 20  # the budget the test above spends in 14 of these bulk writes
+real_open, intruders = database.open_database, []
+
+def open_again(*args, **kwargs):  # the database is closed here: another process tries to take the store
+    if len(intruders) < 2:
+        p = subprocess.run([sys.executable, "-c", "from graphmem.cli import main; main()", "--store", sys.argv[1],
+                            "current", "p0"], capture_output=True, text=True, timeout=120)
+        intruders.append([p.returncode, p.stderr])
+    return real_open(*args, **kwargs)
+
+m = graphmem.open(sys.argv[1], create=True)
+database.open_database = open_again
+m.store.per_thread_connections()  # as the service: reads on threads of their own, never during a write
+counts = []
+for i in range(40):
+    m.ingest([json.dumps({"id": f"r{i}-{j}", "ts": "2025-01-01T00:00:00Z", "kind": "note",
+                          "text": f"note {i} {j} about Kuzu"}).encode() for j in range(60)])
+    m.add_entity("Project", f"P{i}")
+    reader = threading.Thread(target=lambda: counts.append(m.cypher("MATCH (r:Record) RETURN count(*)").rows[0][0]))
+    reader.start()
+    reader.join()
+print(json.dumps({"renewals": m.store.renewals, "intruders": intruders, "counts": counts}))
+m.close()
+"""
+
+
+@pytest.mark.engine("kuzu")  # Kuzu 0.11 spends the budget at every checkpoint; LadybugDB gives it back
+def test_the_database_is_opened_again_before_its_budget_is_spent(tmp_path: Path) -> None:
+    """Before the budget can run out, a writer's database is closed and opened again, which gives it back:
+    every write goes on, reads on other threads find new connections, and no other process can take the
+    store while Kuzu's own lock is let go (graphmem's is held throughout)."""
+    store = tmp_path / "s"
+    p = subprocess.run([sys.executable, "-c", RENEW, str(store)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    got = json.loads(p.stdout)
+    assert got["renewals"] >= 3, got["renewals"]  # 40 bulk writes where 14 spent the budget before
+    assert got["counts"] == [60 * (i + 1) for i in range(40)]  # each read after its write, on its own thread
+    assert len(got["intruders"]) == 2
+    for code, err in got["intruders"]:
+        assert code == 3 and "is in use by process" in err and "writing" in err, (code, err)
+    with graphmem.open(store) as m:
+        assert m.cypher("MATCH (r:Record) RETURN count(*)").rows[0][0] == 60 * 40
+        assert [m.entity(f"project:p{i}").name for i in (0, 39)] == ["P0", "P39"]
         assert m.rebuild(check=True).ok

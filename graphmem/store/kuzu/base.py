@@ -35,6 +35,7 @@ from graphmem.store.kuzu.database import (
     ends_with_process,
     keep_until_exit,
     open_database,
+    release_lock,
     remove_mark,
     write_mark,
 )
@@ -119,8 +120,9 @@ class StoreBase(BudgetGuard):
         if not repair:  # before Kuzu opens it: a store cut short in a bulk commit may not open read-only
             self._refuse_interrupted()
         # Kuzu's default pool is 80% of RAM, and setting it up costs about 1.3 ms per GiB at open
-        self._db = open_database(self.path, 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20, read_only,
-                                 self.engine, repair)
+        self._pool_bytes = 0 if buffer_pool_mb is None else buffer_pool_mb * 2**20
+        self._db = open_database(self.path, self._pool_bytes, read_only, self.engine, repair)
+        self._count_open()
         self._main: tuple[Any, dict[str, Any]] = (self._driver.Connection(self._db), {})  # a connection and its prepared plans
         self._in_tx = False
         self._bulk_written = False
@@ -242,7 +244,9 @@ class StoreBase(BudgetGuard):
             for c in [*self._all_conns, self._main[0]]:
                 c.close()
             self._db.close()
-        if self.engine != "kuzu":
+        if self.engine == "kuzu":
+            release_lock(self._db)
+        else:
             # LadybugDB releases the store's lock only when its objects are freed, not at close: drop them
             # (connections, prepared plans, the database), so another process may open the store at once
             self._main[1].clear()
@@ -304,6 +308,8 @@ class StoreBase(BudgetGuard):
             if self.read_only and "read-only" in str(e):  # a write that did not come through check_writable
                 self.check_writable("run a query that writes")
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+        if writes and not self._in_tx:  # committed on its own
+            self._count_commit()
         assert not isinstance(result, list)
         return _all_rows(result)
 
@@ -329,6 +335,7 @@ class StoreBase(BudgetGuard):
         result object directly (the Python wrapper's checks on each row cost a third of the read)."""
         if self._spent:
             self._give_up()
+        self._streams += 1  # the database is not opened again under the result (_renew_if_due)
         try:
             result = (conn or self._conn).execute(query, params or {})
             assert not isinstance(result, list)
@@ -344,6 +351,8 @@ class StoreBase(BudgetGuard):
             self._given_up_by(e)
             self._refuse_bad_text(params)
             raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+        finally:
+            self._streams -= 1
 
     @staticmethod
     def _refuse_bad_text(params: dict[str, Any] | None) -> None:
@@ -372,6 +381,7 @@ class StoreBase(BudgetGuard):
             yield
             return
         self.check_writable()
+        self._renew_if_due()
         self._q("BEGIN TRANSACTION")
         self._in_tx = True
         self._undo = WriteUndo()
@@ -389,12 +399,15 @@ class StoreBase(BudgetGuard):
             # Kuzu 0.11.3 keeps version marks of rolled-back updates, and the next update of the same row
             # then fails with a write-write conflict (or crashes); a checkpoint clears them
             self._unless_spent(self._conn, "CHECKPOINT")
+            self._count_checkpoint()
             self.forget_postings()
             self._index_stats = None
             raise
         self._in_tx = False
         if not self._bulk_written:
             self._q("COMMIT")
+            if self._writes != written:
+                self._count_commit()
             return
         # rows bulk-loaded by COPY reach the database file only at a checkpoint (and are read much slower
         # until then: search at 100k records, 6.6 ms p50 before, 4.2 ms after); Kuzu does not run one on its own
@@ -402,10 +415,12 @@ class StoreBase(BudgetGuard):
         if self._repairing:  # the store already carries the mark; only the finished repair removes it
             self._q("COMMIT")
             self._q("CHECKPOINT")
+            self._count_checkpoint()
             return
         self._mark_commit()
         self._q("COMMIT")
         self._q("CHECKPOINT")
+        self._count_checkpoint()
         self.clear_commit_mark()
 
     def _copy(self, table: str, rows: Iterable[list[Any]], options: str = "", multiline: bool | None = None) -> int:
@@ -435,6 +450,7 @@ class StoreBase(BudgetGuard):
                 ", PARALLEL=false" if any(f.breaks for f in files) else "") + (", " + options if options else "")
             names = ", ".join(f"'{f.name}'" for f in files)
             self._q(f"COPY {table} FROM [{names}] ({opts})")
+            self._count_copy([Path(f.name) for f in files])
 
     if TYPE_CHECKING:  # defined by the table families (``Store`` has them all); declared here for the others
         def _ensure_schema(self) -> None: ...

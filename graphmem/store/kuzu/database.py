@@ -1,6 +1,7 @@
 """The database file of an embedded store (Kuzu, or LadybugDB with the same API): the engine's module,
-opening it with graphmem's own lock where the engine keeps none, the marks a write leaves beside it, who
-holds it, and closing it at the end of a process (``leave_open_until_exit``)."""
+opening it with graphmem's own lock beside the engine's, the marks a write leaves beside it, who holds it,
+closing it at the end of a process (``leave_open_until_exit``), and the engine's address-space budget for
+an open database (``BudgetGuard``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import importlib
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from graphmem.store.common.codecs import dumps
 
 DB_FILE = ENGINE_FILES["kuzu"]  # a Kuzu store's database; a LadybugDB store's is ENGINE_FILES["ladybug"]
 DRIVERS = {"kuzu": "kuzu", "ladybug": "ladybug"}  # engine -> the Python module that drives it (the same API)
-ENGINE_LOCK = "graphmem.lock"  # LadybugDB stores: graphmem's own lock, readers shared, a writer alone (_hold_lock)
+ENGINE_LOCK = "graphmem.lock"  # graphmem's own lock on a store: readers shared, a writer alone (_hold_lock)
 MIGRATION_MARK = "migrating.json"  # an upgrade of the layout is under way (graphmem/store/kuzu/migrations.py)
 COMMIT_MARK = "commit-pending.json"  # a bulk write is between its commit and its checkpoint (Store.transaction)
 
@@ -77,12 +79,11 @@ def engine_version(engine: str) -> str:
 
 
 def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
-    """LadybugDB takes no lock for a read-only open, so a writer and readers could hold a store at once;
-    graphmem keeps Kuzu's rule there with its own lock (``ENGINE_LOCK``): shared by readers, held alone by
-    the writer. The open file holding it, or None (Kuzu; a folder graphmem cannot write to: no writer
-    can be there either)."""
-    if engine == "kuzu":
-        return None
+    """graphmem's own lock on a store (``ENGINE_LOCK``): shared by readers, held alone by the writer, Kuzu's
+    rule. LadybugDB takes no lock for a read-only open, so without it a writer and readers could hold a
+    store at once; on Kuzu it keeps the store the writer's while its database is closed and opened again
+    (``BudgetGuard._renew``), when Kuzu's own lock is let go. The open file holding it, or None (a folder
+    graphmem cannot write to: no writer can be there either)."""
     import fcntl
     lock = path / ENGINE_LOCK
     try:
@@ -140,12 +141,25 @@ def _close_left(path: Path) -> None:
             for c in conns:
                 c.close()
             db.close()
+        release_lock(db)
+
+
+def release_lock(db: Any) -> None:
+    """Let go of graphmem's lock held with ``db`` (``_hold_lock``), once the database is closed."""
+    lock = getattr(db, "_graphmem_lock", None)
+    if lock is not None:
+        lock.close()
 
 
 # The engine's address-space budget for each open database (``max_db_size``): None is the engine's own,
 # 8 TiB. Kuzu 0.11 spends some of it at every checkpoint and gives none back until the database is closed;
 # tests set a small one to reach its end (docs/engines.md)
 DB_BUDGET: int | None = None
+ENGINE_BUDGET = 1 << 43  # Kuzu's own budget (8 TiB)
+PAGE_GROUP = 4 << 20  # what Kuzu takes of it at a time: a group of 1,024 pages of 4 KiB for one of its files
+# A Kuzu store open to write is closed and opened again, which gives the whole budget back, before a write
+# once the most it may have spent passes this share of its budget (``BudgetGuard._renew``; None: never)
+RENEW_AT: float | None = 0.25
 # What Kuzu says when that budget is spent: the checkpoint failed, and closing the database now (its own
 # checkpoint at close, at the latest when the process ends) would leave the file unreadable
 BUDGET_SPENT = "No more frame groups can be added to the allocator"
@@ -168,16 +182,112 @@ def never_free(*objects: Any) -> None:
 
 
 class BudgetGuard:
-    """What an embedded store does once its open database's budget is spent (``budget_spent``): nothing
-    reaches the engine again in this process, and its objects are never freed (``never_free``). The store
-    checks ``_spent`` before every query and calls ``_give_up`` (or ``_mark_spent``, on a path that is
-    raising already) when the engine says so."""
+    """An embedded store's open database and the engine's address-space budget for it (``DB_BUDGET``).
+
+    Kuzu 0.11 takes a ``PAGE_GROUP`` of the budget each time one of its files grows past a multiple of 4
+    MiB, and never gives one back while the database is open; every checkpoint writes its shadow pages
+    into a file it empties afterwards, so each checkpoint spends anew (read in Kuzu's ``FileHandle`` and
+    ``ShadowFile``, v0.11). The store counts the most that can have been spent (``_count``): a checkpoint
+    shadows each page of the database file at most once, so it takes at most the file's size and two
+    groups, and the file's growth takes its own. Before a write, once that passes ``RENEW_AT`` of the
+    budget, the database is closed and opened again (``_renew``), which gives it all back.
+
+    Should the budget run out all the same (``budget_spent``), nothing reaches the engine again in this
+    process and its objects are never freed (``never_free``). The store checks ``_spent`` before every
+    query and calls ``_give_up`` (or ``_mark_spent``, on a path that is raising already) when the engine
+    says so."""
 
     path: Path
+    engine: str
+    read_only: bool
+    _driver: Any
     _db: Any
     _main: tuple[Any, dict[str, Any]]
     _all_conns: list[Any]
+    _threads: threading.local | None
+    _pool_bytes = 0  # the buffer pool the database was opened with
     _spent = False  # the budget is spent: no query runs (_give_up)
+    _used = 0  # the most of the budget the open database can have spent (_count)
+    _size = 0  # the database file's size when last counted
+    _streams = 0  # results being read row by row (StoreBase._iter): the database is not opened again under them
+    renewals = 0  # times the database was closed and opened again (_renew)
+
+    def _counts(self) -> bool:
+        """Whether this store counts its budget: Kuzu open to write (LadybugDB gives it back at each
+        checkpoint; a reader writes no checkpoint)."""
+        return self.engine == "kuzu" and not self.read_only
+
+    def _count(self, checkpoint: bool) -> None:
+        """Add to ``_used`` the database file's growth since it was last counted and, after a checkpoint,
+        the file's size and two groups (the shadow pages, and the shadow file's first page)."""
+        try:
+            size = (self.path / DB_FILE).stat().st_size
+        except OSError:
+            return
+        self._used += max(0, size - self._size) + (size + 2 * PAGE_GROUP if checkpoint else 0)
+        self._size = max(self._size, size)
+
+    def _count_open(self) -> None:
+        """What opening the database took: a group per 4 MiB of its file, and a checkpoint (a log left
+        by a process that ended without one is folded in at open)."""
+        self._used, self._size = 0, 0
+        if self._counts():
+            self._count(True)
+
+    def _count_commit(self) -> None:
+        """After a commit that wrote: Kuzu folded its log into the database by itself when the log is gone
+        (its checkpoint when the log passes 16 MB)."""
+        if self._counts():
+            self._count(not (self.path / (DB_FILE + ".wal")).exists())
+
+    def _count_checkpoint(self) -> None:
+        if self._counts():
+            self._count(True)
+
+    def _count_copy(self, files: list[Path]) -> None:
+        """After a COPY: the rows Kuzu set aside for it on disk when its memory ran short (its spill file
+        grows the same way), at most twice the files' text."""
+        if self._counts():
+            self._used += 2 * sum(f.stat().st_size for f in files if f.exists())
+
+    def _renew_if_due(self) -> None:
+        """Before a write: ``_renew`` once ``_used`` passes ``RENEW_AT`` of the budget (and no result is
+        being read row by row)."""
+        if (RENEW_AT is not None and self._used > RENEW_AT * (DB_BUDGET or ENGINE_BUDGET) and not self._streams
+                and self._counts() and not self._spent):
+            self._renew()
+
+    def _renew(self) -> None:
+        """Fold the log into the database, close it and open it again, which gives the engine's whole
+        budget back; graphmem's lock on the store (``_hold_lock``) is held throughout, so no other
+        graphmem process can take the store while Kuzu's own lock is let go. The caller holds the store
+        alone (no transaction, no other thread reading). Opened again, every connection and plan is new."""
+        conn = self._main[0]
+        try:
+            conn.execute("CHECKPOINT")  # the close finds nothing more to fold in (its own could not be guarded)
+        except RuntimeError as e:
+            self._given_up_by(e)
+            raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+        lock = getattr(self._db, "_graphmem_lock", None)
+        with contextlib.suppress(Exception):
+            for c in [*self._all_conns, conn]:
+                c.close()
+            self._db.close()
+        self._all_conns = []
+        self._main = (None, {})
+        if self._threads is not None:
+            self._threads = threading.local()  # each thread makes its connection again
+        try:
+            self._db = open_database(self.path, self._pool_bytes, False, self.engine, lock=lock)
+        except StoreUnavailable:  # another program took Kuzu's lock meanwhile: this one cannot go on
+            self._db = None
+            self._spent = True
+            if lock is not None:
+                lock.close()
+            raise
+        self._main = (self._driver.Connection(self._db), {})
+        self.renewals += 1
+        self._count_open()
 
     def _mark_spent(self) -> None:
         """The engine's address-space budget for this open database is spent (Kuzu 0.11 spends some at
@@ -215,7 +325,7 @@ class BudgetGuard:
 
 
 def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engine: str = "kuzu",
-                  repair: bool = False) -> Any:
+                  repair: bool = False, lock: Any = None) -> Any:
     """The database of the store at ``path`` (Kuzu's, or LadybugDB's with ``engine="ladybug"``); a store
     another process holds, or one the engine cannot open, is StoreUnavailable naming the holder or the
     reason. Kuzu lets one process open a store to write, or several open it read-only at once (a lock
@@ -225,11 +335,13 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
     Kuzu 0.11 replays the log up to it; LadybugDB checks each record's checksum and refuses the whole
     database. With ``repair`` (``graphmem rebuild``), LadybugDB is told to replay up to that record too
     (``throw_on_wal_replay_failure=False``): what follows it is the unfinished write, which was never
-    acknowledged (docs/engines.md, "Differences between Kuzu and LadybugDB")."""
+    acknowledged (docs/engines.md, "Differences between Kuzu and LadybugDB").
+
+    ``lock`` is graphmem's lock on the store, held already (a database opened again: ``BudgetGuard._renew``)."""
     db_file = path / ENGINE_FILES[engine]
     mod = driver(engine)
     _close_left(path)
-    held = _hold_lock(path, engine, read_only)
+    held = lock if lock is not None else _hold_lock(path, engine, read_only)
     extra: dict[str, Any] = {"throw_on_wal_replay_failure": False} if repair and engine == "ladybug" else {}
     if DB_BUDGET is not None:
         extra["max_db_size"] = DB_BUDGET
@@ -239,7 +351,7 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
             db._graphmem_lock = held  # released with the database object (Store.close drops it)
         return db
     except RuntimeError as e:
-        if held is not None:
+        if held is not None and lock is None:
             held.close()
         msg = str(e).splitlines()[0]
         if read_only and "shadow pages" in str(e):
@@ -262,6 +374,8 @@ def open_database(path: Path, pool_bytes: int = 0, read_only: bool = False, engi
                                    "to a store, or several read it at once)") from None
         raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {msg}") from None
     except OSError as e:
+        if held is not None and lock is None:
+            held.close()
         raise StoreUnavailable(f"store {str(path)!r} cannot be opened: {e}") from None
 
 
