@@ -237,7 +237,8 @@ class FactsResult(HtmlRepr):
     subjects : dict of str to Entity
         Each subject of ``facts`` by its ref.
     view : tuple
-        (subject, interval) pairs as the view computed them (what ``to_dict`` writes).
+        (subject, interval) pairs: the facts in the view's own form (integer instants and ids), made
+        on first use.
     scopes : tuple of str or None
         The scopes the read was limited to (None: every scope; docs/scopes.md).
 
@@ -256,35 +257,33 @@ class FactsResult(HtmlRepr):
 
     as_of: _dt.datetime
     filters: dict[str, Any]
-    view: tuple[tuple[Entity, Interval], ...]
+    facts: tuple[Fact, ...]  # a scan makes them straight from the stored rows (Store.subject_facts_holding)
+    subjects: dict[str, Entity]
     scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
 
     @cached_property
-    def facts(self) -> tuple[Fact, ...]:
-        """The facts, by subject, predicate and start."""
-        return _facts(iv for _, iv in self.view)
-
-    @cached_property
-    def subjects(self) -> dict[str, Entity]:
-        """Each subject of ``facts`` by its ref."""
-        return {e.ref: e for e, _ in self.view}
+    def view(self) -> tuple[tuple[Entity, Interval], ...]:
+        """(subject, interval) pairs: the facts in the view's own form."""
+        subjects = self.subjects
+        return tuple([(subjects[f.subject], f.interval()) for f in self.facts])
 
     def to_dict(self) -> dict[str, Any]:
+        briefs = {ref: e.brief() for ref, e in self.subjects.items()}
         return {"schema": "graphmem.facts.v1", "as_of": format_datetime(self.as_of), "filters": self.filters,
-                "facts": [iv.to_dict(subject=e.brief()) for e, iv in self.view], **scoped(self.scopes)}
+                "facts": [f.to_dict(subject=briefs[f.subject]) for f in self.facts], **scoped(self.scopes)}
 
     def _summary(self) -> str:
         shown = {k: v for k, v in self.filters.items() if v is not None}
         where = "".join(f", {k}={v}" for k, v in shown.items())
-        return f"{nb.plural(len(self.view), 'fact')} as of {nb.day(self.as_of)}{where}"
+        return f"{nb.plural(len(self.facts), 'fact')} as of {nb.day(self.as_of)}{where}"
 
     def _lines(self, limit: int) -> tuple[list[str], int]:
-        shown = self.view[:limit]
-        return [f"{e.ref} {nb.fact_line(f)}" for (e, _), f in zip(shown, _facts(iv for _, iv in shown), strict=True)], len(self.view)
+        return [f"{f.subject} {nb.fact_line(f)}" for f in self.facts[:limit]], len(self.facts)
 
     def _frame(self) -> tuple[list[str], list[list[Any]]]:
+        subjects = self.subjects
         return (["subject", "subject_name", "subject_type", *nb.FACT_COLUMNS],
-                [[e.ref, e.name, e.type, *nb.fact_row(f)] for (e, _), f in zip(self.view, self.facts, strict=True)])
+                [[f.subject, subjects[f.subject].name, subjects[f.subject].type, *nb.fact_row(f)] for f in self.facts])
 
 
 @dataclass(frozen=True, repr=False)

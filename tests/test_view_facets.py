@@ -65,7 +65,7 @@ def test_writes_keep_the_facets_and_the_scan_equals_whole_views(new_store: Calla
         for text in PROBES:
             at = parse_instant(text)
             for pred in ("status", "uses"):
-                got = [(ref, iv) for ref, _, ivs in m.store.subject_rows_holding(at, pred) for iv in ivs]
+                got = [(ref, f.interval()) for ref, _, fs in m.store.subject_facts_holding(at, pred) for f in fs]
                 got.sort(key=lambda r: (r[0], r[1].valid_from, str(r[1].object)))
                 assert got == _slow(m, pred, at), (text, pred)
                 names = {e.ref: e.name for e, _ in m.facts(predicate=pred, as_of=text).view}
@@ -149,7 +149,7 @@ def test_a_write_group_keeps_the_facets_of_every_subject(new_store: Callable[[st
         assert m.rebuild(check=True).ok
         for text in PROBES:
             at = parse_instant(text)
-            got = [(ref, iv) for ref, _, ivs in m.store.subject_rows_holding(at, "status") for iv in ivs]
+            got = [(ref, f.interval()) for ref, _, fs in m.store.subject_facts_holding(at, "status") for f in fs]
             got.sort(key=lambda r: (r[0], r[1].valid_from, str(r[1].object)))
             assert got == _slow(m, "status", at), text
 

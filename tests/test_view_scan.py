@@ -1,5 +1,5 @@
 """The predicate scan over the view kept by predicate (``SubjectFacet``, store/kuzu/views.py
-``subject_rows_holding``): text that looked like a stored row to the scan of layout 7 (which cut a
+``subject_facts_holding``): text that looked like a stored row to the scan of layout 7 (which cut a
 predicate's rows out of each whole view) or that JSON must escape, in a source, an object or an
 entity's name, reads back as what filtering whole views gives, at every time."""
 
@@ -40,7 +40,7 @@ def test_scan_equals_the_whole_view_with_tricky_text(new_store: Callable[[str], 
         for text in ["2019-06-01", "2020-03-01", "2021-01-01", "2030-01-01"]:
             at = parse_instant(text)
             for pred in ("status", "uses", "summary"):
-                got = [(ref, iv) for ref, _, ivs in m.store.subject_rows_holding(at, pred) for iv in ivs]
+                got = [(ref, f.interval()) for ref, _, fs in m.store.subject_facts_holding(at, pred) for f in fs]
                 got.sort(key=lambda r: (r[0], r[1].valid_from, str(r[1].object)))
                 assert got == _slow(m, pred, at), (text, pred)
                 view = m.facts(predicate=pred, as_of=text).view

@@ -21,6 +21,25 @@ from graphmem.model.times import format_datetime, format_instant, parse_instant,
 _ref = lru_cache(maxsize=65536)(fact_ref)  # results of one store cite the same ids again and again
 
 
+def fact_parts() -> tuple[Any, Any]:
+    """The two conversions a ``Fact`` makes of a view value, for a reader that makes many straight from
+    its stored rows (``Store.subject_facts_holding``): an instant to its UTC datetime and a statement id to
+    its ``fact:N`` ref, each remembering its last 65,536 answers (times and ids repeat across a store).
+
+    Returns
+    -------
+    tuple
+        ``(time, ref)``: two functions of one integer.
+
+    Examples
+    --------
+    >>> time, ref = fact_parts()
+    >>> time(0).isoformat(), ref(7)
+    ('1970-01-01T00:00:00+00:00', 'fact:7')
+    """
+    return _utc, _ref
+
+
 def object_text(kind: str, value: Value | None, name: str | None) -> str:
     """An object for people: ``Kuzu (tool:kuzu)``, a literal's value, or ``(every value)`` for an end of all."""
     if kind == "entity":
@@ -116,6 +135,25 @@ class Fact(NamedTuple):
         return tuple([new(cls, (iv[0], iv[1], iv[2], iv[3], u(iv[4]), None if iv[5] is None else u(iv[5]),
                                 (r(iv[6][0]),) if len(iv[6]) == 1 else tuple(map(r, iv[6])), iv[7],
                                 tuple(map(r, iv[8])) if iv[8] else (), iv[9])) for iv in view])
+
+    def interval(self) -> Interval:
+        """The view's own form of this fact (integer instants and ids): the inverse of ``of``.
+
+        Returns
+        -------
+        Interval
+
+        Examples
+        --------
+        >>> from graphmem.model import Interval
+        >>> iv = Interval("project:atlas", "status", "active", "literal", 0, 10, (7,), ("rec:1",), (9,), None)
+        >>> Fact.of(iv).interval() == iv
+        True
+        """
+        return Interval(self.subject, self.predicate, self.object, self.object_kind, to_us(self.valid_from),
+                        None if self.valid_to is None else to_us(self.valid_to),
+                        tuple(int(a.partition(":")[2]) for a in self.assertions), self.sources,
+                        tuple(int(c.partition(":")[2]) for c in self.conflicts), self.object_name)
 
     def holds_at(self, t: _dt.datetime | str | int) -> bool:
         """Whether the fact holds at ``t`` (a datetime, naive meaning UTC; ISO-8601 text; or an instant).

@@ -10,6 +10,7 @@ from typing import Any
 from graphmem.bulk import gc_paused
 from graphmem.errors import BadInput
 from graphmem.model import Entity, EntityEvent, Interval, Statement, fact_ref
+from graphmem.model.facts import Fact
 from graphmem.model.scopes import in_scopes, scope_list
 from graphmem.model.times import format_instant, utc
 from graphmem.model.words import moment
@@ -21,13 +22,13 @@ from graphmem.write.inputs import parse_fact_ref, parse_record_ref, when
 from graphmem.write.validate import Checks, literal
 
 
-def _subject_ref(pair: tuple[Entity, Interval]) -> str:
-    return pair[0].ref
+def _subject(f: Fact) -> str:
+    return f.subject
 
 
-def _order(iv: Interval) -> tuple[Any, ...]:
+def _order(f: Fact) -> tuple[Any, ...]:
     """The order of a subject's facts in ``facts``: predicate, start, object (as text)."""
-    return iv.predicate, iv.valid_from, str(iv.object)
+    return f.predicate, f.valid_from, str(f.object)
 
 
 class Reads:
@@ -135,7 +136,6 @@ class Reads:
         rows: list[tuple[str, Interval]] = []
         names: dict[str, str] = {}
         views: dict[str, list[Interval]] = {}
-        out: list[tuple[Entity, Interval]] = []
         prefix = self.ontology.entity_types[stype].prefix + ":" if stype else None
         if scopes is not None:
             value: Any = None
@@ -169,35 +169,46 @@ class Reads:
             value = literal(p, object) if (object is not None and p is not None) else None
             if object is not None:
                 filters["object"] = value
-            # a subject's rows are its own (refs are unique) and the store gives the subjects in ref order,
-            # each subject's rows sorted by the same key: the order of one sort over all rows at a tenth of
-            # its cost (a store that did not keep the order gets the rows sorted after)
-            with gc_paused():  # an interval and an entity per row kept: no collections meanwhile
-                types: dict[str, str] = {}
-                entity, last, ordered = Entity.of, "", True
-                for ref, name, view in self.store.subject_rows_holding(a, p.name if p else None, prefix):
-                    if object is not None:
-                        view = [iv for iv in view if iv.object == value]
-                        if not view:
-                            continue
-                    if ref < last:
-                        ordered = False
-                    last = ref
-                    pre = ref.partition(":")[0]
-                    etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
-                    e = entity(ref, etype, name or ref)
-                    if len(view) == 1:
-                        out.append((e, view[0]))
-                    else:
-                        view.sort(key=_order)
-                        out.extend([(e, iv) for iv in view])
-                if not ordered:
-                    out.sort(key=_subject_ref)
-                return FactsResult(utc(a), filters, tuple(out))
-        for ref, iv in sorted(rows, key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object))):
-            etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
-            out.append((Entity(ref, etype, names.get(ref, ref)), iv))
-        return FactsResult(utc(a), filters, tuple(out), scopes)
+            return self._scan(a, p.name if p else None, prefix, object is not None, value, filters)
+        rows.sort(key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object)))
+        subjects = {}
+        for ref, _ in rows:
+            if ref not in subjects:
+                etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
+                subjects[ref] = Entity(ref, etype, names.get(ref, ref))
+        return FactsResult(utc(a), filters, Fact.many(iv for _, iv in rows), subjects, scopes)
+
+    def _scan(self, a: int, predicate: str | None, prefix: str | None, by_object: bool, value: Any,
+              filters: dict[str, Any]) -> FactsResult:
+        """``facts`` over every subject's view (no scopes, no entity object): the store makes the facts
+        straight from its rows (``subject_facts_holding``). A subject's facts are its own (refs are unique)
+        and the store gives the subjects in ref order, each subject's facts sorted by the same key: the
+        order of one sort over all of them at a tenth of its cost (a store that did not keep the order
+        gets them sorted after)."""
+        with gc_paused():  # a fact and an entity per row kept: no collections meanwhile
+            types: dict[str, str] = {}
+            subjects: dict[str, Entity] = {}
+            out: list[Fact] = []
+            entity, last, ordered = Entity.of, "", True
+            for ref, name, view in self.store.subject_facts_holding(a, predicate, prefix):
+                if by_object:
+                    view = [f for f in view if f.object == value]
+                    if not view:
+                        continue
+                if ref < last:
+                    ordered = False
+                last = ref
+                pre = ref.partition(":")[0]
+                etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
+                subjects[ref] = entity(ref, etype, name or ref)
+                if len(view) == 1:
+                    out.append(view[0])
+                else:
+                    view.sort(key=_order)
+                    out.extend(view)
+            if not ordered:
+                out.sort(key=_subject)
+            return FactsResult(utc(a), filters, tuple(out), subjects)
 
     def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None,
                       names: dict[str, str]) -> list[tuple[str, list[Interval]]]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphmem.model import Interval, Statement
+from graphmem.model.facts import Fact
 from graphmem.store.common.codecs import (
     _iv_from_row,
     loads,
@@ -169,10 +170,18 @@ class PgViews(ViewForms, PgStatements):
         for ref, name, view in rows:
             yield ref, name, [_iv_from_row(ref, r) for r in loads(view or "[]")]
 
-    def subject_rows_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
-                             ) -> Iterator[tuple[str, str | None, list[Interval]]]:
-        """Every subject's ref, name and the intervals of ``predicate`` (None: all) that hold at ``as_of``.
-        With a predicate, only the intervals that hold are read (``view_interval``, by its predicate index)."""
+    def subject_facts_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
+                              ) -> Iterator[tuple[str, str | None, list[Fact]]]:
+        """Every subject's ref, name and the facts of ``predicate`` (None: all) that hold at ``as_of`` (with a
+        predicate in ref order, ``COLLATE "C"``: code point order, as Python's)."""
+        many = Fact.many
+        for ref, name, view in self._rows_holding(as_of, predicate, prefix):
+            yield ref, name, list(many(view))
+
+    def _rows_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
+                      ) -> Iterator[tuple[str, str | None, list[Interval]]]:
+        """``subject_facts_holding`` as view intervals. With a predicate, only the intervals that hold are
+        read (``view_interval``, by its predicate index)."""
         new = tuple.__new__
         if predicate is not None:
             sql = ("SELECT i.subject, s.name, i.row FROM view_interval i JOIN subject s ON s.ref = i.subject "
