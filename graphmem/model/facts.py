@@ -21,6 +21,24 @@ from graphmem.model.times import format_datetime, format_instant, parse_instant,
 _ref = lru_cache(maxsize=65536)(fact_ref)  # results of one store cite the same ids again and again
 
 
+def fact_order(f: Fact) -> tuple[Any, ...]:
+    """The order of one subject's facts in a read of many subjects (``Memory.facts``): predicate, start,
+    object (as text).
+
+    Returns
+    -------
+    tuple
+
+    Examples
+    --------
+    >>> from graphmem.model import Interval
+    >>> a, b = (Fact.of(Interval("project:atlas", "status", v, "literal", t, None, (1,))) for v, t in (("b", 5), ("a", 9)))
+    >>> [f.object for f in sorted([b, a], key=fact_order)]
+    ['b', 'a']
+    """
+    return f.predicate, f.valid_from, str(f.object)
+
+
 def fact_parts() -> tuple[Any, Any]:
     """The two conversions a ``Fact`` makes of a view value, for a reader that makes many straight from
     its stored rows (``Store.subject_facts_holding``): an instant to its UTC datetime and a statement id to

@@ -22,15 +22,6 @@ from graphmem.write.inputs import parse_fact_ref, parse_record_ref, when
 from graphmem.write.validate import Checks, literal
 
 
-def _subject(f: Fact) -> str:
-    return f.subject
-
-
-def _order(f: Fact) -> tuple[Any, ...]:
-    """The order of a subject's facts in ``facts``: predicate, start, object (as text)."""
-    return f.predicate, f.valid_from, str(f.object)
-
-
 class Reads:
     """The view's read operations over one store, resolving names and types through ``checks``."""
 
@@ -181,34 +172,17 @@ class Reads:
     def _scan(self, a: int, predicate: str | None, prefix: str | None, by_object: bool, value: Any,
               filters: dict[str, Any]) -> FactsResult:
         """``facts`` over every subject's view (no scopes, no entity object): the store makes the facts
-        straight from its rows (``subject_facts_holding``). A subject's facts are its own (refs are unique)
-        and the store gives the subjects in ref order, each subject's facts sorted by the same key: the
-        order of one sort over all of them at a tenth of its cost (a store that did not keep the order
-        gets them sorted after)."""
-        with gc_paused():  # a fact and an entity per row kept: no collections meanwhile
-            types: dict[str, str] = {}
-            subjects: dict[str, Entity] = {}
-            out: list[Fact] = []
-            entity, last, ordered = Entity.of, "", True
-            for ref, name, view in self.store.subject_facts_holding(a, predicate, prefix):
-                if by_object:
-                    view = [f for f in view if f.object == value]
-                    if not view:
-                        continue
-                if ref < last:
-                    ordered = False
-                last = ref
-                pre = ref.partition(":")[0]
-                etype = types.get(pre) or types.setdefault(pre, self.ontology.type_for_prefix(pre) or "?")
-                subjects[ref] = entity(ref, etype, name or ref)
-                if len(view) == 1:
-                    out.append(view[0])
-                else:
-                    view.sort(key=_order)
-                    out.extend(view)
-            if not ordered:
-                out.sort(key=_subject)
-            return FactsResult(utc(a), filters, tuple(out), subjects)
+        straight from its rows, in the order ``facts`` gives them (``subject_facts_holding``)."""
+        with gc_paused():  # a fact per row and an entity per subject kept: no collections meanwhile
+            facts, named = self.store.subject_facts_holding(a, predicate, prefix)
+            if by_object:
+                facts = [f for f in facts if f.object == value]
+                keep = {f.subject for f in facts}
+                named = [(ref, name) for ref, name in named if ref in keep]
+            types = {pre: self.ontology.type_for_prefix(pre) or "?" for pre in {ref.partition(":")[0] for ref, _ in named}}
+            entity = Entity.of
+            subjects = {ref: entity(ref, types[ref.partition(":")[0]], name or ref) for ref, name in named}
+            return FactsResult(utc(a), filters, tuple(facts), subjects)
 
     def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None,
                       names: dict[str, str]) -> list[tuple[str, list[Interval]]]:

@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import Any
 
 from graphmem.model import Interval, Statement
-from graphmem.model.facts import Fact, fact_parts
+from graphmem.model.facts import Fact, fact_order, fact_parts
 from graphmem.model.jsonio import loads_many
 from graphmem.store.common.codecs import _iv_from_row, loads, log_text, pack, same_view, statements_from_log, unpack, view_text
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
@@ -231,55 +231,67 @@ class ViewTables(Schema):
             yield ref, name, [_iv_from_row(ref, r) for r in loads(view or "[]")]
 
     def subject_facts_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
-                              ) -> Iterator[tuple[str, str | None, list[Fact]]]:
-        """Every subject's ref, name and the facts of ``predicate`` (None: all) that hold at ``as_of``
-        (refs starting with ``prefix``), subjects with none left out: ``all_subject_rows`` filtered by
+                              ) -> tuple[list[Fact], list[tuple[str, str | None]]]:
+        """The facts of ``predicate`` (None: all) that hold at ``as_of``, of the subjects whose ref starts
+        with ``prefix``, by subject ref (code point order) and each subject's by ``fact_order``; and the ref
+        and name of each subject they are of, in the same order. ``all_subject_rows`` filtered by
         ``holding``, each interval made a ``Fact`` straight from its stored row (no ``Interval`` between:
         a scan makes tens of thousands). With a predicate, Kuzu returns its ``SubjectFacet`` texts that may
         hold at ``as_of`` (at 1M and now: 49,955 open texts, not 110 MB of whole views), names from
-        ``Subject.name``; then the subjects come in ref order."""
+        ``Subject.name``."""
         new = tuple.__new__
         time, ref_of = fact_parts()
+        facts: list[Fact] = []
+        named: list[tuple[str, str | None]] = []
         if predicate is None:
             where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
+            held = []
             for ref, name, text in self._iter(f"MATCH (s:Subject) {where}RETURN s.ref, s.name, s.view", params):
-                if not text:
-                    continue
                 out = [new(Fact, (ref, r[0], r[1], r[2], time(r[3]), None if r[4] is None else time(r[4]),
                                   tuple(map(ref_of, r[5])), (*r[6],), tuple(map(ref_of, r[7])), r[8]))
-                       for r in loads(text) if r[3] <= as_of and (r[4] is None or as_of < r[4])]
+                       for r in loads(text or "[]") if r[3] <= as_of and (r[4] is None or as_of < r[4])]
                 if out:
-                    yield ref, name, out
-            return
+                    held.append((ref, name, out))
+            held.sort(key=_first)
+            for ref, name, out in held:
+                out.sort(key=fact_order)
+                facts += out
+                named.append((ref, name))
+            return facts, named
         query = _FACET_SCAN.format(prefix=" AND starts_with(f.ref, $x)" if prefix else "")
         args: dict[str, Any] = {"p": predicate, "a": as_of}
         if prefix:
             args["x"] = prefix
         rows = self._q(query, args)
         if not rows:
-            return
-        rows.sort(key=_first)  # subjects in ref order, as ``facts`` gives them
-        names = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name"))
-        get = names.get
+            return facts, named
+        rows.sort(key=_first)  # subjects in ref order
+        get = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name")).get
+        add, name = facts.append, named.append
         # the texts parsed in one call each for the open and the ended ones (at a recent time most facets
         # have only an open one)
         endeds = iter(loads_many([r[2] for r in rows if r[2]]))
         for (ref, _, ended), opened in zip(rows, loads_many([r[1] or "[]" for r in rows]), strict=True):
-            if len(opened) == 1:  # most facets: one open interval of one statement (no comprehension's call)
+            if not ended and len(opened) == 1:  # most facets: one open interval (no list, no sort)
                 r = opened[0]
-                out = [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None,
-                                  (ref_of(r[4][0]),) if len(r[4]) == 1 else tuple(map(ref_of, r[4])), (*r[5],),
-                                  tuple(map(ref_of, r[6])) if r[6] else (), r[7]))] if r[2] <= as_of else []
-            else:
-                out = [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None, tuple(map(ref_of, r[4])), (*r[5],),
-                                  tuple(map(ref_of, r[6])), r[7]))
-                       for r in opened if r[2] <= as_of]
+                if r[2] <= as_of:
+                    add(new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None,
+                                   (ref_of(r[4][0]),) if len(r[4]) == 1 else tuple(map(ref_of, r[4])), (*r[5],),
+                                   tuple(map(ref_of, r[6])) if r[6] else (), r[7])))
+                    name((ref, get(ref)))
+                continue
+            out = [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None, tuple(map(ref_of, r[4])), (*r[5],),
+                              tuple(map(ref_of, r[6])), r[7]))
+                   for r in opened if r[2] <= as_of]
             if ended:
                 out += [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), time(r[3]), tuple(map(ref_of, r[4])),
                                    (*r[5],), tuple(map(ref_of, r[6])), r[7]))
                         for r in next(endeds) if r[2] <= as_of < r[3]]
             if out:
-                yield ref, get(ref), out
+                out.sort(key=fact_order)
+                facts += out
+                name((ref, get(ref)))
+        return facts, named
 
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):

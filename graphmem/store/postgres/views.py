@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphmem.model import Interval, Statement
-from graphmem.model.facts import Fact
+from graphmem.model.facts import Fact, fact_order
 from graphmem.store.common.codecs import (
     _iv_from_row,
     loads,
@@ -171,12 +171,15 @@ class PgViews(ViewForms, PgStatements):
             yield ref, name, [_iv_from_row(ref, r) for r in loads(view or "[]")]
 
     def subject_facts_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
-                              ) -> Iterator[tuple[str, str | None, list[Fact]]]:
-        """Every subject's ref, name and the facts of ``predicate`` (None: all) that hold at ``as_of`` (with a
-        predicate in ref order, ``COLLATE "C"``: code point order, as Python's)."""
-        many = Fact.many
-        for ref, name, view in self._rows_holding(as_of, predicate, prefix):
-            yield ref, name, list(many(view))
+                              ) -> tuple[list[Fact], list[tuple[str, str | None]]]:
+        """The facts of ``predicate`` (None: all) that hold at ``as_of``, by subject ref (code point order)
+        and each subject's by ``fact_order``; and each of their subjects' ref and name, in the same order."""
+        facts: list[Fact] = []
+        named: list[tuple[str, str | None]] = []
+        for ref, name, view in sorted(self._rows_holding(as_of, predicate, prefix), key=lambda r: r[0]):
+            facts += sorted(Fact.many(view), key=fact_order)
+            named.append((ref, name))
+        return facts, named
 
     def _rows_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
                       ) -> Iterator[tuple[str, str | None, list[Interval]]]:
