@@ -162,27 +162,32 @@ class Reads:
                 filters["object"] = value
             return self._scan(a, p.name if p else None, prefix, object is not None, value, filters)
         rows.sort(key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object)))
-        subjects = {}
-        for ref, _ in rows:
-            if ref not in subjects:
-                etype = self.ontology.type_for_prefix(ref.partition(":")[0]) or "?"
-                subjects[ref] = Entity(ref, etype, names.get(ref, ref))
-        return FactsResult(utc(a), filters, Fact.many(iv for _, iv in rows), subjects, scopes)
+        named = [(ref, names.get(ref)) for ref in dict.fromkeys(ref for ref, _ in rows)]
+        return FactsResult(utc(a), filters, Fact.many(iv for _, iv in rows), tuple(named), self._types(named), scopes)
+
+    def _types(self, named: list[tuple[str, str | None]]) -> dict[str, str]:
+        """The entity type of each ref prefix among ``named`` (refs in order: a prefix's refs run together)."""
+        types: dict[str, str] = {}
+        last = None
+        for ref, _ in named:
+            if last is None or not ref.startswith(last):
+                pre = ref.partition(":")[0]
+                last = pre + ":"
+                if pre not in types:
+                    types[pre] = self.ontology.type_for_prefix(pre) or "?"
+        return types
 
     def _scan(self, a: int, predicate: str | None, prefix: str | None, by_object: bool, value: Any,
               filters: dict[str, Any]) -> FactsResult:
         """``facts`` over every subject's view (no scopes, no entity object): the store makes the facts
         straight from its rows, in the order ``facts`` gives them (``subject_facts_holding``)."""
-        with gc_paused():  # a fact per row and an entity per subject kept: no collections meanwhile
+        with gc_paused():  # a fact per row kept: no collections meanwhile
             facts, named = self.store.subject_facts_holding(a, predicate, prefix)
             if by_object:
                 facts = [f for f in facts if f.object == value]
                 keep = {f.subject for f in facts}
                 named = [(ref, name) for ref, name in named if ref in keep]
-            types = {pre: self.ontology.type_for_prefix(pre) or "?" for pre in {ref.partition(":")[0] for ref, _ in named}}
-            entity = Entity.of
-            subjects = {ref: entity(ref, types[ref.partition(":")[0]], name or ref) for ref, name in named}
-            return FactsResult(utc(a), filters, tuple(facts), subjects)
+            return FactsResult(utc(a), filters, tuple(facts), tuple(named), self._types(named))
 
     def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None,
                       names: dict[str, str]) -> list[tuple[str, list[Interval]]]:
