@@ -239,7 +239,7 @@ class FactsResult(HtmlRepr):
     named : tuple of (str, str or None)
         Each subject's ref and name, in order (what ``subjects`` is made of).
     types : dict of str to str
-        The entity type of each ref prefix of ``named``.
+        The entity type of each ref prefix (the ontology's; a prefix it lacks is ``?``).
     view : tuple
         (subject, interval) pairs: the facts in the view's own form (integer instants and ids), made
         on first use.
@@ -262,8 +262,9 @@ class FactsResult(HtmlRepr):
     as_of: _dt.datetime
     filters: dict[str, Any]
     facts: tuple[Fact, ...]  # a scan makes them straight from the stored rows (Store.subject_facts_holding)
-    # each subject's ref and name (None: its ref), and the entity type of each ref prefix: ``subjects`` is
-    # made of them on first use (a scan's 50,000 entities cost 20-25 ms that a reader of ``facts`` never needs)
+    # each subject's ref and name (None: its ref), and the ontology's entity type of each ref prefix (others:
+    # "?"): ``subjects`` is made of them on first use (a scan's 50,000 entities cost 20-25 ms that a reader of
+    # ``facts`` never needs)
     named: tuple[tuple[str, str | None], ...] = field(repr=False)
     types: dict[str, str] = field(repr=False)
     scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import graphmem
-from graphmem.model.times import parse_instant
+from graphmem.model.times import parse_instant, to_us
 from graphmem.view.temporal import holding
 
 TRICKY = ['"],["status",', 'null],["status",', '["status",', '"],["', 'null],["', ']', '\\', '"', "status", "a\nb"]
@@ -61,8 +61,16 @@ def test_the_scan_gives_subjects_in_ref_order_whatever_the_store_order(new_store
             m.assert_(ref, "uses", tools[2], valid_from="2021-06-01")
             m.assert_(ref, "uses", tools[1], valid_from="2021-01-01")
         for at in [None, "2020-06-01"]:
-            got = [(f.subject, f.valid_from, f.object) for f in m.facts(predicate="uses", as_of=at).facts]
+            r = m.facts(predicate="uses", as_of=at)
+            got = [(f.subject, f.valid_from, f.object) for f in r.facts]
             assert got == sorted(got) and len({s for s, _, _ in got}) == len(names)
             assert len(got) == (2 if at is None else 1) * len(names)
+            # the subjects, made on first use, are each fact's in the same order, with their types and names
+            assert list(r.subjects) == list(dict.fromkeys(f.subject for f in r.facts))
+            assert all(e == m.entity(ref) or (e.type, e.name) == ("Project", m.entity(ref).name)
+                       for ref, e in r.subjects.items())
+            assert {e.type for e in r.subjects.values()} == {"Project"}
+            assert [(e.ref, iv.subject, iv.valid_from) for e, iv in r.view] == [
+                (f.subject, f.subject, to_us(f.valid_from)) for f in r.facts]
         only = [f.subject for f in m.facts(predicate="uses", object="T2").facts]
         assert only == sorted(only) and len(only) == len(names)

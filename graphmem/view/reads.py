@@ -163,19 +163,7 @@ class Reads:
             return self._scan(a, p.name if p else None, prefix, object is not None, value, filters)
         rows.sort(key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object)))
         named = [(ref, names.get(ref)) for ref in dict.fromkeys(ref for ref, _ in rows)]
-        return FactsResult(utc(a), filters, Fact.many(iv for _, iv in rows), tuple(named), self._types(named), scopes)
-
-    def _types(self, named: list[tuple[str, str | None]]) -> dict[str, str]:
-        """The entity type of each ref prefix among ``named`` (refs in order: a prefix's refs run together)."""
-        types: dict[str, str] = {}
-        last = None
-        for ref, _ in named:
-            if last is None or not ref.startswith(last):
-                pre = ref.partition(":")[0]
-                last = pre + ":"
-                if pre not in types:
-                    types[pre] = self.ontology.type_for_prefix(pre) or "?"
-        return types
+        return FactsResult(utc(a), filters, Fact.many(iv for _, iv in rows), tuple(named), dict(self.ontology.by_prefix), scopes)
 
     def _scan(self, a: int, predicate: str | None, prefix: str | None, by_object: bool, value: Any,
               filters: dict[str, Any]) -> FactsResult:
@@ -187,7 +175,7 @@ class Reads:
                 facts = [f for f in facts if f.object == value]
                 keep = {f.subject for f in facts}
                 named = [(ref, name) for ref, name in named if ref in keep]
-            return FactsResult(utc(a), filters, tuple(facts), tuple(named), self._types(named))
+            return FactsResult(utc(a), filters, tuple(facts), tuple(named), dict(self.ontology.by_prefix))
 
     def _scoped_views(self, scopes: tuple[str, ...], prefix: str | None,
                       names: dict[str, str]) -> list[tuple[str, list[Interval]]]:

@@ -288,7 +288,8 @@ class ViewTables(Schema):
                                    (*r[5],), tuple(map(ref_of, r[6])), r[7]))
                         for r in next(endeds) if r[2] <= as_of < r[3]]
             if out:
-                out.sort(key=fact_order)
+                if len(out) > 1:
+                    out.sort(key=fact_order)
                 facts += out
                 name((ref, get(ref)))
         return facts, named
