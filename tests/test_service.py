@@ -30,12 +30,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, store: Path, *args: str) -> None:
+    def __init__(self, store: Path, *args: str, main: str = MAIN) -> None:
+        """``graphmem serve`` on ``store`` with ``args``; ``main`` is the Python that runs the command line
+        (a test may set a module's knob first)."""
         self.store = store
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k != "GRAPHMEM_TOKEN"}
-        self.proc = subprocess.Popen([sys.executable, "-c", MAIN, "--store", str(store), "serve", "--port",
+        self.proc = subprocess.Popen([sys.executable, "-c", main, "--store", str(store), "serve", "--port",
                                       str(self.port), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -176,6 +176,8 @@ def create_app(store: str | Path | StoreAddress, *, token: str | None = None, ma
             m = state.get("memory")
             if m is None:
                 raise StoreUnavailable("the store is closed: the server is shutting down")
+            if write:  # no read runs now: the embedded engine's budget may be given back (docs/service.md)
+                m.store.renew_if_due()
             return fn(m)
 
     committer = Committer(run)

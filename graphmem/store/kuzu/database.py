@@ -78,27 +78,72 @@ def engine_version(engine: str) -> str:
     return str(driver(engine).__version__)
 
 
-def _hold_lock(path: Path, engine: str, read_only: bool) -> Any:
+# graphmem's lock files this process holds, by the store's resolved path: [open file, readers, writers]. One
+# file a store: POSIX locks belong to the process, so a second descriptor's close would let go of them all
+_HELD: dict[Path, list[Any]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+class StoreLock:
+    """One open database's hold on graphmem's lock of its store (``_hold_lock``). The holds of one process
+    on one store share its lock file: the lock is exclusive while any of them writes, shared while they
+    only read, and let go when the last is closed (``close``, or when the hold is freed)."""
+
+    def __init__(self, where: Path, write: bool) -> None:
+        self.where, self.write, self.held = where, write, True
+
+    def close(self) -> None:
+        with _HELD_GUARD:
+            if not self.held:
+                return
+            self.held = False
+            entry = _HELD.get(self.where)
+            if entry is None:
+                return
+            entry[2 if self.write else 1] -= 1
+            if entry[1] == entry[2] == 0:
+                del _HELD[self.where]
+                entry[0].close()
+            elif self.write and entry[2] == 0:  # the readers left keep it shared
+                import fcntl
+                with contextlib.suppress(OSError):
+                    fcntl.lockf(entry[0], fcntl.LOCK_SH | fcntl.LOCK_NB)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _hold_lock(path: Path, engine: str, read_only: bool) -> StoreLock | None:
     """graphmem's own lock on a store (``ENGINE_LOCK``): shared by readers, held alone by the writer, Kuzu's
     rule. LadybugDB takes no lock for a read-only open, so without it a writer and readers could hold a
     store at once; on Kuzu it keeps the store the writer's while its database is closed and opened again
-    (``BudgetGuard._renew``), when Kuzu's own lock is let go. The open file holding it, or None (a folder
-    graphmem cannot write to: no writer can be there either)."""
+    (``BudgetGuard._renew``), when Kuzu's own lock is let go. None when there is no lock to take: a folder
+    graphmem cannot write to (no writer can be there either), or a Kuzu store that no graphmem writer has
+    opened since it gained the file (a Kuzu reader does not make it: Kuzu's own lock keeps writers out)."""
     import fcntl
     lock = path / ENGINE_LOCK
-    try:
-        f = open(lock, "a+b")  # noqa: SIM115  (held until the database is closed)
-    except OSError:
-        return None
-    try:
-        fcntl.lockf(f, (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-    except OSError:
-        f.close()
-        from graphmem.config import server_holding
-        holder = server_holding(path) or lock_holder(lock) or "another process"
-        raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (graphmem lets one process write "
-                               "to a store, or several read it at once)") from None
-    return f
+    where = lock.resolve()
+    with _HELD_GUARD:
+        entry = _HELD.get(where)
+        if entry is None:
+            try:
+                f = open(lock, "r+b" if read_only and engine == "kuzu" else "a+b")  # noqa: SIM115  (held)
+            except OSError:
+                return None
+            entry = [f, 0, 0]
+        if not read_only and entry[2] == 0 or entry[1] == entry[2] == 0:
+            try:
+                fcntl.lockf(entry[0], (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            except OSError:
+                if entry[1] == entry[2] == 0:
+                    entry[0].close()
+                from graphmem.config import server_holding
+                holder = server_holding(path) or lock_holder(lock) or "another process"
+                raise StoreUnavailable(f"store {str(path)!r} is in use by {holder} (graphmem lets one process "
+                                       "write to a store, or several read it at once)") from None
+        entry[1 if read_only else 2] += 1
+        _HELD[where] = entry
+        return StoreLock(where, not read_only)
 
 
 # Set by ``leave_open_until_exit``: the engine objects of the stores closed since, each with its store's
@@ -250,12 +295,20 @@ class BudgetGuard:
         if self._counts():
             self._used += 2 * sum(f.stat().st_size for f in files if f.exists())
 
-    def _renew_if_due(self) -> None:
-        """Before a write: ``_renew`` once ``_used`` passes ``RENEW_AT`` of the budget (and no result is
-        being read row by row)."""
+    def _renew_if_due(self, alone: bool = False) -> None:
+        """Before a write (``transaction``): ``_renew`` once ``_used`` passes ``RENEW_AT`` of the budget, no
+        result is being read row by row, and this thread holds the store alone: the store has one connection,
+        or ``alone`` says so. With a connection per thread (the service) other threads may be reading, and a
+        write may be one of theirs (the use events a search writes), so the service renews between its
+        writes instead (``renew_if_due``)."""
         if (RENEW_AT is not None and self._used > RENEW_AT * (DB_BUDGET or ENGINE_BUDGET) and not self._streams
-                and self._counts() and not self._spent):
+                and (alone or self._threads is None) and self._counts() and not self._spent):
             self._renew()
+
+    def renew_if_due(self) -> None:
+        """Open the database again if its budget is due to be given back (``_renew``); the caller holds the
+        store alone: no transaction under way, no other thread using it (the service's write lock)."""
+        self._renew_if_due(alone=True)
 
     def _renew(self) -> None:
         """Fold the log into the database, close it and open it again, which gives the engine's whole
@@ -267,7 +320,7 @@ class BudgetGuard:
             conn.execute("CHECKPOINT")  # the close finds nothing more to fold in (its own could not be guarded)
         except RuntimeError as e:
             self._given_up_by(e)
-            raise StoreUnavailable(f"store {str(self.path)!r}: database error: {str(e).splitlines()[0]}") from None
+            return  # (another transaction open, say): not now; a later write tries again
         lock = getattr(self._db, "_graphmem_lock", None)
         with contextlib.suppress(Exception):
             for c in [*self._all_conns, conn]:

@@ -216,6 +216,10 @@ class PgBase:
         """From now on each thread gets its own connection, so reads from several threads run at once."""
         self._threads = threading.local()
 
+    def renew_if_due(self) -> None:
+        """Nothing: PostgreSQL's server keeps no budget an open connection spends (the embedded stores'
+        ``renew_if_due`` opens their database again)."""
+
     @property
     def _conn(self) -> psycopg.Connection[Any]:
         if self._threads is None:
