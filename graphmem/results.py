@@ -243,6 +243,8 @@ class FactsResult(HtmlRepr):
     view : tuple
         (subject, interval) pairs: the facts in the view's own form (integer instants and ids), made
         on first use.
+    intervals : tuple of Interval or None
+        The view's intervals of ``facts`` when the read kept them (what ``view`` and ``to_dict`` then use).
     scopes : tuple of str or None
         The scopes the read was limited to (None: every scope; docs/scopes.md).
 
@@ -266,8 +268,11 @@ class FactsResult(HtmlRepr):
     # "?"): ``subjects`` is made of them on first use (a scan's 50,000 entities cost 20-25 ms that a reader of
     # ``facts`` never needs)
     named: tuple[tuple[str, str | None], ...] = field(repr=False)
-    types: dict[str, str] = field(repr=False)
+    types: dict[str, str] = field(repr=False, compare=False)
     scopes: tuple[str, ...] | None = None  # the scopes the read was limited to (None: every scope)
+    # the view's own intervals of ``facts``, one each, when the read has them (a time outside the years a
+    # datetime holds, 1-9999, is exact only there); None: ``Fact.interval`` of each
+    intervals: tuple[Interval, ...] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def subjects(self) -> dict[str, Entity]:
@@ -279,12 +284,15 @@ class FactsResult(HtmlRepr):
     def view(self) -> tuple[tuple[Entity, Interval], ...]:
         """(subject, interval) pairs: the facts in the view's own form."""
         subjects = self.subjects
+        if self.intervals is not None:
+            return tuple([(subjects[iv.subject], iv) for iv in self.intervals])
         return tuple([(subjects[f.subject], f.interval()) for f in self.facts])
 
     def to_dict(self) -> dict[str, Any]:
-        briefs = {ref: e.brief() for ref, e in self.subjects.items()}
+        subjects = self.subjects
+        facts = self.facts if self.intervals is None else self.intervals
         return {"schema": "graphmem.facts.v1", "as_of": format_datetime(self.as_of), "filters": self.filters,
-                "facts": [f.to_dict(subject=briefs[f.subject]) for f in self.facts], **scoped(self.scopes)}
+                "facts": [f.to_dict(subject=subjects[f.subject].brief()) for f in facts], **scoped(self.scopes)}
 
     def _summary(self) -> str:
         shown = {k: v for k, v in self.filters.items() if v is not None}

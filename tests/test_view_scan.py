@@ -74,3 +74,29 @@ def test_the_scan_gives_subjects_in_ref_order_whatever_the_store_order(new_store
                 (f.subject, f.subject, to_us(f.valid_from)) for f in r.facts]
         only = [f.subject for f in m.facts(predicate="uses", object="T2").facts]
         assert only == sorted(only) and len(only) == len(names)
+
+
+def test_times_outside_a_datetime_read_exactly(new_store: Callable[[str], Path]) -> None:
+    """A store written before times were checked may hold a time before the year 1 or after 9999, which no
+    datetime holds: ``facts`` then reads the view's intervals, so its JSON, order and ``view`` keep the
+    stored instants, as ``current`` does (a ``Fact`` of them cannot)."""
+    from graphmem.model import Interval
+    from graphmem.model.times import MAX_US, MIN_US
+    early, later, end = MIN_US - 7 * 10**12, MIN_US - 5 * 10**12, MAX_US + 10**9
+    with graphmem.open(new_store("s"), create=True) as m:
+        m.add_entity("Project", "Old")
+        m.add_entity("Project", "New")
+        m.assert_("New", "status", "active", valid_from="2019-01-01")
+        m.store.rewrite_subject("project:old", "Old", "", [
+            Interval("project:old", "status", obj, "literal", start, end, (n,), (), (), None)
+            for obj, start, n in (("idea", early, 1), ("done", later, 2))])
+        for predicate in ("status", None):
+            r = m.facts(predicate=predicate, as_of="2020-01-01")
+            cur = m.current("project:old", as_of="2020-01-01").to_dict()["facts"]
+            old = [(f["object"], f["valid_from"], f["valid_to"]) for f in r.to_dict()["facts"]
+                   if f["subject"]["ref"] == "project:old"]
+            assert old == [(f["object"], f["valid_from"], f["valid_to"]) for f in cur]
+            assert old[0][1].startswith("+0000-") and old[0][2].startswith("+10000-"), old
+            assert [(e.ref, iv.valid_from) for e, iv in r.view] == [
+                ("project:new", parse_instant("2019-01-01")), ("project:old", early), ("project:old", later)]
+            assert [f.subject for f in r.facts] == ["project:new", "project:old", "project:old"]

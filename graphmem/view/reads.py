@@ -125,7 +125,7 @@ class Reads:
         stype = self.checks.entity_type(subject_type) if subject_type else None
         filters: dict[str, Any] = {"predicate": p.name if p else None, "object": None, "subject_type": stype}
         rows: list[tuple[str, Interval]] = []
-        names: dict[str, str] = {}
+        names: dict[str, str | None] = {}
         views: dict[str, list[Interval]] = {}
         prefix = self.ontology.entity_types[stype].prefix + ":" if stype else None
         if scopes is not None:
@@ -161,16 +161,31 @@ class Reads:
             if object is not None:
                 filters["object"] = value
             return self._scan(a, p.name if p else None, prefix, object is not None, value, filters)
+        return self._exact(a, rows, names, filters, scopes)
+
+    def _exact(self, a: int, rows: list[tuple[str, Interval]], names: dict[str, str | None], filters: dict[str, Any],
+               scopes: tuple[str, ...] | None = None) -> FactsResult:
+        """``facts`` from the view's intervals of each subject (ref, interval), kept in the result."""
         rows.sort(key=lambda r: (r[0], r[1].predicate, r[1].valid_from, str(r[1].object)))
         named = [(ref, names.get(ref)) for ref in dict.fromkeys(ref for ref, _ in rows)]
-        return FactsResult(utc(a), filters, Fact.many(iv for _, iv in rows), tuple(named), dict(self.ontology.by_prefix), scopes)
+        ivs = tuple(iv for _, iv in rows)
+        return FactsResult(utc(a), filters, Fact.many(ivs), tuple(named), dict(self.ontology.by_prefix), scopes, ivs)
 
     def _scan(self, a: int, predicate: str | None, prefix: str | None, by_object: bool, value: Any,
               filters: dict[str, Any]) -> FactsResult:
         """``facts`` over every subject's view (no scopes, no entity object): the store makes the facts
         straight from its rows, in the order ``facts`` gives them (``subject_facts_holding``)."""
         with gc_paused():  # a fact per row kept: no collections meanwhile
-            facts, named = self.store.subject_facts_holding(a, predicate, prefix)
+            read = self.store.subject_facts_holding(a, predicate, prefix)
+            if read is None:  # a time a datetime cannot hold: the intervals, exact, from the whole views
+                names: dict[str, str | None] = {}
+                rows: list[tuple[str, Interval]] = []
+                for ref, name, view in self.store.all_subject_rows(prefix):
+                    names[ref] = name
+                    rows += [(ref, iv) for iv in holding(view, a) if (predicate is None or iv.predicate == predicate)
+                             and (not by_object or iv.object == value)]
+                return self._exact(a, rows, names, filters)
+            facts, named = read
             if by_object:
                 facts = [f for f in facts if f.object == value]
                 keep = {f.subject for f in facts}

@@ -14,6 +14,7 @@ from typing import Any
 from graphmem.model import Interval, Statement
 from graphmem.model.facts import Fact, fact_order, fact_parts
 from graphmem.model.jsonio import loads_many
+from graphmem.model.times import MAX_US, MIN_US
 from graphmem.store.common.codecs import _iv_from_row, loads, log_text, pack, same_view, statements_from_log, unpack, view_text
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import _int_list, _ts, _ts_param, facet_rows, facets_text, kuzu_time_text
@@ -231,25 +232,31 @@ class ViewTables(Schema):
             yield ref, name, [_iv_from_row(ref, r) for r in loads(view or "[]")]
 
     def subject_facts_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
-                              ) -> tuple[list[Fact], list[tuple[str, str | None]]]:
+                              ) -> tuple[list[Fact], list[tuple[str, str | None]]] | None:
         """The facts of ``predicate`` (None: all) that hold at ``as_of``, of the subjects whose ref starts
         with ``prefix``, by subject ref (code point order) and each subject's by ``fact_order``; and the ref
         and name of each subject they are of, in the same order. ``all_subject_rows`` filtered by
         ``holding``, each interval made a ``Fact`` straight from its stored row (no ``Interval`` between:
         a scan makes tens of thousands). With a predicate, Kuzu returns its ``SubjectFacet`` texts that may
         hold at ``as_of`` (at 1M and now: 49,955 open texts, not 110 MB of whole views), names from
-        ``Subject.name``."""
+        ``Subject.name``. None when a time of one of them lies outside the years a datetime holds (1-9999,
+        ``MIN_US``-``MAX_US``, which a store written before times were checked may hold): read the intervals
+        then (``all_subject_rows``)."""
         new = tuple.__new__
         time, ref_of = fact_parts()
         facts: list[Fact] = []
         named: list[tuple[str, str | None]] = []
+        low, high = MIN_US, MAX_US
         if predicate is None:
             where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
             held = []
             for ref, name, text in self._iter(f"MATCH (s:Subject) {where}RETURN s.ref, s.name, s.view", params):
+                rows = [r for r in loads(text or "[]") if r[3] <= as_of and (r[4] is None or as_of < r[4])]
+                if any(r[3] < low or r[4] is not None and r[4] > high for r in rows):
+                    return None
                 out = [new(Fact, (ref, r[0], r[1], r[2], time(r[3]), None if r[4] is None else time(r[4]),
                                   tuple(map(ref_of, r[5])), (*r[6],), tuple(map(ref_of, r[7])), r[8]))
-                       for r in loads(text or "[]") if r[3] <= as_of and (r[4] is None or as_of < r[4])]
+                       for r in rows]
                 if out:
                     held.append((ref, name, out))
             held.sort(key=_first)
@@ -275,18 +282,23 @@ class ViewTables(Schema):
             if not ended and len(opened) == 1:  # most facets: one open interval (no list, no sort)
                 r = opened[0]
                 if r[2] <= as_of:
+                    if r[2] < low:
+                        return None
                     add(new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None,
                                    (ref_of(r[4][0]),) if len(r[4]) == 1 else tuple(map(ref_of, r[4])), (*r[5],),
                                    tuple(map(ref_of, r[6])) if r[6] else (), r[7])))
                     name((ref, get(ref)))
                 continue
+            now = [r for r in opened if r[2] <= as_of]
+            then = [r for r in next(endeds) if r[2] <= as_of < r[3]] if ended else []
+            if any(r[2] < low for r in now) or any(r[2] < low or r[3] > high for r in then):
+                return None
             out = [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None, tuple(map(ref_of, r[4])), (*r[5],),
                               tuple(map(ref_of, r[6])), r[7]))
-                   for r in opened if r[2] <= as_of]
-            if ended:
-                out += [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), time(r[3]), tuple(map(ref_of, r[4])),
-                                   (*r[5],), tuple(map(ref_of, r[6])), r[7]))
-                        for r in next(endeds) if r[2] <= as_of < r[3]]
+                   for r in now]
+            out += [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), time(r[3]), tuple(map(ref_of, r[4])),
+                               (*r[5],), tuple(map(ref_of, r[6])), r[7]))
+                    for r in then]
             if out:
                 if len(out) > 1:
                     out.sort(key=fact_order)

@@ -15,6 +15,7 @@ from typing import Any
 
 from graphmem.model import Interval, Statement
 from graphmem.model.facts import Fact, fact_order
+from graphmem.model.times import MAX_US, MIN_US
 from graphmem.store.common.codecs import (
     _iv_from_row,
     loads,
@@ -171,12 +172,15 @@ class PgViews(ViewForms, PgStatements):
             yield ref, name, [_iv_from_row(ref, r) for r in loads(view or "[]")]
 
     def subject_facts_holding(self, as_of: int, predicate: str | None = None, prefix: str | None = None,
-                              ) -> tuple[list[Fact], list[tuple[str, str | None]]]:
+                              ) -> tuple[list[Fact], list[tuple[str, str | None]]] | None:
         """The facts of ``predicate`` (None: all) that hold at ``as_of``, by subject ref (code point order)
-        and each subject's by ``fact_order``; and each of their subjects' ref and name, in the same order."""
+        and each subject's by ``fact_order``; and each of their subjects' ref and name, in the same order.
+        None when a time lies outside the years a datetime holds (the caller reads the intervals)."""
         facts: list[Fact] = []
         named: list[tuple[str, str | None]] = []
         for ref, name, view in sorted(self._rows_holding(as_of, predicate, prefix), key=lambda r: r[0]):
+            if any(iv.valid_from < MIN_US or iv.valid_to is not None and iv.valid_to > MAX_US for iv in view):
+                return None
             facts += sorted(Fact.many(view), key=fact_order)
             named.append((ref, name))
         return facts, named
