@@ -25,6 +25,7 @@ from graphmem.errors import (
     UnknownEntity,
     UnknownPredicate,
 )
+from graphmem.evidence.hits import SearchHit, SearchResult
 from graphmem.memory import Memory, migrate, open
 from graphmem.model import Entity, Interval, Statement
 from graphmem.reports import (
@@ -41,8 +42,6 @@ from graphmem.results import (
     CurrentResult,
     ExtractResult,
     FactsResult,
-    SearchHit,
-    SearchResult,
     TimelineResult,
     WhyResult,
     WriteResult,

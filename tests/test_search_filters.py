@@ -75,7 +75,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     m.close()
 
 
-def refs(r: graphmem.results.SearchResult) -> list[str]:  # type: ignore[name-defined]
+def refs(r: graphmem.SearchResult) -> list[str]:  # type: ignore[name-defined]
     return [h.ref for h in r.results]
 
 
@@ -163,7 +163,7 @@ def test_filtered_search_is_the_full_ranking_cut_to_the_filter(shared: graphmem.
     hi = utc(parse_instant(until)) if until else None
     mentioning = {"rec:61", "rec:62", "rec:63"} if about else None
 
-    def passes(h: graphmem.results.SearchHit) -> bool:  # type: ignore[name-defined]
+    def passes(h: graphmem.SearchHit) -> bool:  # type: ignore[name-defined]
         return ((not kinds or h.kind in kinds) and (not sources or any(source_matches(h.source or "", s) and h.source
                                                                          for s in sources))
                 and (lo is None or h.ts >= lo) and (hi is None or h.ts < hi)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from graphmem.errors import BadInput
+from graphmem.evidence.hits import SearchHit, SearchResult
 from graphmem.evidence.query import content_words, search_terms, snippet
 from graphmem.model.arrays import unique_ids
 from graphmem.model.scopes import scope_list
 from graphmem.model.text import check_text
 from graphmem.model.times import format_instant, parse_instant, utc
-from graphmem.results import SearchHit, SearchResult
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,15 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.documents import ExportDoc
 from graphmem.errors import BadInput, check_int
+from graphmem.evidence.hits import SearchResult
 from graphmem.evidence.runs import check_extract_text, load_records, propose, store_note
 from graphmem.memory.base import MemoryBase
 from graphmem.model.progress import Progress, no_progress
 from graphmem.model.scopes import scope_list
 from graphmem.model.times import now_us, parse_instant
-from graphmem.results import (
-    ExtractResult,
-    SearchResult,
-)
+from graphmem.results import ExtractResult
 from graphmem.write.inputs import parse_record_ref
 
 if TYPE_CHECKING:

@@ -235,76 +235,24 @@ class ViewTables(Schema):
                               ) -> tuple[list[Fact], list[tuple[str, str | None]]] | None:
         """The facts of ``predicate`` (None: all) that hold at ``as_of``, of the subjects whose ref starts
         with ``prefix``, by subject ref (code point order) and each subject's by ``fact_order``; and the ref
-        and name of each subject they are of, in the same order. ``all_subject_rows`` filtered by
-        ``holding``, each interval made a ``Fact`` straight from its stored row (no ``Interval`` between:
-        a scan makes tens of thousands). With a predicate, Kuzu returns its ``SubjectFacet`` texts that may
-        hold at ``as_of`` (at 1M and now: 49,955 open texts, not 110 MB of whole views), names from
-        ``Subject.name``. None when a time of one of them lies outside the years a datetime holds (1-9999,
-        ``MIN_US``-``MAX_US``, which a store written before times were checked may hold): read the intervals
-        then (``all_subject_rows``)."""
-        new = tuple.__new__
-        time, ref_of = fact_parts()
-        facts: list[Fact] = []
-        named: list[tuple[str, str | None]] = []
-        low, high = MIN_US, MAX_US
+        and name of each subject they are of, in the same order: ``all_subject_rows`` filtered by
+        ``holding``, each interval made a ``Fact`` straight from its stored row (``_facts_of_facets``). With a
+        predicate, Kuzu returns its ``SubjectFacet`` texts that may hold at ``as_of`` (at 1M and now: 49,955
+        open texts, not 110 MB of whole views), names from ``Subject.name``. None when a time of one of them
+        lies outside the years a datetime holds: read the intervals then (``all_subject_rows``)."""
         if predicate is None:
             where, params = ("WHERE starts_with(s.ref, $p) ", {"p": prefix}) if prefix else ("", None)
-            held = []
-            for ref, name, text in self._iter(f"MATCH (s:Subject) {where}RETURN s.ref, s.name, s.view", params):
-                rows = [r for r in loads(text or "[]") if r[3] <= as_of and (r[4] is None or as_of < r[4])]
-                if any(r[3] < low or r[4] is not None and r[4] > high for r in rows):
-                    return None
-                out = [new(Fact, (ref, r[0], r[1], r[2], time(r[3]), None if r[4] is None else time(r[4]),
-                                  tuple(map(ref_of, r[5])), (*r[6],), tuple(map(ref_of, r[7])), r[8]))
-                       for r in rows]
-                if out:
-                    held.append((ref, name, out))
-            held.sort(key=_first)
-            for ref, name, out in held:
-                out.sort(key=fact_order)
-                facts += out
-                named.append((ref, name))
-            return facts, named
+            return _facts_of_views(self._iter(f"MATCH (s:Subject) {where}RETURN s.ref, s.name, s.view", params),
+                                   as_of)
         query = _FACET_SCAN.format(prefix=" AND starts_with(f.ref, $x)" if prefix else "")
         args: dict[str, Any] = {"p": predicate, "a": as_of}
         if prefix:
             args["x"] = prefix
         rows = self._q(query, args)
         if not rows:
-            return facts, named
+            return [], []
         rows.sort(key=_first)  # subjects in ref order
-        get = dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name")).get
-        add, name = facts.append, named.append
-        # the texts parsed in one call each for the open and the ended ones (at a recent time most facets
-        # have only an open one)
-        endeds = iter(loads_many([r[2] for r in rows if r[2]]))
-        for (ref, _, ended), opened in zip(rows, loads_many([r[1] or "[]" for r in rows]), strict=True):
-            if not ended and len(opened) == 1:  # most facets: one open interval (no list, no sort)
-                r = opened[0]
-                if r[2] <= as_of:
-                    if r[2] < low:
-                        return None
-                    add(new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None,
-                                   (ref_of(r[4][0]),) if len(r[4]) == 1 else tuple(map(ref_of, r[4])), (*r[5],),
-                                   tuple(map(ref_of, r[6])) if r[6] else (), r[7])))
-                    name((ref, get(ref)))
-                continue
-            now = [r for r in opened if r[2] <= as_of]
-            then = [r for r in next(endeds) if r[2] <= as_of < r[3]] if ended else []
-            if any(r[2] < low for r in now) or any(r[2] < low or r[3] > high for r in then):
-                return None
-            out = [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None, tuple(map(ref_of, r[4])), (*r[5],),
-                              tuple(map(ref_of, r[6])), r[7]))
-                   for r in now]
-            out += [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), time(r[3]), tuple(map(ref_of, r[4])),
-                               (*r[5],), tuple(map(ref_of, r[6])), r[7]))
-                    for r in then]
-            if out:
-                if len(out) > 1:
-                    out.sort(key=fact_order)
-                facts += out
-                name((ref, get(ref)))
-        return facts, named
+        return _facts_of_facets(rows, predicate, as_of, dict(self._q("MATCH (s:Subject) RETURN s.ref, s.name")).get)
 
     def all_subject_views(self) -> Iterator[tuple[str, list[Interval]]]:
         for ref, view in self._iter("MATCH (s:Subject) RETURN s.ref, s.view"):
@@ -504,3 +452,66 @@ class ViewTables(Schema):
             for part in parts:
                 part.discard()
         return {k: sum(part.counts[k] for part in parts) for k in ("subjects", "intervals", "edges")}
+
+
+def _facts_of_views(views: Iterable[list[Any]], as_of: int) -> tuple[list[Fact], list[tuple[str, str | None]]] | None:
+    """``subject_facts_holding`` of every predicate, from each subject's (ref, name, whole view text)."""
+    new = tuple.__new__
+    time, ref_of = fact_parts()
+    held = []
+    for ref, name, text in views:
+        rows = [r for r in loads(text or "[]") if r[3] <= as_of and (r[4] is None or as_of < r[4])]
+        if any(r[3] < MIN_US or r[4] is not None and r[4] > MAX_US for r in rows):
+            return None
+        if rows:
+            held.append((ref, name, [new(Fact, (ref, r[0], r[1], r[2], time(r[3]), None if r[4] is None else time(r[4]),
+                                                tuple(map(ref_of, r[5])), (*r[6],), tuple(map(ref_of, r[7])), r[8]))
+                                     for r in rows]))
+    held.sort(key=_first)
+    facts: list[Fact] = []
+    for _, _, out in held:
+        out.sort(key=fact_order)
+        facts += out
+    return facts, [(ref, name) for ref, name, _ in held]
+
+
+def _facts_of_facets(rows: list[list[Any]], predicate: str, as_of: int, name_of: Callable[[str], str | None],
+                     ) -> tuple[list[Fact], list[tuple[str, str | None]]] | None:
+    """``subject_facts_holding`` of one predicate, from its facet rows (ref, open text, ended text) in ref
+    order: each fact a tuple made in place (no ``Interval`` between, no call per fact: a scan makes tens of
+    thousands), the open texts, then the ended ones, parsed in one call each (at a recent time most facets
+    have only an open one). None at a time outside ``MIN_US``-``MAX_US``."""
+    new = tuple.__new__
+    time, ref_of = fact_parts()
+    low, high = MIN_US, MAX_US
+    facts: list[Fact] = []
+    named: list[tuple[str, str | None]] = []
+    add, name = facts.append, named.append
+    endeds = iter(loads_many([r[2] for r in rows if r[2]]))
+    for (ref, _, ended), opened in zip(rows, loads_many([r[1] or "[]" for r in rows]), strict=True):
+        if not ended and len(opened) == 1:  # most facets: one open interval (no list, no sort)
+            r = opened[0]
+            if r[2] <= as_of:
+                if r[2] < low:
+                    return None
+                add(new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None,
+                               (ref_of(r[4][0]),) if len(r[4]) == 1 else tuple(map(ref_of, r[4])), (*r[5],),
+                               tuple(map(ref_of, r[6])) if r[6] else (), r[7])))
+                name((ref, name_of(ref)))
+            continue
+        now = [r for r in opened if r[2] <= as_of]
+        then = [r for r in next(endeds) if r[2] <= as_of < r[3]] if ended else []
+        if any(r[2] < low for r in now) or any(r[2] < low or r[3] > high for r in then):
+            return None
+        out = [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), None, tuple(map(ref_of, r[4])), (*r[5],),
+                          tuple(map(ref_of, r[6])), r[7]))
+               for r in now]
+        out += [new(Fact, (ref, predicate, r[0], r[1], time(r[2]), time(r[3]), tuple(map(ref_of, r[4])),
+                           (*r[5],), tuple(map(ref_of, r[6])), r[7]))
+                for r in then]
+        if out:
+            if len(out) > 1:
+                out.sort(key=fact_order)
+            facts += out
+            name((ref, name_of(ref)))
+    return facts, named
