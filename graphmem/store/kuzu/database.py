@@ -110,7 +110,8 @@ class StoreLock:
                     fcntl.lockf(entry[0], fcntl.LOCK_SH | fcntl.LOCK_NB)
 
     def __del__(self) -> None:
-        self.close()
+        with contextlib.suppress(Exception):  # (at the interpreter's teardown: the exit lets go of the lock)
+            self.close()
 
 
 def _hold_lock(path: Path, engine: str, read_only: bool) -> StoreLock | None:
