@@ -14,7 +14,7 @@ from typing import Any
 from graphmem.model import Interval, Statement
 from graphmem.model.facts import Fact, fact_order, fact_parts
 from graphmem.model.jsonio import loads_many
-from graphmem.model.times import MAX_US, MIN_US
+from graphmem.model.times import MAX_US, MIN_US, in_range
 from graphmem.store.common.codecs import _iv_from_row, loads, log_text, pack, same_view, statements_from_log, unpack, view_text
 from graphmem.store.kuzu.bulkfiles import _CHUNK, ViewFiles, _BulkFile, _chunks
 from graphmem.store.kuzu.codecs import _int_list, _ts, _ts_param, facet_rows, facets_text, kuzu_time_text
@@ -461,7 +461,7 @@ def _facts_of_views(views: Iterable[list[Any]], as_of: int) -> tuple[list[Fact],
     held = []
     for ref, name, text in views:
         rows = [r for r in loads(text or "[]") if r[3] <= as_of and (r[4] is None or as_of < r[4])]
-        if any(r[3] < MIN_US or r[4] is not None and r[4] > MAX_US for r in rows):
+        if not all(in_range(r[3]) and (r[4] is None or in_range(r[4])) for r in rows):
             return None
         if rows:
             held.append((ref, name, [new(Fact, (ref, r[0], r[1], r[2], time(r[3]), None if r[4] is None else time(r[4]),
@@ -480,7 +480,8 @@ def _facts_of_facets(rows: list[list[Any]], predicate: str, as_of: int, name_of:
     """``subject_facts_holding`` of one predicate, from its facet rows (ref, open text, ended text) in ref
     order: each fact a tuple made in place (no ``Interval`` between, no call per fact: a scan makes tens of
     thousands), the open texts, then the ended ones, parsed in one call each (at a recent time most facets
-    have only an open one). None at a time outside ``MIN_US``-``MAX_US``."""
+    have only an open one). None at a time outside ``MIN_US``-``MAX_US`` (``in_range``, inlined: a call per
+    fact would cost the scan)."""
     new = tuple.__new__
     time, ref_of = fact_parts()
     low, high = MIN_US, MAX_US

@@ -15,7 +15,7 @@ from typing import Any
 
 from graphmem.model import Interval, Statement
 from graphmem.model.facts import Fact, fact_order
-from graphmem.model.times import MAX_US, MIN_US
+from graphmem.model.times import in_range
 from graphmem.store.common.codecs import (
     _iv_from_row,
     loads,
@@ -179,7 +179,7 @@ class PgViews(ViewForms, PgStatements):
         facts: list[Fact] = []
         named: list[tuple[str, str | None]] = []
         for ref, name, view in sorted(self._rows_holding(as_of, predicate, prefix), key=lambda r: r[0]):
-            if any(iv.valid_from < MIN_US or iv.valid_to is not None and iv.valid_to > MAX_US for iv in view):
+            if not all(in_range(iv.valid_from) and (iv.valid_to is None or in_range(iv.valid_to)) for iv in view):
                 return None
             facts += sorted(Fact.many(view), key=fact_order)
             named.append((ref, name))
