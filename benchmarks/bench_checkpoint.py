@@ -15,8 +15,8 @@ checkpoint threshold (16 MB of write-ahead log), and prints per layout:
 - each such checkpoint's time (ms), the last one forced by ``CHECKPOINT`` at the end;
 - the database file's size before the stream and after it (MB), and the process's peak RSS (MB);
 - the read cost of what graphmem reads for one subject (its log and its view, as
-  ``subject_log_and_view`` reads and parses them; p50 / p99 ms over 300 random subjects), of its view
-  alone (what ``current`` reads: its name and view) and of the
+  ``subject_log_and_view`` reads and parses them; p50 / p99 ms over 300 random subjects, and p50 over 300
+  of the subjects the stream wrote), of its view alone (what ``current`` reads: its name and view) and of the
   all-subjects predicate scan (``facts -p status`` at now, ``_FACET_SCAN`` and its texts parsed; the
   median of 5, ms).
 
@@ -40,6 +40,10 @@ Layouts (``--layouts``, comma-separated):
 - ``v``: today's two texts (the packed log and the view) together as a row per version
   (``SubjectText``, key ``ref v``, a counter ``Subject.v``): each write creates the next version's row
   and deletes the last one; facets as in ``c``. No text is updated, and a subject is still two lookups.
+- ``d``: today's two texts kept as each subject's base, never updated; a write adds its statement as a
+  ``SubjectLog`` row after the base's and sets ``Subject.n`` (INT64), facets as ``c``. A subject not
+  written since its base is read as today; one written since, from its base log and its later rows, and
+  its view from its facets.
 - ``i``: ``b``, and the view as one row per interval (``SubjectIv``, key ``ref k``, a
   counter ``Subject.niv``) whose text is written once: an interval's end is an INT64 set in place,
   a corroborated interval is deleted and created again; ``Subject.view`` and ``SubjectFacet`` no
@@ -681,9 +685,64 @@ class IntervalRows(LogRows):
         return n
 
 
+class DeltaRows(FacetRows):
+    """``d``: today's two texts kept as each subject's base and never updated (made by a bulk load, or
+    with the subject's row); a write adds its statement as a ``SubjectLog`` row (key ``ref seq``, ``seq``
+    from the base's length on) and sets the counters ``Subject.n`` (INT64); facets as ``c``. A subject not
+    written since its base (``n`` equal to ``base``) is read as today, from its two texts; one written
+    since, from its base log and its later rows, and its view from its facets."""
+
+    name = "d"
+
+    def setup(self) -> None:
+        c = self.conn
+        c.execute("CREATE NODE TABLE SubjectLog(key STRING PRIMARY KEY, row STRING)")
+        c.execute("ALTER TABLE Subject ADD n INT64")
+        c.execute("ALTER TABLE Subject ADD base INT64")
+        counts = [(ref, len(orjson.loads(unpack(log)))) for ref, log in _rows(c, "MATCH (s:Subject) RETURN s.ref, s.log")]
+        _set_counts(c, "n", counts)
+        _set_counts(c, "base", counts)
+        self.preds = [p for (p,) in _rows(self.conn, "MATCH (f:SubjectFacet) RETURN DISTINCT f.predicate")]
+
+    def _later_rows(self, ref: str, base: int, n: int) -> list[Any]:
+        out = []
+        for k in range(base, n):
+            out += [orjson.loads(r) for (r,) in _rows(self.conn, "MATCH (l:SubjectLog {key: $k}) RETURN l.row",
+                                                      {"k": key(ref, k)})]
+        return out
+
+    def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
+        refs, ns, facets, logrows = [], [], [], []
+        for ref, obj, fid, now in items:
+            _, n, base, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.view",
+                                     {"r": ref})[0]
+            new, _ = _apply(orjson.loads(view or "[]") if n == base else self._view(ref), obj, fid, now)
+            logrows.append({"k": key(ref, n), "row": orjson.dumps(_stmt(fid, obj, now)).decode()})
+            refs.append(ref)
+            ns.append(n + 1)
+            facets.append((ref, "status", _facet(new, "status")))
+        self._group_common(items)
+        _run(self.conn, "UNWIND $rows AS x CREATE (:SubjectLog {key: x.k, row: x.row})", {"rows": logrows})
+        _run(self.conn, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
+                          "SET s.n = $n[i]", {"refs": refs, "n": ns + [0]})
+        self._set_facets(facets)
+
+    def read_subject(self, ref: str) -> tuple[list[Any], list[Any]]:
+        _, n, base, log, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.log, s.view",
+                                      {"r": ref})[0]
+        if n == base:
+            return orjson.loads(unpack(log)), orjson.loads(view or "[]")
+        return orjson.loads(unpack(log)) + self._later_rows(ref, base, n), self._view(ref)
+
+    def read_view(self, ref: str) -> list[Any]:
+        _, n, base, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.view",
+                                 {"r": ref})[0]
+        return orjson.loads(view or "[]") if n == base else self._view(ref)
+
+
 LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, BatchedFacetRows, ChunkedFacetRows,
                                                          LinkedLogRows,
-                                                         ViewRows, TextRows, IntervalRows)}
+                                                         ViewRows, TextRows, IntervalRows, DeltaRows)}
 
 
 def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -> list[list[tuple[str, str, int, int]]]:
@@ -738,15 +797,18 @@ def run_one(store: Path, layout: str, writes: int, group: int, seed: int, thresh
         ckpts.append({"txn": "end", "ms": round((time.perf_counter() - t) * 1000, 1), "file_mb": round(mb(db_path), 1),
                       "wal_mb": round(wal_left, 1)})
         rng = random.Random(seed + 1)
-        reads, views = [], []
-        for ref in rng.sample(refs, min(300, len(refs))):
-            t = time.perf_counter()
-            log, view = lay.read_subject(ref)
-            reads.append((time.perf_counter() - t) * 1000)
-            assert log and view, ref
-            t = time.perf_counter()
-            assert lay.read_view(ref), ref
-            views.append((time.perf_counter() - t) * 1000)
+        reads, views, written_reads, written_views = [], [], [], []
+        written = sorted({ref for items in stream(sorted(refs), writes, group, seed, first) for ref, *_ in items})
+        for sample, rs, vs in ((rng.sample(refs, min(300, len(refs))), reads, views),
+                               (rng.sample(written, min(300, len(written))), written_reads, written_views)):
+            for ref in sample:
+                t = time.perf_counter()
+                log, view = lay.read_subject(ref)
+                rs.append((time.perf_counter() - t) * 1000)
+                assert log and view, ref
+                t = time.perf_counter()
+                assert lay.read_view(ref), ref
+                vs.append((time.perf_counter() - t) * 1000)
         scans, held = [], 0
         for _ in range(5):
             t = time.perf_counter()
@@ -759,6 +821,8 @@ def run_one(store: Path, layout: str, writes: int, group: int, seed: int, thresh
                     resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "read_p50_ms": round(pct(reads, 50), 2), "read_p99_ms": round(pct(reads, 99), 2),
                 "view_p50_ms": round(pct(views, 50), 2), "view_p99_ms": round(pct(views, 99), 2),
+                "written_read_p50_ms": round(pct(written_reads, 50), 2),
+                "written_view_p50_ms": round(pct(written_views, 50), 2),
                 "scan_ms": round(statistics.median(scans), 1), "scan_rows": held}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -1019,6 +1083,7 @@ def main(argv: list[str] | None = None) -> None:
               f"checkpoints {[c['ms'] for c in ck]} ms; file {r['file_mb_before']} -> {r['file_mb_after']} MB "
               f"({[c['file_mb'] for c in ck]}); peak RSS {r['peak_rss_mb']} MB; subject read p50 {r['read_p50_ms']} "
               f"p99 {r['read_p99_ms']} ms; view read p50 {r['view_p50_ms']} p99 {r['view_p99_ms']} ms; "
+              f"of subjects written: subject p50 {r['written_read_p50_ms']} view p50 {r['written_view_p50_ms']} ms; "
               f"scan {r['scan_ms']} ms ({r['scan_rows']} rows); setup {r['setup_s']} s; "
               f"load {r['load']}", flush=True)
     if a.json:
