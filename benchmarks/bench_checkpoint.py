@@ -40,6 +40,7 @@ Layouts (``--layouts``, comma-separated):
 - ``v``: today's two texts (the packed log and the view) together as a row per version
   (``SubjectText``, key ``ref v``, a counter ``Subject.v``): each write creates the next version's row
   and deletes the last one; facets as in ``c``. No text is updated, and a subject is still two lookups.
+- ``af``: ``a``, with a changed facet's row deleted and created again (``c``'s facets alone).
 - ``d``: today's two texts kept as each subject's base, never updated; a write adds its statement as a
   ``SubjectLog`` row after the base's and sets ``Subject.n`` (INT64), facets as ``c``. A subject not
   written since its base is read as today; one written since, from its base log and its later rows, and
@@ -685,6 +686,16 @@ class IntervalRows(LogRows):
         return n
 
 
+class FacetsRemade(Layout):
+    """``af``: today's (``a``), but a changed facet's row deleted and created again rather than its texts
+    set (what ``c`` does with facets, without its other changes)."""
+
+    name = "af"
+
+    def _set_facets(self, facets: list[tuple[str, str, list[Any]]]) -> None:
+        FacetRows._set_facets(self, facets)  # type: ignore[arg-type]
+
+
 class DeltaRows(FacetRows):
     """``d``: today's two texts kept as each subject's base and never updated (made by a bulk load, or
     with the subject's row); a write adds its statement as a ``SubjectLog`` row (key ``ref seq``, ``seq``
@@ -742,7 +753,7 @@ class DeltaRows(FacetRows):
 
 LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, BatchedFacetRows, ChunkedFacetRows,
                                                          LinkedLogRows,
-                                                         ViewRows, TextRows, IntervalRows, DeltaRows)}
+                                                         ViewRows, TextRows, IntervalRows, FacetsRemade, DeltaRows)}
 
 
 def stream(refs: list[str], writes: int, group: int, seed: int, first_id: int) -> list[list[tuple[str, str, int, int]]]:
