@@ -398,16 +398,12 @@ class ReadFacade(MemoryBase):
 
 def _with_lexicon(store: Any, report: R, check: bool) -> R:
     """``report`` after the stored linking lexicon is made again (``check``: compared, ``lexicon_drift``), and the
-    archived records kept beside the events (``archive_state_drift``, docs/lifecycle.md) and the graph's summary
-    (``graph_summary_drift``, store/kuzu/summary.py)."""
+    archived records kept beside the events (``archive_state_drift``, docs/lifecycle.md)."""
     from graphmem.retrieval.stored_lexicon import rebuild_lexicon
     counts, problems = rebuild_lexicon(store, check)
     if store.rebuild_archive_state(check) and check:
         problems.append({"code": "archive_state_drift", "message": "the archived records kept beside the events "
                          "differ from the events replayed: run 'graphmem rebuild'"})
-    if store.rebuild_graph_summary(check) and check:
-        problems.append({"code": "graph_summary_drift", "message": "the graph's summary kept in the store misses an "
-                         "edge type that has edges, or miscounts an entity type: run 'graphmem rebuild'"})
     if isinstance(report, RebuildReport):
         return dataclasses.replace(report, counts={**report.counts, **counts},
                                    problems=(*report.problems, *problems))

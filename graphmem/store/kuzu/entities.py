@@ -76,7 +76,6 @@ class EntityTables(LexiconTables):
         self.entity_writes += 1
         self._lexicon_touch([e.ref])
         self._undo.entities.append(e.ref)
-        self._summary_nodes(e.type)
         self._q(f"CREATE (:{e.type} {{ref: $r, name: $n, aliases: $a, description: $d, created_at: $c}})",
                 {"r": e.ref, "n": e.name, "a": dumps(list(e.aliases)), "d": e.description,
                  "c": _ts_param(created_at)})
@@ -154,7 +153,6 @@ class EntityTables(LexiconTables):
         self._undo.entities.extend(e.ref for e in entities)
         ts = _ts(created_at)
         for t, es in by_type.items():
-            self._summary_nodes(t, len(es))
             self._copy(t, ([e.ref, e.name, dumps(list(e.aliases)), e.description, ts] for e in es))
         existing = self.all_names()
         fresh: dict[str, list[str]] = {}

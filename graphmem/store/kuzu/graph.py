@@ -10,7 +10,7 @@ from graphmem.model import Interval
 from graphmem.model.times import from_datetime
 from graphmem.store.kuzu.base import _int
 from graphmem.store.kuzu.codecs import _ts_param
-from graphmem.store.kuzu.summary import GraphSummary
+from graphmem.store.kuzu.schema import Schema
 from graphmem.store.values import FactEdge
 
 # A primary-key lookup query costs about what scanning this many node rows does (Kuzu 0.11, measured at 1M)
@@ -24,7 +24,7 @@ _WHOLE_TABLE = 5000  # more unread refs of one table than this at once: the whol
 _IN_LIST = 16
 
 
-class GraphReads(GraphSummary):
+class GraphReads(Schema):
     """Reads that walk the fact edges."""
 
     def edges(self, as_of: int | None = None) -> Iterator[tuple[str, str, str, str, Interval]]:
@@ -131,28 +131,34 @@ class GraphReads(GraphSummary):
 
     def _edge_pairs(self, etypes: set[str] | None = None) -> set[tuple[str, str, str]]:
         """(label, from type, to type) of the fact edges the store holds one of, among the pairs the
-        ontology allows with an end in ``etypes`` (None: every type): from the stored summary when the
-        store has one (``summary.py``), else each pair asked once, the pairs not asked yet together in one
-        query (``_probe``), with the node counts of ``etypes`` not read yet (``_node_count``). Kept up to
-        date by this object's writes."""
+        ontology allows with an end in ``etypes`` (None: every type): each pair asked once, the pairs not
+        asked yet together in one query (a LIMIT 1 branch per pair, joined by UNION ALL: a fresh
+        ``recommend`` at 1M asks 26 of the ontology's 45 pairs, 7 ms, where a query each for all 45 took
+        14 ms). The node counts of ``etypes`` not read yet (``_node_count``) come in the same query. Kept
+        up to date by this object's writes."""
         if self._pairs is None:
             self._pairs, self._probed = set(), set()
             self._allowed = self._allowed_pairs()
-            summary = self.graph_summary()
-            if summary is not None:
-                self._pairs = {p for p in self._allowed if p in summary[0]}
-                self._probed = set(self._allowed)
-                for etype, n in summary[1].items():
-                    self._node_counts.setdefault(etype, n)
         wanted = [(label, a, b) for label, a, b in self._allowed if etypes is None or a in etypes or b in etypes]
         ask = [p for p in wanted if p not in self._probed]
         counts = sorted(t for t in etypes or () if t not in self._node_counts and any(t in p[1:] for p in wanted))
         if ask or counts:
-            found, n_of = self._probe(ask, counts)
-            self._pairs |= found
-            self._node_counts.update(n_of)
+            branches = [f"MATCH (:{a})-[e:{label}]->(:{b}) RETURN {_int(i)} AS k, 1 AS n LIMIT 1"
+                        for i, (label, a, b) in enumerate(ask)]
+            branches += [f"MATCH (x:{t}) RETURN {_int(len(ask) + i)} AS k, count(x) AS n" for i, t in enumerate(counts)]
+            for k, n in self._q(" UNION ALL ".join(branches)):
+                if k < len(ask):
+                    self._pairs.add(ask[k])
+                else:
+                    self._node_counts[counts[k - len(ask)]] = int(n)
             self._probed.update(ask)
         return {p for p in wanted if p in self._pairs}
+
+    def _allowed_pairs(self) -> list[tuple[str, str, str]]:
+        """(label, from type, to type) of every fact edge the ontology allows between tables the store has."""
+        tables = self._tables()
+        return [(label, a, b) for label, et in sorted(self.ontology.edge_types.items())
+                if label in tables and self.is_fact_edge(label) for a, b in sorted(et.pairs) if a in tables and b in tables]
 
     def _node_count(self, etype: str) -> int:
         """Nodes of an entity type, as of this object's first count of them (a guide for how to read edges)."""

@@ -172,7 +172,6 @@ class Repair(Schema):
             for rel in rels:
                 self._q(f"ALTER TABLE {rel}{_REWRITE} RENAME TO {rel}")
             self._bulk_written = True
-            self._summary_afresh()  # (edges whose ends were lost are not copied)
         self._pairs = None
         self._node_refs.clear()
         self._node_counts.clear()
@@ -186,7 +185,6 @@ class Repair(Schema):
         entities removed, the rows it changed given their old values. The id counters keep the higher
         value, so an id the lost write took is never given again. The rows removed, by kind."""
         out = {"statements": 0, "records": 0, "entities": 0}
-        self._summary_afresh()  # (its entities and edges go)
         if undo.facts_from is not None:
             out["statements"] = self._q(f"MATCH (a:Assertion) WHERE a.id >= {_int(undo.facts_from)} "
                                         "RETURN count(a)")[0][0]

@@ -301,7 +301,6 @@ class StatementTables(LogForms, Schema):
         return int(self.meta("next_fact") or "1")
 
     def set_next_fact_id(self, n: int) -> None:
-        self._summary_moves_to(n)  # (the graph's summary names the counter it was written at)
         self._set_meta("next_fact", str(n))
 
     def _assertion_params(self, s: Statement) -> dict[str, Any]:

@@ -329,7 +329,6 @@ class ViewTables(Schema):
             label, otype = edge
             if self._pairs is not None:
                 self._pairs.add((label, stype, otype))
-            self._summary_edge((label, stype, otype))
             self._q(
                 f"MATCH (s:{stype} {{ref: $r}}), (o:{otype} {{ref: $o}}) CREATE (s)-[:{label} {{predicate: $p, "
                 "valid_from: $vf, valid_to: $vt, assertions: $a, conflicts: $c}]->(o)",
@@ -441,7 +440,6 @@ class ViewTables(Schema):
     def load_view(self, parts: list[ViewFiles]) -> dict[str, int]:
         """Drop the view's tables and bulk-load them from ``parts`` (the files are removed)."""
         self._pairs = None
-        self._summary_afresh()
         self._plan_generation += 1  # prepared plans may name the tables dropped here
         try:
             tables = self._tables()

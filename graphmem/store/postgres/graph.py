@@ -41,10 +41,6 @@ class PgGraph(PgPostings):
         return [Interval(a, predicate, ref, "entity", vf, vt, tuple(ids), (), tuple(conf), name)
                 for a, vf, vt, ids, conf, name in self._q(sql + " ORDER BY f.src, f.valid_from", params)]
 
-    def rebuild_graph_summary(self, check: bool) -> bool:
-        """Nothing to make again: PostgreSQL's walks use its indexes and statistics, and keep no summary."""
-        return False
-
     def fact_edges_at(self, refs: Iterable[str], as_of: int, other_type: str | None = None) -> list[FactEdge]:
         """The fact edges valid at ``as_of`` with an end among ``refs`` (both directions), each once; with
         ``other_type``, only those whose other end has that type. One query: the two index joins."""
