@@ -31,10 +31,10 @@ _SET_SUBJECTS = ("UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_posi
                  "SET s.name = $n[i], s.log = $l[i], s.view = $v[i] RETURN s.ref")
 # A changed facet's row is deleted and made again, never set: Kuzu 0.11 checkpoints a set text by writing the
 # node group's whole column again (up to 131,072 rows), a made row by appending it (docs/service.md, "Why
-# Kuzu's checkpoint stalls"). The keys a list of text, each looked up in the primary key's index; the made
-# rows' values a list per column, ending in one more, typed, never read (a list of nulls alone has no type,
-# which Kuzu 0.11 cannot assign)
-_FACETS_DROP = "UNWIND $k AS k MATCH (f:SubjectFacet {key: k}) DELETE f"
+# Kuzu's checkpoint stalls"). Several rows are made by one query, their values a list per column, each ending
+# in one more, typed, never read (a list of nulls alone has no type, which Kuzu 0.11 cannot assign)
+_FACET_MAKE = ("CREATE (:SubjectFacet {key: $k, ref: $r, predicate: $p, open: $o, since: $s, ended: $e, first: $f, "
+               "last: $l})")
 _FACETS_MAKE = ("UNWIND range(1, size($k)) AS i CREATE (:SubjectFacet {key: $k[i], ref: $r[i], predicate: $p[i], "
                 "open: $o[i], since: $s[i], ended: $e[i], first: $f[i], last: $l[i]})")
 _FACET_DROP = "MATCH (f:SubjectFacet {key: $k}) DELETE f"
@@ -346,12 +346,15 @@ class ViewTables(Schema):
 
     def _remake_facets(self, rows: list[list[Any]]) -> None:
         """``SubjectFacet`` rows (key, ref, predicate, open, since, ended, first, last) written: those the table
-        holds deleted, then all made, two queries (32 subjects' in a group: about 2 ms fewer than setting
-        them, and the checkpoint that follows 30-40% shorter at 1M, docs/service.md)."""
+        holds deleted (a lookup each), then all made by one query (docs/benchmarks.md has the figures)."""
         if not rows:
             return
+        for row in rows:  # a lookup each (a list of keys, ``UNWIND``, scans the table: 2-3 ms a write at 100k)
+            self._q(_FACET_DROP, {"k": row[0]}, hot=True)
+        if len(rows) == 1:
+            self._q(_FACET_MAKE, dict(zip("krposefl", rows[0], strict=True)), hot=True)
+            return
         cols = list(zip(*rows, strict=True))
-        self._q(_FACETS_DROP, {"k": list(cols[0])}, hot=True)
         made = {name: list(col) for name, col in zip("krp", cols, strict=False)}  # (never null)
         made.update((name, [*col, typed]) for name, col, typed in zip("osefl", cols[3:], ("", 0, "", 0, 0), strict=True))
         self._q(_FACETS_MAKE, made, hot=True)
