@@ -473,3 +473,26 @@ def test_a_process_that_ends_after_closing_leaves_its_store_whole(store_path: Pa
         assert logs == []
     with graphmem.open(store_path, read_only=True) as m:
         assert sorted(f.object for f in m.current("Atlas").facts) == ["tool:kuzu", "tool:redis"]
+
+
+@pytest.mark.engine("kuzu", "ladybug")  # graphmem's lock of an embedded store's folder
+def test_a_second_open_to_write_in_the_same_process_is_refused_and_loses_nothing(tmp_path: Path) -> None:
+    """Two writable opens of one store in one process would each keep their own pages and log, and each
+    commit over the other's writes (both acknowledged ``fact:1``, one statement kept): the second is one clear
+    error, and every write through the first is kept."""
+    store = tmp_path / "s"
+    with graphmem.open(store, create=True) as m:
+        for t, n in (("Project", "Orchid"), ("Concept", "Graph"), ("Tool", "Alpha"), ("Tool", "Beta")):
+            m.add_entity(t, n)
+    first = graphmem.open(store)
+    try:
+        with pytest.raises(graphmem.StoreUnavailable, match="open to write already in this process"):
+            graphmem.open(store)
+        assert first.assert_("project:orchid", "evaluates", "concept:graph").refs == ("fact:1",)
+        reader = graphmem.open(store, read_only=True)  # a reader beside it stays allowed
+        reader.close()
+        assert first.assert_("tool:alpha", "replaces", "tool:beta").refs == ("fact:2",)
+    finally:
+        first.close()
+    with graphmem.open(store) as again:  # the first closed: the store opens to write again
+        assert [s.ref for s in again.store.all_statements()] == ["fact:1", "fact:2"]  # type: ignore[attr-defined]

@@ -132,6 +132,11 @@ def _hold_lock(path: Path, engine: str, read_only: bool) -> StoreLock | None:
             except OSError:
                 return None
             entry = [f, 0, 0]
+        if not read_only and entry[2]:
+            # two databases of one file in one process each keep their own pages and log: each commits over
+            # the other's writes (both acknowledged, one kept), where Kuzu's own lock sees one process
+            raise StoreUnavailable(f"store {str(path)!r} is open to write already in this process: close that open "
+                                   "first, or write through it (graphmem lets one open write to a store)")
         if not read_only and entry[2] == 0 or entry[1] == entry[2] == 0:
             try:
                 fcntl.lockf(entry[0], (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB)

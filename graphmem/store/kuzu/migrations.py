@@ -32,7 +32,7 @@ from graphmem.config import ENGINE_FILES
 from graphmem.errors import StoreUnavailable
 from graphmem.reports import MigrateReport
 from graphmem.store.kuzu.base import FACETS_LAYOUT, LEXICON_LAYOUT, SCHEMA_VERSION, SCOPES_LAYOUT
-from graphmem.store.kuzu.database import COMMIT_MARK, MIGRATION_MARK, driver, open_database, write_mark
+from graphmem.store.kuzu.database import COMMIT_MARK, MIGRATION_MARK, driver, open_database, release_lock, write_mark
 
 MARKER = MIGRATION_MARK
 
@@ -255,6 +255,16 @@ def _open(path: Path, engine: str = "kuzu") -> tuple[Any, Any]:
     return db, driver(engine).Connection(db)
 
 
+def _close(db: Any, conn: Any) -> None:
+    """Close what ``_open`` opened, graphmem's lock with it (the next open to write in this process is then
+    allowed: ``database._hold_lock``)."""
+    try:
+        conn.close()
+        db.close()
+    finally:
+        release_lock(db)
+
+
 def layout_version(conn: Any, path: Path) -> int:
     if "Meta" not in _tables(conn):
         raise StoreUnavailable(f"store {str(path)!r} holds no graphmem tables; expected a graphmem store")
@@ -313,8 +323,7 @@ def _exclusive(path: Path, engine: str = "kuzu") -> Iterator[None]:
             raise StoreUnavailable(f"store {str(path)!r} is being migrated by another process") from None
         try:
             db, conn = _open(path, engine)  # Kuzu's own lock: refused when a command or server holds the store
-            conn.close()
-            db.close()
+            _close(db, conn)
         except StoreUnavailable as e:
             if "in use by" in str(e):
                 raise
@@ -342,8 +351,7 @@ def upgrade_layout(path: Path, engine: str = "kuzu") -> Upgrade:
             return Upgrade(path, version, (), None, False)
         _q(conn, "CHECKPOINT")  # the copy is then the database file alone
     finally:
-        conn.close()
-        db.close()
+        _close(db, conn)
     if backup is None:
         backup = _backup_path(path, version)
         shutil.copytree(path, backup, ignore=shutil.ignore_patterns("tmp", "*.lock", "server.json", MARKER, COMMIT_MARK))
@@ -364,6 +372,5 @@ def upgrade_layout(path: Path, engine: str = "kuzu") -> Upgrade:
             _q(conn, "CHECKPOINT")
             steps.append(step.__name__)
     finally:
-        conn.close()
-        db.close()
+        _close(db, conn)
     return Upgrade(path, version, tuple(steps), backup, restarted)
