@@ -264,7 +264,7 @@ def test_plans_are_shown_as_plans_due_and_overdue_first(mem: graphmem.Memory) ->
     lines = text.splitlines()
     assert lines[0].startswith("Plans (")
     assert "due 2024-03-01 (overdue)" in lines[1] and "due 2024-06-01 (due)" in lines[2] and "no due" in lines[3]
-    mem.close()  # (an embedded store takes one open to write a process)
+    mem.close()  # (a process may hold an embedded store open to write once at a time)
     one_clear_line(cli(address(mem), "note", "x", "--due", "soon"), 2, ["soon"])
 
 
