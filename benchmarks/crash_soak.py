@@ -22,6 +22,7 @@ succeed (a repaired store once made every later bulk ingest crash).
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import random
 import shutil
@@ -71,9 +72,10 @@ def files(tmp: Path) -> dict[str, Path]:
     with mixed.open("w") as out:
         for i in range(520):
             out.write(json.dumps({"op": "entity", "type": "Tool", "name": f"Soak mixed {i}"}) + "\n")
-        for i in range(5000):
+        for i in range(5000):  # a tool's summaries each from its own day (one day for all: 520 lint errors)
+            day = datetime.date(2026, 1, 1) + datetime.timedelta(days=i // 520)
             out.write(json.dumps({"op": "assert", "subject": f"tool:soak-mixed-{i % 520}", "predicate": "summary",
-                                  "object": f"mixed statement {i}", "valid_from": "2026-01-01"}) + "\n")
+                                  "object": f"mixed statement {i}", "valid_from": day.isoformat()}) + "\n")
     return {"small": facts(150, "small"), "bulk": facts(2500, "bulk"), "records": recs,  # bulk: past WAL_ROWS
             "mixed": mixed}
 
