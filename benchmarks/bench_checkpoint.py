@@ -201,6 +201,14 @@ _CREATE_FACETS = ("UNWIND range(1, size($k)) AS i CREATE (:SubjectFacet {key: $k
                   "open: $o[i], since: $s[i], ended: $e[i], first: $f[i], last: $l[i]})")
 
 
+def _remake_facets(conn: Any, facets: list[tuple[str, str, list[Any]]]) -> None:
+    """Status facets (ref, predicate, [open, since, ended, first, last]) deleted (a lookup each) and made
+    again, never set (layouts ``c`` and ``af``)."""
+    for ref, _, _ in facets:
+        _run(conn, "MATCH (f:SubjectFacet {key: $k}) DELETE f", {"k": ref + " status"})
+    _create_facets(conn, [(ref + " status", ref, v) for ref, _, v in facets])
+
+
 def _create_facets(conn: Any, rows: list[tuple[str, str, list[Any]]]) -> None:
     """Status facet rows (key, ref, [open, since, ended, first, last]) created by one query, a list per
     column, each ending in one typed value never read (a list of nulls alone has no type)."""
@@ -295,11 +303,11 @@ class LogRows(Layout):
         _copy_rows(c, "SubjectLog", rows, self.tmp)
         _set_counts(c, "n", sids)
 
-    def _log_rows(self, ref: str, n: int) -> list[Any]:
+    def _log_rows(self, ref: str, n: int, first: int = 0) -> list[Any]:
         # a lookup each: a list of keys (UNWIND, IN) is planned as a scan of the table (1M rows: 20 keys
         # 18-46 ms against 20 x 0.05 ms)
         out = []
-        for k in range(n):
+        for k in range(first, n):
             got = _rows(self.conn, "MATCH (l:SubjectLog {key: $k}) RETURN l.row", {"k": key(ref, k)})
             out += [orjson.loads(r) for (r,) in got]
         return out
@@ -337,10 +345,7 @@ class FacetRows(LogRows):
         self.preds = [p for (p,) in _rows(self.conn, "MATCH (f:SubjectFacet) RETURN DISTINCT f.predicate")]
 
     def _set_facets(self, facets: list[tuple[str, str, list[Any]]]) -> None:
-        keys = [ref + " status" for ref, _, _ in facets]
-        for k in keys:
-            _run(self.conn, "MATCH (f:SubjectFacet {key: $k}) DELETE f", {"k": k})
-        _create_facets(self.conn, [(ref + " status", ref, v) for ref, _, v in facets])
+        _remake_facets(self.conn, facets)
 
     def _view(self, ref: str) -> list[list[Any]]:
         view = []
@@ -353,11 +358,16 @@ class FacetRows(LogRows):
         view.sort(key=lambda r: (r[0], r[3]))
         return view
 
+    def _count_and_view(self, ref: str) -> tuple[int, list[list[Any]]]:
+        """What a write reads of a subject: its statements' count and its view."""
+        _, n = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n", {"r": ref})[0]
+        return n, self._view(ref)
+
     def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
         refs, ns, facets, logrows = [], [], [], []
         for ref, obj, fid, now in items:
-            _, n = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n", {"r": ref})[0]
-            new, _ = _apply(self._view(ref), obj, fid, now)
+            n, view = self._count_and_view(ref)
+            new, _ = _apply(view, obj, fid, now)
             logrows.append({"k": key(ref, n), "row": orjson.dumps(_stmt(fid, obj, now)).decode()})
             refs.append(ref)
             ns.append(n + 1)
@@ -693,7 +703,7 @@ class FacetsRemade(Layout):
     name = "af"
 
     def _set_facets(self, facets: list[tuple[str, str, list[Any]]]) -> None:
-        FacetRows._set_facets(self, facets)  # type: ignore[arg-type]
+        _remake_facets(self.conn, facets)
 
 
 class DeltaRows(FacetRows):
@@ -715,40 +725,20 @@ class DeltaRows(FacetRows):
         _set_counts(c, "base", counts)
         self.preds = [p for (p,) in _rows(self.conn, "MATCH (f:SubjectFacet) RETURN DISTINCT f.predicate")]
 
-    def _later_rows(self, ref: str, base: int, n: int) -> list[Any]:
-        out = []
-        for k in range(base, n):
-            out += [orjson.loads(r) for (r,) in _rows(self.conn, "MATCH (l:SubjectLog {key: $k}) RETURN l.row",
-                                                      {"k": key(ref, k)})]
-        return out
-
-    def write_group(self, items: list[tuple[str, str, int, int]]) -> None:
-        refs, ns, facets, logrows = [], [], [], []
-        for ref, obj, fid, now in items:
-            _, n, base, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.view",
-                                     {"r": ref})[0]
-            new, _ = _apply(orjson.loads(view or "[]") if n == base else self._view(ref), obj, fid, now)
-            logrows.append({"k": key(ref, n), "row": orjson.dumps(_stmt(fid, obj, now)).decode()})
-            refs.append(ref)
-            ns.append(n + 1)
-            facets.append((ref, "status", _facet(new, "status")))
-        self._group_common(items)
-        _run(self.conn, "UNWIND $rows AS x CREATE (:SubjectLog {key: x.k, row: x.row})", {"rows": logrows})
-        _run(self.conn, "UNWIND $refs AS r MATCH (s:Subject {ref: r}) WITH s, list_position($refs, r) AS i "
-                          "SET s.n = $n[i]", {"refs": refs, "n": ns + [0]})
-        self._set_facets(facets)
+    def _count_and_view(self, ref: str) -> tuple[int, list[list[Any]]]:
+        _, n, base, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.view",
+                                 {"r": ref})[0]
+        return n, orjson.loads(view or "[]") if n == base else self._view(ref)
 
     def read_subject(self, ref: str) -> tuple[list[Any], list[Any]]:
         _, n, base, log, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.log, s.view",
                                       {"r": ref})[0]
         if n == base:
             return orjson.loads(unpack(log)), orjson.loads(view or "[]")
-        return orjson.loads(unpack(log)) + self._later_rows(ref, base, n), self._view(ref)
+        return orjson.loads(unpack(log)) + self._log_rows(ref, n, base), self._view(ref)
 
     def read_view(self, ref: str) -> list[Any]:
-        _, n, base, view = _rows(self.conn, "MATCH (s:Subject {ref: $r}) RETURN s.name, s.n, s.base, s.view",
-                                 {"r": ref})[0]
-        return orjson.loads(view or "[]") if n == base else self._view(ref)
+        return self._count_and_view(ref)[1]
 
 
 LAYOUTS: dict[str, type[Layout]] = {k.name: k for k in (Layout, LogRows, FacetRows, BatchedFacetRows, ChunkedFacetRows,
